@@ -1,0 +1,137 @@
+"""The protocol every architecture kernel follows.
+
+A kernel turns architectures into *components*: named matrices computed once for a pair of
+architecture lists (distances for TW / OTMANN / edit / OT / GW, Gram matrices for WL and path
+encodings). Its hyperparameters ``theta`` only re-weight those components, so a Gaussian
+process can run many marginal-likelihood steps without recomputing a single distance::
+
+    comps = kernel.components(train, train)          # expensive, once
+    K = kernel.combine(comps, theta)                 # cheap, per likelihood step
+    K, dK = kernel.combine_with_gradients(comps, theta)
+
+Per-architecture work (histograms, WL features, path lengths, masses) is cached by the kernel
+instance, keyed by the (hashable) architecture, so it is done once per architecture.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from nasviz.arch import Architecture
+
+Components = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    """A kernel hyperparameter the GP may learn.
+
+    ``log_scale`` says the optimiser should work with ``log(value)``; ``discrete`` lists the
+    allowed values for a hyperparameter chosen by comparing marginal likelihoods (WL's depth).
+    """
+
+    name: str
+    default: float
+    bounds: tuple[float, float]
+    log_scale: bool = True
+    discrete: tuple[float, ...] | None = None
+
+
+class Kernel(ABC):
+    """Base class: subclasses implement :meth:`components`, :meth:`combine` and gradients."""
+
+    #: Registry name (``"tw"``, ``"wl"``, ...).
+    name: str = ""
+    #: True if every :meth:`combine` result is positive semi-definite for valid ``theta``.
+    positive_definite: bool = True
+
+    @property
+    @abstractmethod
+    def hyperparameters(self) -> list[Hyperparameter]:
+        """Names, defaults and bounds of ``theta``, in the order :meth:`combine` expects."""
+
+    def default_theta(self) -> np.ndarray:
+        return np.array([h.default for h in self.hyperparameters], dtype=float)
+
+    def theta_dict(self, theta: Sequence[float] | None) -> dict[str, float]:
+        theta = self.default_theta() if theta is None else np.asarray(theta, dtype=float)
+        return {h.name: float(t) for h, t in zip(self.hyperparameters, theta)}
+
+    @abstractmethod
+    def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
+        """Named matrices of shape ``(len(archs_a), len(archs_b))``."""
+
+    def distances(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
+        """Distance components, shape ``(len(a), len(b))`` each (for views and embeddings).
+
+        Distance kernels return their components; feature kernels override this to return
+        the feature-space distance ``sqrt(k(a,a) + k(b,b) - 2 k(a,b))`` per component.
+        """
+        return self.components(archs_a, archs_b)
+
+    @abstractmethod
+    def combine(self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None) -> np.ndarray:
+        """The kernel matrix from precomputed components."""
+
+    def combine_with_gradients(
+        self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``K`` and ``dK/dtheta_i`` for each continuous hyperparameter (zeros for discrete ones).
+
+        The default uses central finite differences; kernels override it with analytic forms.
+        """
+        theta = self.default_theta() if theta is None else np.asarray(theta, dtype=float)
+        K = self.combine(components, theta)
+        grads = []
+        for i, h in enumerate(self.hyperparameters):
+            if h.discrete is not None:
+                grads.append(np.zeros_like(K))
+                continue
+            step = 1e-6 * max(1.0, abs(theta[i]))
+            up, down = theta.copy(), theta.copy()
+            up[i] += step
+            down[i] -= step
+            grads.append((self.combine(components, up) - self.combine(components, down)) / (2 * step))
+        return K, grads
+
+    def matrix(
+        self,
+        archs_a: Sequence[Architecture],
+        archs_b: Sequence[Architecture] | None = None,
+        theta: Sequence[float] | None = None,
+    ) -> np.ndarray:
+        """The kernel matrix ``(len(a), len(b))``; ``theta=None`` uses the defaults."""
+        archs_b = archs_a if archs_b is None else archs_b
+        return self.combine(self.components(archs_a, archs_b), theta)
+
+
+def feature_distances(gram_ab: np.ndarray, diag_a: np.ndarray, diag_b: np.ndarray) -> np.ndarray:
+    """Feature-space distance ``sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, shape of ``gram_ab``."""
+    sq = diag_a[:, None] + diag_b[None, :] - 2.0 * gram_ab
+    return np.sqrt(np.maximum(sq, 0.0))
+
+
+def make_psd(K: np.ndarray, max_tries: int = 12) -> tuple[np.ndarray, float]:
+    """Add the smallest power-of-ten jitter to the diagonal that makes ``K`` Cholesky-factorable.
+
+    Used for kernels that are not positive definite (plain OT, GW, OTMANN). Returns the new
+    matrix and the jitter added (0.0 if none was needed).
+    """
+    K = 0.5 * (K + K.T)
+    scale = float(np.mean(np.diag(K))) if K.size else 1.0
+    scale = scale if scale > 0 else 1.0
+    jitter = 0.0
+    for attempt in range(max_tries + 1):
+        try:
+            np.linalg.cholesky(K + jitter * np.eye(len(K)))
+            return K + jitter * np.eye(len(K)), jitter
+        except np.linalg.LinAlgError:
+            jitter = scale * 10.0 ** (attempt - 10)
+    # Fall back on the spectrum: shift by the most negative eigenvalue.
+    lam_min = float(np.linalg.eigvalsh(K)[0])
+    jitter = -lam_min + scale * 1e-8
+    return K + jitter * np.eye(len(K)), jitter

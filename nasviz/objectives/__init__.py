@@ -1,0 +1,27 @@
+"""Objectives: benchmark tables and (in :mod:`nasviz.objectives.trainer`) real training."""
+
+from nasviz.objectives.base import FAILED, OK, Evaluation, Objective, TableObjective
+from nasviz.objectives.table import (
+    BadRow,
+    Table,
+    TableError,
+    UnknownArchitectureError,
+    load_table,
+    shared_nb201_table_path,
+    write_table,
+)
+
+__all__ = [
+    "BadRow",
+    "Evaluation",
+    "FAILED",
+    "OK",
+    "Objective",
+    "Table",
+    "TableError",
+    "TableObjective",
+    "UnknownArchitectureError",
+    "load_table",
+    "shared_nb201_table_path",
+    "write_table",
+]

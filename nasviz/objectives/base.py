@@ -1,0 +1,78 @@
+"""The objective protocol: evaluate architectures, return value, cost and status."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+from nasviz.arch import Architecture
+
+OK = "ok"
+FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The result of evaluating one architecture.
+
+    ``value`` is the metric (higher is better) or ``None`` when ``status`` is ``"failed"``, in
+    which case ``error`` says why. ``cost`` is in seconds. ``info`` holds extra plain data
+    (training curves, parameter counts, ...).
+    """
+
+    arch: Architecture
+    value: float | None
+    cost: float
+    status: str = OK
+    error: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+class Objective(Protocol):
+    """What the search loop needs from an objective."""
+
+    name: str
+    metric: str
+
+    def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
+        """One :class:`Evaluation` per architecture, in order; never raises for one bad arch."""
+
+    def optimum(self) -> float | None:
+        """The best achievable value if known (tables), else ``None``."""
+
+    def domain(self) -> list[Architecture] | None:
+        """The finite set of architectures that can be evaluated, if there is one."""
+
+
+class TableObjective:
+    """Look architectures up in a :class:`~nasviz.objectives.table.Table`."""
+
+    def __init__(self, table, metric: str) -> None:
+        self.table = table
+        self.metric = table.check_metric(metric)
+        self.name = f"table:{table.source}:{metric}"
+        self.space = table.space
+
+    def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
+        results = []
+        for arch in archs:
+            start = time.perf_counter()
+            try:
+                value = self.table.lookup(arch, self.metric)
+            except KeyError as err:  # UnknownArchitectureError: a clear, recorded failure
+                results.append(Evaluation(arch, None, time.perf_counter() - start, FAILED, str(err)))
+                continue
+            cost = self.table.cost(arch)
+            results.append(Evaluation(arch, value, cost if cost is not None else time.perf_counter() - start))
+        return results
+
+    def optimum(self) -> float:
+        return self.table.optimum(self.metric)
+
+    def domain(self) -> list[Architecture]:
+        return self.table.archs

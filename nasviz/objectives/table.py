@@ -1,0 +1,306 @@
+"""Benchmark tables: a CSV of architectures and their measured metrics.
+
+Any CSV with an architecture column and numeric metric columns loads, e.g. the shared
+NAS-Bench-201 table (``arch,cifar10,cifar100``) or the table nasviz generates itself. Bad rows
+(an architecture that does not parse, a missing or non-numeric value, a duplicate architecture)
+are reported with their line numbers and skipped; a table with no usable row is refused.
+
+Higher metric values are better (accuracies). Columns whose name says they measure time
+(``time``, ``seconds``, ``cost``, or ending in ``_time`` / ``_seconds``) are read as the cost of
+an evaluation instead of as metrics.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Iterable
+
+import numpy as np
+
+from nasviz.arch import Architecture
+from nasviz.spaces import get_space
+
+#: Column names tried, in order, when no architecture column is named.
+ARCH_COLUMNS = ("arch", "architecture", "arch_str", "cell")
+
+#: Environment variable that points tests and benchmarks at the shared NB201 table.
+NB201_TABLE_ENV = "NASVIZ_NB201_TABLE"
+
+
+class TableError(ValueError):
+    """A table that cannot be used at all (no architecture column, no usable row, ...)."""
+
+
+class UnknownArchitectureError(KeyError):
+    """An architecture that the table has no row for."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else "unknown architecture"
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """One row that was skipped, and why. ``line`` counts the header as line 1."""
+
+    line: int
+    column: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}, column {self.column!r}: {self.problem}"
+
+
+def _is_cost_column(name: str) -> bool:
+    n = name.strip().lower()
+    return n in {"time", "seconds", "cost", "train_time", "runtime"} or n.endswith(("_time", "_seconds"))
+
+
+def _to_float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class Table:
+    """A loaded benchmark table.
+
+    Attributes
+    ----------
+    archs : list of Architecture, length n
+        The architectures of the usable rows, in file order.
+    strings : list of str, length n
+        Their strings as written by the space's ``format``.
+    values : dict metric -> ndarray (n,)
+        The metric columns.
+    costs : ndarray (n,) or None
+        Seconds per evaluation, if the table has a time column.
+    bad_rows : list of BadRow
+        The rows that were skipped.
+    """
+
+    source: str
+    space: ModuleType
+    arch_column: str
+    archs: list[Architecture]
+    strings: list[str]
+    values: dict[str, np.ndarray]
+    costs: np.ndarray | None = None
+    cost_column: str | None = None
+    bad_rows: list[BadRow] = field(default_factory=list)
+    ignored_columns: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._index = {arch: i for i, arch in enumerate(self.archs)}
+
+    def __len__(self) -> int:
+        return len(self.archs)
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.values)
+
+    def check_metric(self, metric: str) -> str:
+        if metric not in self.values:
+            raise TableError(
+                f"metric {metric!r} is not a numeric column of {self.source}; metrics: {', '.join(self.metrics)}"
+            )
+        return metric
+
+    def index_of(self, arch: Architecture) -> int:
+        try:
+            return self._index[arch]
+        except KeyError:
+            try:
+                text = self.space.format(arch)
+            except ValueError:
+                text = repr(arch)
+            raise UnknownArchitectureError(f"architecture {text} is not in table {self.source}") from None
+
+    def __contains__(self, arch: Architecture) -> bool:
+        return arch in self._index
+
+    def lookup(self, arch: Architecture, metric: str) -> float:
+        """The metric's value for ``arch``; raises :class:`UnknownArchitectureError`."""
+        return float(self.values[self.check_metric(metric)][self.index_of(arch)])
+
+    def cost(self, arch: Architecture) -> float | None:
+        return None if self.costs is None else float(self.costs[self.index_of(arch)])
+
+    def optimum(self, metric: str) -> float:
+        return float(np.max(self.values[self.check_metric(metric)]))
+
+    def best_index(self, metric: str) -> int:
+        return int(np.argmax(self.values[self.check_metric(metric)]))
+
+    def info(self) -> dict:
+        """Plain-data summary: rows, metrics, optimum per metric and the bad rows."""
+        return {
+            "source": self.source,
+            "space": self.space.NAME,
+            "rows": len(self),
+            "arch_column": self.arch_column,
+            "metrics": self.metrics,
+            "cost_column": self.cost_column,
+            "ignored_columns": self.ignored_columns,
+            "optimum": {m: self.optimum(m) for m in self.metrics},
+            "best_arch": {m: self.strings[self.best_index(m)] for m in self.metrics},
+            "bad_rows": [{"line": b.line, "column": b.column, "problem": b.problem} for b in self.bad_rows],
+        }
+
+
+def load_table(
+    source: str | os.PathLike | Iterable[str],
+    *,
+    space: str = "nb201",
+    arch_column: str | None = None,
+    name: str | None = None,
+) -> Table:
+    """Load a benchmark CSV from a path or from an iterable of lines (e.g. an upload).
+
+    Parameters
+    ----------
+    source : path or iterable of str
+        The CSV. Never unpickled: this reads text only.
+    space : str
+        Name of the search space whose ``parse`` reads the architecture column.
+    arch_column : str, optional
+        Column holding the architecture strings; by default the first of
+        :data:`ARCH_COLUMNS` present, else the first column.
+    name : str, optional
+        How the table is called in messages (defaults to the path).
+
+    Raises
+    ------
+    TableError
+        If the file is empty, has no header, no metric column, or no usable row.
+    """
+    space_module = get_space(space)
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise TableError(f"table file {path} does not exist")
+        label = name or str(path)
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            return _parse_rows(list(csv.reader(handle)), space_module, arch_column, label)
+    label = name or "uploaded table"
+    return _parse_rows(list(csv.reader(source)), space_module, arch_column, label)
+
+
+def _parse_rows(rows: list[list[str]], space: ModuleType, arch_column: str | None, label: str) -> Table:
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise TableError(f"{label} is empty: expected a header line such as 'arch,cifar10'")
+    header = [h.strip() for h in rows[0]]
+    if len(set(header)) != len(header):
+        dup = sorted({h for h in header if header.count(h) > 1})
+        raise TableError(f"{label}: duplicate column name(s) in the header: {', '.join(dup)}")
+    if arch_column is None:
+        arch_column = next((c for c in ARCH_COLUMNS if c in header), header[0])
+    if arch_column not in header:
+        raise TableError(f"{label}: no column {arch_column!r}; columns: {', '.join(header)}")
+    arch_idx = header.index(arch_column)
+    body = [(line, row) for line, row in enumerate(rows[1:], start=2) if any(cell.strip() for cell in row)]
+    if not body:
+        raise TableError(f"{label} has a header but no data rows")
+
+    # A column is numeric if most of its non-empty cells parse as numbers; the rest is text
+    # (names, notes) and is ignored rather than reported row by row.
+    numeric_cols, ignored = [], []
+    for c, name in enumerate(header):
+        if c == arch_idx:
+            continue
+        cells = [row[c].strip() for _, row in body if c < len(row) and row[c].strip()]
+        numeric = sum(_to_float(x) is not None for x in cells)
+        (numeric_cols if cells and numeric * 2 >= len(cells) else ignored).append(c)
+    cost_cols = [c for c in numeric_cols if _is_cost_column(header[c])]
+    metric_cols = [c for c in numeric_cols if c not in cost_cols]
+    if not metric_cols:
+        raise TableError(
+            f"{label}: no numeric metric column besides {arch_column!r}"
+            + (f" (non-numeric columns: {', '.join(header[c] for c in ignored)})" if ignored else "")
+        )
+    cost_col = cost_cols[0] if cost_cols else None
+
+    archs: list[Architecture] = []
+    strings: list[str] = []
+    columns: dict[int, list[float]] = {c: [] for c in metric_cols}
+    costs: list[float] = []
+    bad: list[BadRow] = []
+    seen: dict[Architecture, int] = {}
+    for line, row in body:
+        if len(row) != len(header):
+            bad.append(BadRow(line, arch_column, f"has {len(row)} fields, the header has {len(header)}"))
+            continue
+        try:
+            arch = space.parse(row[arch_idx])
+        except ValueError as err:
+            bad.append(BadRow(line, arch_column, f"cannot parse architecture: {err}"))
+            continue
+        if arch in seen:
+            bad.append(BadRow(line, arch_column, f"duplicate architecture (first seen on line {seen[arch]})"))
+            continue
+        parsed: dict[int, float] = {}
+        problem = None
+        for c in metric_cols + ([cost_col] if cost_col is not None else []):
+            value = _to_float(row[c].strip())
+            if value is None:
+                what = "missing value" if not row[c].strip() else f"non-numeric value {row[c].strip()!r}"
+                problem = BadRow(line, header[c], what)
+                break
+            parsed[c] = value
+        if problem:
+            bad.append(problem)
+            continue
+        seen[arch] = line
+        archs.append(arch)
+        strings.append(space.format(arch))
+        for c in metric_cols:
+            columns[c].append(parsed[c])
+        if cost_col is not None:
+            costs.append(parsed[cost_col])
+    if not archs:
+        first = "; ".join(str(b) for b in bad[:3])
+        raise TableError(f"{label} has no usable row ({len(bad)} bad row(s); first: {first})")
+    return Table(
+        source=label,
+        space=space,
+        arch_column=arch_column,
+        archs=archs,
+        strings=strings,
+        values={header[c]: np.asarray(columns[c], dtype=float) for c in metric_cols},
+        costs=np.asarray(costs, dtype=float) if cost_col is not None else None,
+        cost_column=header[cost_col] if cost_col is not None else None,
+        bad_rows=bad,
+        ignored_columns=[header[c] for c in ignored],
+    )
+
+
+def write_table(path: str | os.PathLike, table: Table) -> None:
+    """Write ``table`` back as CSV (architecture column, metrics, cost column)."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        extra = [table.cost_column] if table.costs is not None else []
+        writer.writerow([table.arch_column, *table.metrics, *extra])
+        for i, s in enumerate(table.strings):
+            row = [s, *(repr(float(table.values[m][i])) for m in table.metrics)]
+            if table.costs is not None:
+                row.append(repr(float(table.costs[i])))
+            writer.writerow(row)
+
+
+def shared_nb201_table_path() -> Path | None:
+    """The shared NAS-Bench-201 table if present: ``$NASVIZ_NB201_TABLE`` or ``../shared/data``."""
+    env = os.environ.get(NB201_TABLE_ENV)
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "nb201_test_accuracy.csv")
+    for p in candidates:
+        if p.is_file():
+            return p.resolve()
+    return None

@@ -1,0 +1,58 @@
+"""Uniform random search without replacement."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Sequence
+
+import numpy as np
+
+from nasviz.arch import Architecture
+from nasviz.objectives.base import Evaluation
+
+
+class RandomSearch:
+    """Sample architectures uniformly without replacement.
+
+    With a finite ``domain`` (a table's rows) it draws from a random permutation of the
+    domain, which is exactly sampling without replacement; otherwise it samples the space and
+    rejects architectures it has seen.
+    """
+
+    name = "random"
+
+    def __init__(self, space: ModuleType, seed: int = 0, domain: Sequence[Architecture] | None = None) -> None:
+        self.space = space
+        self.rng = np.random.default_rng(seed)
+        self.domain = list(domain) if domain is not None else None
+        self._order = self.rng.permutation(len(self.domain)) if self.domain is not None else None
+        self._cursor = 0
+        self.seen: set[Architecture] = set()
+        self._last: list[Architecture] = []
+
+    def ask(self, n: int) -> list[Architecture]:
+        proposals: list[Architecture] = []
+        if self.domain is not None:
+            while len(proposals) < n and self._cursor < len(self._order):
+                arch = self.domain[self._order[self._cursor]]
+                self._cursor += 1
+                if arch not in self.seen:
+                    proposals.append(arch)
+                    self.seen.add(arch)
+        else:
+            tries = 0
+            while len(proposals) < n and tries < 1000 * max(n, 1):
+                tries += 1
+                arch = self.space.sample(self.rng, 1)[0]
+                if arch not in self.seen:
+                    proposals.append(arch)
+                    self.seen.add(arch)
+        self._last = proposals
+        return proposals
+
+    def tell(self, evaluations: Sequence[Evaluation]) -> None:
+        for ev in evaluations:
+            self.seen.add(ev.arch)
+
+    def state(self) -> dict[str, Any]:
+        return {"strategy": self.name, "proposals": [self.space.format(a) for a in self._last]}
