@@ -40,7 +40,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded NB201-on-digits table)")
     p.add_argument("--metric", help="metric column to maximise (default: the table's first metric)")
     p.add_argument("--space", default="nb201", choices=space_names(), help="search space (default: nb201)")
-    p.add_argument("--strategy", default="random", choices=["random"], help="search strategy: random = uniform without replacement")
+    p.add_argument("--strategy", default="random", help="search strategy (see the list below; default: random)")
     p.add_argument("--budget", type=int, default=100, help="number of evaluations (default: 100)")
     p.add_argument("--batch-size", type=int, default=1, help="architectures proposed per step (default: 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -53,12 +53,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     metric = args.metric or table.metrics[0]
     objective = TableObjective(table, metric)
     space = get_space(args.space)
-    if args.strategy == "random":
-        from nasviz.strategies import RandomSearch
+    from nasviz.strategies.factory import make_strategy
 
-        strategy = RandomSearch(space, seed=args.seed, domain=objective.domain())
-    else:  # argparse restricts the choices; kept for clarity when strategies are added
-        raise ValueError(f"unknown strategy {args.strategy!r}")
+    strategy = make_strategy(args.strategy, space=space, seed=args.seed, domain=objective.domain())
 
     def progress(snap) -> None:
         if not args.json:
@@ -119,11 +116,29 @@ def cmd_table_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
+    import importlib
+    import importlib.util
+
+    from nasviz.bench import BENCHMARKS
+
+    p = sub.add_parser("bench", help="benchmarks that print JSON", description="Speed and quality benchmarks; each prints JSON.")
+    bsub = p.add_subparsers(dest="bench_command", required=True)
+    for name, module_name in BENCHMARKS.items():
+        if importlib.util.find_spec(module_name) is None:
+            continue  # not built yet
+        module = importlib.import_module(module_name)
+        bp = bsub.add_parser(name, help=module.DESCRIPTION, description=module.DESCRIPTION)
+        module.add_arguments(bp)
+        bp.set_defaults(func=lambda a, m=module: _print_json(m.run(a)) or 0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m nasviz", description="nasviz: see neural architecture search work.")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_run_parser(sub)
     _add_table_parser(sub)
+    _add_bench_parser(sub)
     return parser
 
 

@@ -1,0 +1,16 @@
+"""Benchmarks that print JSON: ``python -m nasviz bench NAME ...``.
+
+Each benchmark is a module in this package with ``DESCRIPTION``, ``add_arguments(parser)`` and
+``run(args) -> dict``; list it in :data:`BENCHMARKS`. Speed is measured here, never in tests.
+"""
+
+from __future__ import annotations
+
+#: name -> module path
+BENCHMARKS: dict[str, str] = {
+    "kernels": "nasviz.bench.kernels",
+    "surrogate": "nasviz.bench.surrogate",
+    "search": "nasviz.bench.search",
+    "trainer": "nasviz.bench.trainer",
+    "dashboard": "nasviz.bench.dashboard",
+}
