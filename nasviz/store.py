@@ -1,0 +1,699 @@
+"""Persistent run store: one SQLite file holding runs, their evaluations and their snapshots.
+
+Everything a search produces is written here as it happens, so a run survives a closed browser
+tab, a crashed server or ``kill -9``, and can be listed, watched, stopped, resumed and exported
+from another process.
+
+Layout (plain data only: JSON text and numbers, never pickle)
+--------------------------------------------------------------
+``runs``
+    ``id`` (integer, from 1), ``created``/``updated`` (Unix seconds), ``name``, ``config`` (JSON:
+    everything needed to rebuild the objective and the strategy: table path, metric, space,
+    strategy name and options, seed, budget, batch size), ``status`` (one of :data:`STATUSES`),
+    ``pid``/``host``/``heartbeat`` of the process running it, ``stop_requested`` (0/1),
+    ``error`` (why it failed).
+``evaluations``
+    ``(run_id, idx)`` unique: ``idx`` counts evaluations from 0 in the order the search made
+    them; ``step`` (1-based step that made it), ``arch`` (the space's string), ``value``
+    (NULL when failed), ``cost`` (seconds), ``status``, ``error``, ``info`` (JSON), ``created``.
+``snapshots``
+    ``(run_id, step)`` unique: the runner's :class:`~nasviz.runner.Snapshot` as JSON.
+
+Concurrency
+-----------
+The file is in WAL mode, so readers (the dashboard) never block the writer and several
+processes or threads may write different runs at once. Each thread (and each process after a
+``fork``) gets its own connection; writes take the write lock up front (``BEGIN IMMEDIATE``)
+and are retried on ``SQLITE_BUSY`` beyond SQLite's own busy timeout. ``synchronous=FULL`` makes
+every committed step durable, even against power loss.
+
+Using it (what the dashboard needs)
+-----------------------------------
+>>> store = RunStore("runs.sqlite")                            # creates the file if missing
+>>> run_id = store.create_run({"strategy": "random", "budget": 10, ...})
+>>> store.add_step(run_id, step=1, evaluations=[...], start_index=0, snapshot={...})
+>>> store.list_runs()        # [{id, name, status, strategy, metric, best_value, n_evaluations, ...}]
+>>> store.evaluations(run_id, since_index=0)      # list of dicts in evaluation order
+>>> store.snapshots(run_id, since_step=3)         # snapshots with step > 3, for live polling
+>>> store.latest_snapshot(run_id)
+>>> store.request_stop(run_id)                    # cooperative: the runner stops between steps
+>>> store.export_csv(run_id, "run.csv"); store.export_json(run_id, "run.json")
+>>> store.delete_run(run_id)
+
+Runs are resumed with :func:`nasviz.runner.resume_run` (or ``python -m nasviz run --store FILE
+--resume RUN_ID``). A run whose status says ``running`` but whose process is gone (dead pid on
+this host, or no heartbeat for ``stale_after`` seconds) is marked ``interrupted`` whenever runs
+are read.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import socket
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+RUNNING = "running"
+STOPPED = "stopped"
+FINISHED = "finished"
+FAILED = "failed"
+INTERRUPTED = "interrupted"
+#: Every status a run can have.
+STATUSES = (RUNNING, STOPPED, FINISHED, FAILED, INTERRUPTED)
+
+#: Columns of :meth:`RunStore.export_csv`, in order.
+CSV_COLUMNS = ("index", "step", "arch", "value", "cost", "status", "error", "info", "created")
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    name TEXT NOT NULL DEFAULT '',
+    config TEXT NOT NULL,
+    status TEXT NOT NULL,
+    pid INTEGER,
+    host TEXT,
+    heartbeat REAL,
+    stop_requested INTEGER NOT NULL DEFAULT 0,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS evaluations (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    arch TEXT NOT NULL,
+    value REAL,
+    cost REAL,
+    status TEXT NOT NULL,
+    error TEXT,
+    info TEXT NOT NULL DEFAULT '{}',
+    created REAL NOT NULL,
+    PRIMARY KEY (run_id, idx)
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (run_id, step)
+);
+"""
+
+
+class StoreError(ValueError):
+    """A request the store cannot honour (unknown run, bad status, overlapping evaluations...)."""
+
+
+class UnknownRunError(StoreError, KeyError):
+    """No run with that id in this store."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown run"
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON helpers: plain data only; numpy scalars/arrays become numbers/lists, NaN/inf become null
+# (strict JSON, so a browser can read an export).
+
+
+def _default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"{type(obj).__name__} is not plain data and cannot be stored as JSON")
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def to_json(obj: Any) -> str:
+    """``obj`` as strict JSON text (numpy converted; NaN and infinities written as ``null``)."""
+    try:
+        return json.dumps(obj, allow_nan=False, default=_default, separators=(",", ":"))
+    except ValueError:  # a NaN/inf somewhere: rare, so only then walk the structure
+        return json.dumps(_finite(json.loads(json.dumps(obj, default=_default))), allow_nan=False,
+                          separators=(",", ":"))
+
+
+def _optional_float(x: Any, what: str) -> float | None:
+    if x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise StoreError(f"{what} must be a number or None, got {x!r}") from None
+    return v if math.isfinite(v) else None
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return False
+    try:  # a SIGKILLed child not yet reaped by its parent is a zombie: dead for our purposes
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+class RunStore:
+    """A SQLite run store in one file (see the module docstring for layout and usage).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The database file; created (with its folder) if missing.
+    busy_timeout : float
+        Seconds SQLite waits for a lock before reporting ``SQLITE_BUSY``; the store then
+        retries a write up to ``retries`` more times.
+    stale_after : float
+        A ``running`` run whose heartbeat is older than this many seconds is ``interrupted``.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, busy_timeout: float = 30.0, retries: int = 20,
+                 stale_after: float = 90.0) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"run store path {self.path} is a folder; give a file such as runs.sqlite")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.busy_timeout = float(busy_timeout)
+        self.retries = int(retries)
+        self.stale_after = float(stale_after)
+        self._local = threading.local()
+        self._write(self._init_schema)
+
+    # -- connections and transactions ------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != os.getpid():  # one per thread, new after fork
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
+                                   check_same_thread=True)
+            conn.row_factory = sqlite3.Row
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.DatabaseError as err:
+                conn.close()
+                raise StoreError(f"{self.path} is not a nasviz run store (SQLite says: {err})") from None
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            conn.close()
+        self._local.conn = None
+
+    def _write(self, fn, *args):
+        """Run ``fn(conn, *args)`` in one write transaction, retrying while the file is busy."""
+        for attempt in range(self.retries + 1):
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as err:
+                if _is_busy(err) and attempt < self.retries:
+                    time.sleep(min(0.05 * 2 ** attempt, 1.0))
+                    continue
+                raise
+            try:
+                result = fn(conn, *args)
+                conn.execute("COMMIT")
+                return result
+            except BaseException as err:
+                conn.execute("ROLLBACK")
+                if isinstance(err, sqlite3.OperationalError) and _is_busy(err) and attempt < self.retries:
+                    time.sleep(min(0.05 * 2 ** attempt, 1.0))
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read snapshot (WAL readers never block and are never blocked)."""
+        conn = self._connection()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    @staticmethod
+    def _init_schema(conn: sqlite3.Connection) -> None:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version > SCHEMA_VERSION:
+            raise StoreError(f"run store schema version {version} is newer than this nasviz ({SCHEMA_VERSION})")
+
+    def _require(self, conn: sqlite3.Connection, run_id: int) -> sqlite3.Row:
+        row = conn.execute("SELECT * FROM runs WHERE id=?", (self._check_id(run_id),)).fetchone()
+        if row is None:
+            raise UnknownRunError(f"no run {run_id} in {self.path}")
+        return row
+
+    @staticmethod
+    def _check_id(run_id: Any) -> int:
+        try:
+            value = int(run_id)
+        except (TypeError, ValueError):
+            raise StoreError(f"run id must be an integer, got {run_id!r}") from None
+        if isinstance(run_id, float) and run_id != value:
+            raise StoreError(f"run id must be an integer, got {run_id!r}")
+        return value
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def create_run(self, config: Mapping[str, Any], *, name: str | None = None, status: str = RUNNING,
+                   pid: int | None = None) -> int:
+        """Insert a new run and return its id.
+
+        ``config`` (plain data, stored as JSON) should hold everything needed to rebuild the
+        search (see :func:`nasviz.runner.build_search`). The run starts ``running``, owned by
+        this process (``pid``) unless told otherwise.
+        """
+        if not isinstance(config, Mapping):
+            raise StoreError(f"config must be a dict of plain data, got {type(config).__name__}")
+        _check_status(status)
+        text = to_json(dict(config))
+        now = time.time()
+        label = name if name is not None else str(config.get("name") or _default_name(config))
+
+        def insert(conn):
+            cur = conn.execute(
+                "INSERT INTO runs (created, updated, name, config, status, pid, host, heartbeat) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (now, now, label, text, status, pid if pid is not None else os.getpid(),
+                 socket.gethostname(), now),
+            )
+            return int(cur.lastrowid)
+
+        return self._write(insert)
+
+    def set_status(self, run_id: int, status: str, *, error: str | None = None,
+                   claim: bool = False) -> None:
+        """Set a run's status (one of :data:`STATUSES`).
+
+        ``claim=True`` (used when a process starts or resumes a run) also records this process as
+        the owner, refreshes the heartbeat and clears a pending stop request.
+        """
+        _check_status(status)
+        now = time.time()
+
+        def update(conn):
+            self._require(conn, run_id)
+            if claim:
+                conn.execute(
+                    "UPDATE runs SET status=?, error=?, updated=?, pid=?, host=?, heartbeat=?, "
+                    "stop_requested=0 WHERE id=?",
+                    (status, error, now, os.getpid(), socket.gethostname(), now, int(run_id)))
+            else:
+                conn.execute("UPDATE runs SET status=?, error=?, updated=? WHERE id=?",
+                             (status, error, now, int(run_id)))
+
+        self._write(update)
+
+    def heartbeat(self, run_id: int) -> None:
+        """Record that the process running ``run_id`` is alive (the runner calls this)."""
+        now = time.time()
+        self._write(lambda conn: conn.execute(
+            "UPDATE runs SET heartbeat=? WHERE id=? AND status=?", (now, int(run_id), RUNNING)))
+
+    def request_stop(self, run_id: int) -> None:
+        """Ask the process running ``run_id`` to stop after its current step (cooperative)."""
+        def update(conn):
+            self._require(conn, run_id)
+            conn.execute("UPDATE runs SET stop_requested=1, updated=? WHERE id=?", (time.time(), int(run_id)))
+
+        self._write(update)
+
+    def stop_requested(self, run_id: int) -> bool:
+        with self._read() as conn:
+            return bool(self._require(conn, run_id)["stop_requested"])
+
+    def rename_run(self, run_id: int, name: str) -> None:
+        def update(conn):
+            self._require(conn, run_id)
+            conn.execute("UPDATE runs SET name=?, updated=? WHERE id=?", (str(name), time.time(), int(run_id)))
+
+        self._write(update)
+
+    def mark_interrupted(self) -> list[int]:
+        """Mark ``running`` runs whose process is gone as ``interrupted``; return their ids.
+
+        Gone means: the pid is dead (or a zombie) on this host, or, for any host, no heartbeat
+        for ``stale_after`` seconds. Called by :meth:`list_runs` and :meth:`get_run`.
+        """
+        now, host = time.time(), socket.gethostname()
+        with self._read() as conn:
+            rows = conn.execute("SELECT id, pid, host, heartbeat FROM runs WHERE status=?", (RUNNING,)).fetchall()
+        gone = [
+            r["id"] for r in rows
+            if (r["host"] == host and r["pid"] is not None and not _pid_alive(r["pid"]))
+            or r["heartbeat"] is None or now - r["heartbeat"] > self.stale_after
+        ]
+        if gone:
+            def update(conn):
+                for run_id in gone:  # re-check under the write lock: it may have finished meanwhile
+                    conn.execute("UPDATE runs SET status=?, updated=? WHERE id=? AND status=?",
+                                 (INTERRUPTED, now, run_id, RUNNING))
+
+            self._write(update)
+        return gone
+
+    def get_run(self, run_id: int) -> dict[str, Any]:
+        """One run as a dict: the :meth:`list_runs` fields plus ``config`` (a dict)."""
+        self.mark_interrupted()
+        with self._read() as conn:
+            self._require(conn, run_id)
+            return self._summaries(conn, "WHERE r.id=?", (int(run_id),))[0]
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """Every run, newest first, as dicts.
+
+        Keys: ``id, name, created, updated, status, strategy, metric, table, seed, budget,
+        batch_size, n_evaluations, n_failed, best_value, best_arch, last_step, pid, host,
+        heartbeat, stop_requested, error, config``.
+        """
+        self.mark_interrupted()
+        with self._read() as conn:
+            return self._summaries(conn, "", ())
+
+    def _summaries(self, conn: sqlite3.Connection, where: str, params: tuple) -> list[dict[str, Any]]:
+        rows = conn.execute(
+            f"""
+            SELECT r.*,
+                   (SELECT COUNT(*) FROM evaluations e WHERE e.run_id=r.id) AS n_evaluations,
+                   (SELECT COUNT(*) FROM evaluations e WHERE e.run_id=r.id AND e.status!='ok') AS n_failed,
+                   (SELECT MAX(step) FROM evaluations e WHERE e.run_id=r.id) AS last_step,
+                   (SELECT e.value FROM evaluations e WHERE e.run_id=r.id AND e.status='ok'
+                      AND e.value IS NOT NULL ORDER BY e.value DESC, e.idx LIMIT 1) AS best_value,
+                   (SELECT e.arch FROM evaluations e WHERE e.run_id=r.id AND e.status='ok'
+                      AND e.value IS NOT NULL ORDER BY e.value DESC, e.idx LIMIT 1) AS best_arch
+            FROM runs r {where} ORDER BY r.id DESC
+            """,
+            params,
+        ).fetchall()
+        out = []
+        for r in rows:
+            config = json.loads(r["config"])
+            out.append({
+                "id": r["id"], "name": r["name"], "created": r["created"], "updated": r["updated"],
+                "status": r["status"], "strategy": config.get("strategy"), "metric": config.get("metric"),
+                "table": config.get("table"), "seed": config.get("seed"), "budget": config.get("budget"),
+                "batch_size": config.get("batch_size"),
+                "n_evaluations": r["n_evaluations"], "n_failed": r["n_failed"], "last_step": r["last_step"] or 0,
+                "best_value": r["best_value"], "best_arch": r["best_arch"],
+                "pid": r["pid"], "host": r["host"], "heartbeat": r["heartbeat"],
+                "stop_requested": bool(r["stop_requested"]), "error": r["error"], "config": config,
+            })
+        return out
+
+    def delete_run(self, run_id: int) -> None:
+        """Delete a run with its evaluations and snapshots. Refuses a run still ``running``
+        (stop it first: its process would keep writing)."""
+        self.mark_interrupted()
+
+        def delete(conn):
+            row = self._require(conn, run_id)
+            if row["status"] == RUNNING:
+                raise StoreError(f"run {run_id} is still running (pid {row['pid']}); stop it before deleting it")
+            conn.execute("DELETE FROM runs WHERE id=?", (int(run_id),))
+
+        self._write(delete)
+
+    # -- evaluations and snapshots ------------------------------------------------------------
+
+    def add_evaluations(self, run_id: int, evaluations: Sequence[Mapping[str, Any]], start_index: int,
+                        *, step: int | None = None) -> None:
+        """Append evaluations ``start_index, start_index + 1, ...`` of a run, in one commit.
+
+        Each evaluation is a dict with ``arch`` (str) and ``value``, and optionally ``cost``,
+        ``status`` (default ``"ok"``), ``error``, ``info`` (plain data), ``step``; or an
+        :class:`~nasviz.objectives.base.Evaluation` whose ``arch`` is already a string. Writing
+        an index that already exists is refused (nothing is written twice), as is a gap.
+        """
+        self._write(self._insert_evaluations, run_id, evaluations, start_index, step)
+
+    def add_snapshot(self, run_id: int, snapshot: Mapping[str, Any] | Any) -> None:
+        """Store a snapshot (a dict or an object with ``to_dict()``) under its ``step``."""
+        self._write(self._insert_snapshot, run_id, snapshot)
+
+    def add_step(self, run_id: int, step: int, evaluations: Sequence[Mapping[str, Any]], start_index: int,
+                 snapshot: Mapping[str, Any] | Any | None = None) -> None:
+        """One search step atomically: its evaluations, its snapshot and a heartbeat."""
+
+        def write(conn):
+            self._insert_evaluations(conn, run_id, evaluations, start_index, step)
+            if snapshot is not None:
+                self._insert_snapshot(conn, run_id, snapshot)
+
+        self._write(write)
+
+    def _insert_evaluations(self, conn, run_id, evaluations, start_index, step) -> None:
+        row = self._require(conn, run_id)
+        start = int(start_index)
+        have = conn.execute("SELECT COUNT(*), MAX(idx) FROM evaluations WHERE run_id=?", (int(run_id),)).fetchone()
+        expected = 0 if have[1] is None else have[1] + 1
+        if start != expected:
+            raise StoreError(
+                f"run {run_id} has evaluations 0..{expected - 1}; the next must start at index {expected}, "
+                f"got start_index {start}")
+        now = time.time()
+        records = []
+        for offset, ev in enumerate(evaluations):
+            d = _evaluation_dict(ev, f"evaluation {start + offset} of run {run_id}")
+            ev_step = d.get("step", step)
+            if ev_step is None:
+                raise StoreError(f"evaluation {start + offset} of run {run_id} has no step")
+            records.append((int(run_id), start + offset, int(ev_step), d["arch"], d["value"], d["cost"],
+                            d["status"], d["error"], to_json(d["info"]), now))
+        conn.executemany(
+            "INSERT INTO evaluations (run_id, idx, step, arch, value, cost, status, error, info, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", records)
+        conn.execute("UPDATE runs SET updated=?, heartbeat=CASE WHEN status=? THEN ? ELSE heartbeat END WHERE id=?",
+                     (now, RUNNING, now, row["id"]))
+
+    def _insert_snapshot(self, conn, run_id, snapshot) -> None:
+        self._require(conn, run_id)
+        data = snapshot.to_dict() if hasattr(snapshot, "to_dict") else snapshot
+        if not isinstance(data, Mapping) or "step" not in data:
+            raise StoreError("a snapshot must be a dict with a 'step' key")
+        try:
+            step = int(data["step"])
+        except (TypeError, ValueError):
+            raise StoreError(f"snapshot step must be an integer, got {data['step']!r}") from None
+        now = time.time()
+        # A replayed step may rewrite its snapshot: keep the latest.
+        conn.execute("INSERT OR REPLACE INTO snapshots (run_id, step, data, created) VALUES (?, ?, ?, ?)",
+                     (int(run_id), step, to_json(dict(data)), now))
+        conn.execute("UPDATE runs SET updated=? WHERE id=?", (now, int(run_id)))
+
+    def evaluations(self, run_id: int, *, since_index: int = 0) -> list[dict[str, Any]]:
+        """A run's evaluations with ``index >= since_index``, in evaluation order.
+
+        Each is ``{index, step, arch, value, cost, status, error, info, created}``.
+        """
+        with self._read() as conn:
+            self._require(conn, run_id)
+            rows = conn.execute(
+                "SELECT idx, step, arch, value, cost, status, error, info, created FROM evaluations "
+                "WHERE run_id=? AND idx>=? ORDER BY idx", (int(run_id), int(since_index))).fetchall()
+        return [
+            {"index": r["idx"], "step": r["step"], "arch": r["arch"], "value": r["value"], "cost": r["cost"],
+             "status": r["status"], "error": r["error"], "info": json.loads(r["info"]), "created": r["created"]}
+            for r in rows
+        ]
+
+    def n_evaluations(self, run_id: int) -> int:
+        with self._read() as conn:
+            self._require(conn, run_id)
+            return conn.execute("SELECT COUNT(*) FROM evaluations WHERE run_id=?", (int(run_id),)).fetchone()[0]
+
+    def snapshots(self, run_id: int, since_step: int | None = None) -> list[dict[str, Any]]:
+        """A run's snapshots (dicts), by step; only those with ``step > since_step`` if given."""
+        with self._read() as conn:
+            self._require(conn, run_id)
+            rows = conn.execute(
+                "SELECT data FROM snapshots WHERE run_id=? AND step>? ORDER BY step",
+                (int(run_id), -1 if since_step is None else int(since_step))).fetchall()
+        return [json.loads(r["data"]) for r in rows]
+
+    def latest_snapshot(self, run_id: int) -> dict[str, Any] | None:
+        """The snapshot with the highest step, or ``None`` before the first step."""
+        with self._read() as conn:
+            self._require(conn, run_id)
+            row = conn.execute("SELECT data FROM snapshots WHERE run_id=? ORDER BY step DESC LIMIT 1",
+                               (int(run_id),)).fetchone()
+        return None if row is None else json.loads(row["data"])
+
+    # -- export / import ----------------------------------------------------------------------
+
+    def export_csv(self, run_id: int, path: str | os.PathLike) -> int:
+        """Write a run's evaluations as CSV (columns :data:`CSV_COLUMNS`); return the row count.
+
+        ``value``/``cost`` are written with ``repr`` so they read back bit for bit; empty cells
+        mean ``None``; ``info`` is a JSON object.
+        """
+        rows = self.evaluations(run_id)
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(CSV_COLUMNS)
+            for r in rows:
+                writer.writerow([
+                    r["index"], r["step"], r["arch"], _cell(r["value"]), _cell(r["cost"]), r["status"],
+                    r["error"] or "", to_json(r["info"]), repr(r["created"]),
+                ])
+        return len(rows)
+
+    def export_json(self, run_id: int, path: str | os.PathLike | None = None, *,
+                    snapshots: bool = True) -> dict[str, Any]:
+        """A run as one JSON document ``{format, run, evaluations, snapshots}``; written to
+        ``path`` if given, and returned as a dict either way. :meth:`import_json` reads it back."""
+        run = self.get_run(run_id)
+        doc = {
+            "format": "nasviz-run",
+            "version": SCHEMA_VERSION,
+            "run": {k: run[k] for k in ("id", "name", "created", "updated", "status", "error", "config")},
+            "evaluations": self.evaluations(run_id),
+            "snapshots": self.snapshots(run_id) if snapshots else [],
+        }
+        if path is not None:
+            Path(path).write_text(to_json(doc), encoding="utf-8")
+        return doc
+
+    def import_json(self, source: str | os.PathLike | Mapping[str, Any]) -> int:
+        """Add a run exported by :meth:`export_json` (a path or the dict) as a new run; return its id.
+
+        The imported run keeps its config, name, evaluations and snapshots; a run that was
+        ``running`` when exported is imported as ``interrupted`` (no process owns it here).
+        """
+        if isinstance(source, Mapping):
+            doc = source
+        else:
+            try:
+                doc = json.loads(Path(source).read_text(encoding="utf-8"))
+            except json.JSONDecodeError as err:
+                raise StoreError(f"{source} is not JSON: {err}") from None
+        if not isinstance(doc, Mapping) or doc.get("format") != "nasviz-run":
+            raise StoreError("not a nasviz run export: expected an object with format 'nasviz-run'")
+        for key in ("run", "evaluations", "snapshots"):
+            if key not in doc:
+                raise StoreError(f"nasviz run export has no {key!r} field")
+        run = doc["run"]
+        status = run.get("status", STOPPED)
+        status = INTERRUPTED if status == RUNNING else status
+        _check_status(status)
+        evaluations = list(doc["evaluations"])
+        for i, ev in enumerate(evaluations):
+            if not isinstance(ev, Mapping) or ev.get("index") != i:
+                raise StoreError(f"evaluation {i} of the export is malformed or out of order")
+
+        def insert(conn):
+            now = time.time()
+            cur = conn.execute(
+                "INSERT INTO runs (created, updated, name, config, status, error) VALUES (?, ?, ?, ?, ?, ?)",
+                (run.get("created", now), now, str(run.get("name", "")), to_json(run.get("config", {})),
+                 status, run.get("error")))
+            new_id = int(cur.lastrowid)
+            self._insert_evaluations(conn, new_id, evaluations, 0, None)
+            for snap in doc["snapshots"]:
+                self._insert_snapshot(conn, new_id, snap)
+            return new_id
+
+        return self._write(insert)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_busy(err: sqlite3.OperationalError) -> bool:
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
+
+
+def _check_status(status: str) -> None:
+    if status not in STATUSES:
+        raise StoreError(f"unknown run status {status!r}; expected one of {', '.join(STATUSES)}")
+
+
+def _default_name(config: Mapping[str, Any]) -> str:
+    parts = [str(config[k]) for k in ("strategy", "metric") if config.get(k)]
+    if config.get("seed") is not None:
+        parts.append(f"seed {config['seed']}")
+    return " ".join(parts)
+
+
+def _cell(x: float | None) -> str:
+    return "" if x is None else repr(float(x))
+
+
+def _evaluation_dict(ev: Any, what: str) -> dict[str, Any]:
+    """Normalise a dict or an Evaluation-like object into the stored fields, validating them."""
+    if not isinstance(ev, Mapping):
+        ev = {k: getattr(ev, k) for k in ("arch", "value", "cost", "status", "error", "info") if hasattr(ev, k)}
+    arch = ev.get("arch")
+    if not isinstance(arch, str) or not arch:
+        raise StoreError(f"{what}: 'arch' must be the architecture's string, got {arch!r}")
+    status = ev.get("status") or "ok"
+    info = ev.get("info") or {}
+    if not isinstance(info, Mapping):
+        raise StoreError(f"{what}: 'info' must be a dict, got {type(info).__name__}")
+    out = {
+        "arch": arch,
+        "value": _optional_float(ev.get("value"), f"{what}: value"),
+        "cost": _optional_float(ev.get("cost"), f"{what}: cost"),
+        "status": str(status),
+        "error": None if ev.get("error") in (None, "") else str(ev.get("error")),
+        "info": dict(info),
+    }
+    if ev.get("step") is not None:
+        out["step"] = int(ev["step"])
+    return out
+
+
+def read_csv_export(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read a file written by :meth:`RunStore.export_csv` back into evaluation dicts."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+            raise StoreError(f"{path} is not a nasviz run export: columns {reader.fieldnames}, expected {CSV_COLUMNS}")
+        return [
+            {"index": int(r["index"]), "step": int(r["step"]), "arch": r["arch"],
+             "value": float(r["value"]) if r["value"] else None, "cost": float(r["cost"]) if r["cost"] else None,
+             "status": r["status"], "error": r["error"] or None, "info": json.loads(r["info"]),
+             "created": float(r["created"])}
+            for r in reader
+        ]
