@@ -1,0 +1,88 @@
+"""Acquisition functions on a finite candidate pool (maximisation: higher ``y`` is better).
+
+* :func:`ucb`: GP-UCB ``mean + kappa * std`` (Srinivas et al.; paper 002 App. E.5, item 4).
+* :func:`kappa_schedule`: ``beta_n = beta_0 sqrt(1/2 log(2 (n + 1)))`` (paper 002 App. E.5).
+* :func:`expected_improvement`: closed-form EI over an incumbent ``best``.
+* :func:`thompson_draws`: joint samples from the posterior over the pool.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+
+def _as_vectors(mean, std) -> tuple[np.ndarray, np.ndarray]:
+    mean = np.asarray(mean, dtype=float).reshape(-1)
+    std = np.asarray(std, dtype=float).reshape(-1)
+    if mean.shape != std.shape:
+        raise ValueError(f"mean has shape {mean.shape} but std has shape {std.shape}")
+    bad = np.flatnonzero(~np.isfinite(mean))
+    if bad.size:
+        raise ValueError(f"mean[{bad[0]}] = {mean[bad[0]]} is not finite")
+    bad = np.flatnonzero(~np.isfinite(std) | (std < 0))
+    if bad.size:
+        raise ValueError(f"std[{bad[0]}] = {std[bad[0]]} must be finite and >= 0")
+    return mean, std
+
+
+def kappa_schedule(beta0: float, n: int) -> float:
+    """``beta_n = beta0 * sqrt(0.5 * log(2 (n + 1)))``, paper 002 App. E.5 (``n`` = BO iteration)."""
+    if beta0 < 0:
+        raise ValueError(f"beta0 must be >= 0, got {beta0}")
+    if n < 0:
+        raise ValueError(f"n (the BO iteration) must be >= 0, got {n}")
+    return float(beta0 * np.sqrt(0.5 * np.log(2.0 * (n + 1))))
+
+
+def ucb(mean, std, kappa: float) -> np.ndarray:
+    """GP-UCB ``mean + kappa * std``; ``mean``, ``std`` shape ``(m,)`` -> ``(m,)``."""
+    if kappa < 0:
+        raise ValueError(f"kappa must be >= 0, got {kappa}")
+    mean, std = _as_vectors(mean, std)
+    return mean + kappa * std
+
+
+def expected_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndarray:
+    """Expected improvement ``E[max(f - best - xi, 0)]`` for ``f ~ N(mean, std^2)``.
+
+    Closed form ``(mean - best - xi) Phi(g) + std phi(g)``, ``g = (mean - best - xi) / std``;
+    where ``std = 0`` it is ``max(mean - best - xi, 0)``. Shapes ``(m,) -> (m,)``. ``best`` is
+    the incumbent the caller chooses (best observed ``y``, or best posterior mean): it is not
+    silently replaced.
+    """
+    mean, std = _as_vectors(mean, std)
+    if not np.isfinite(best):
+        raise ValueError(f"best must be finite, got {best}")
+    diff = mean - float(best) - float(xi)
+    out = np.maximum(diff, 0.0)
+    pos = std > 0
+    g = diff[pos] / std[pos]
+    out[pos] = diff[pos] * norm.cdf(g) + std[pos] * norm.pdf(g)
+    return out
+
+
+def thompson_draws(mean, cov, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_draws`` joint samples of ``f`` over the pool from ``N(mean, cov)``, shape ``(n_draws, m)``.
+
+    The covariance is factorised with ``eigh``; negative eigenvalues (round-off, or a kernel that
+    is not positive definite) are clipped to zero, so any symmetric ``cov`` works.
+    """
+    mean = np.asarray(mean, dtype=float).reshape(-1)
+    cov = np.asarray(cov, dtype=float)
+    m = len(mean)
+    if cov.shape != (m, m):
+        raise ValueError(f"cov must have shape ({m}, {m}) to match mean, got {cov.shape}")
+    if not np.all(np.isfinite(cov)):
+        raise ValueError("cov contains non-finite values")
+    if int(n_draws) < 1:
+        raise ValueError(f"n_draws must be >= 1, got {n_draws}")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    lam, U = np.linalg.eigh(0.5 * (cov + cov.T))
+    root = U * np.sqrt(np.maximum(lam, 0.0))  # (m, m): root @ root.T = clipped cov
+    eps = rng.standard_normal((int(n_draws), m))
+    return mean[None, :] + eps @ root.T
+
+
+__all__ = ["expected_improvement", "kappa_schedule", "thompson_draws", "ucb"]
