@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
-from nasviz.objectives import TableError, TableObjective, load_table, shared_nb201_table_path
+from nasviz.objectives import TableError, load_table, shared_nb201_table_path
 from nasviz.runner import run_search
 from nasviz.spaces import get_space, space_names
 
@@ -45,25 +46,74 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=1, help="architectures proposed per step (default: 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+    p.add_argument("--store", type=Path, metavar="FILE",
+                   help="persist the run (config, every evaluation as it arrives, snapshots) in this SQLite run store")
+    p.add_argument("--resume", type=int, metavar="RUN_ID",
+                   help="continue run RUN_ID of --store from its last stored evaluation (its stored config is used; "
+                        "search options given here are ignored)")
+    p.add_argument("--step-delay", type=float, default=0.0, metavar="SECONDS",
+                   help="sleep this long after each step, to watch a fast table search live (default: 0)")
     p.set_defaults(func=cmd_run)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    table = load_table(args.table or default_table_path(), space=args.space)
-    metric = args.metric or table.metrics[0]
-    objective = TableObjective(table, metric)
-    space = get_space(args.space)
-    from nasviz.strategies.factory import make_strategy
+#: ``run`` arguments that are not options of the strategy; every other ``run`` argument that is
+#: set (e.g. --kernel, --acquisition) is passed to ``make_strategy`` and stored with the run.
+_RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget", "batch_size", "seed", "json",
+             "store", "resume", "step_delay"}
 
-    strategy = make_strategy(args.strategy, space=space, seed=args.seed, domain=objective.domain())
+
+def _run_config(args: argparse.Namespace) -> dict:
+    """The plain config of a ``run`` (see :func:`nasviz.runner.build_search`)."""
+    table = Path(args.table) if args.table else default_table_path()
+    return {
+        "objective": "table",
+        "table": str(table.resolve()) if table.is_file() else str(table),
+        "space": args.space,
+        "metric": args.metric,
+        "strategy": args.strategy,
+        "strategy_options": {k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
+                             if k not in _RUN_ARGS and v is not None},
+        "seed": args.seed,
+        "budget": args.budget,
+        "batch_size": args.batch_size,
+    }
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from nasviz.runner import build_search
+
+    store = run_id = None
+    if args.store is not None:
+        from nasviz.store import RunStore
+
+        store = RunStore(args.store)
+    if args.resume is not None:
+        if store is None:
+            raise ValueError("--resume RUN_ID needs --store FILE (the store that holds the run)")
+        run = store.get_run(args.resume)  # marks a killed run interrupted
+        if run["status"] == "running":
+            raise ValueError(f"run {args.resume} is still running (pid {run['pid']} on {run['host']}); stop it first")
+        setup, run_id = build_search(run["config"]), args.resume
+    else:
+        setup = build_search(_run_config(args))
+        if store is not None:
+            run_id = store.create_run(setup.config)
+    cfg, space = setup.config, setup.space
 
     def progress(snap) -> None:
         if not args.json:
             print(f"\rstep {snap.step}: {snap.n_evaluations}/{snap.budget} evaluations, best {snap.best_value}", end="", file=sys.stderr)
+        if args.step_delay > 0:
+            time.sleep(args.step_delay)
 
-    result = run_search(strategy, objective, args.budget, format_arch=space.format, batch_size=args.batch_size, on_step=progress)
+    if store is not None and not args.json:
+        print(f"run {run_id} in {args.store}" + (" (resumed)" if args.resume is not None else ""), file=sys.stderr)
+    result = run_search(setup.strategy, setup.objective, cfg["budget"], format_arch=space.format,
+                        parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
+                        store=store, run_id=run_id, resume=args.resume is not None)
     out = result.to_dict(space.format)
-    out.update({"table": table.source, "metric": metric, "strategy": args.strategy, "seed": args.seed, "budget": args.budget})
+    out.update({"table": setup.table.source, "metric": cfg["metric"], "strategy": cfg["strategy"],
+                "seed": cfg["seed"], "budget": cfg["budget"]})
     if args.json:
         _print_json(out)
     else:

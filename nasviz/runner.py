@@ -1,15 +1,33 @@
-"""The search loop: ask, evaluate, tell, and emit a plain-data snapshot after every step."""
+"""The search loop: ask, evaluate, tell, and emit a plain-data snapshot after every step.
+
+With a :class:`~nasviz.store.RunStore` every step is persisted as it happens: the step's
+evaluations are committed right after they are evaluated (before the strategy is told and before
+the next step starts), then the step's snapshot. A run killed at any moment (even by SIGKILL)
+is resumed by :func:`resume_run` (or ``run_search(..., resume=True)``) by *deterministic
+replay*: the strategy is rebuilt from the stored config and seed, and for each stored step it is
+asked for proposals as before and told the stored results instead of evaluating them again.
+Strategies are deterministic given their seed and what they were told, so replay restores their
+state exactly without pickling anything, and the resumed run finishes with the same evaluations
+as an uninterrupted one. If a replayed step proposes something other than what was stored (a
+strategy that is not deterministic), the stored results are told anyway and a
+:class:`ReplayMismatchWarning` is issued.
+"""
 
 from __future__ import annotations
 
 import math
+import threading
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from nasviz.objectives.base import Evaluation, Objective
 from nasviz.strategies.base import Strategy
 
+if TYPE_CHECKING:
+    from nasviz.store import RunStore
 
 @dataclass
 class Snapshot:
@@ -41,6 +59,10 @@ class RunResult:
     optimum: float | None
     seconds: float
     stopped: bool = False
+    #: The run's id in the store, when it was persisted.
+    run_id: int | None = None
+    #: How many of ``evaluations`` were replayed from the store instead of evaluated.
+    replayed: int = 0
 
     @property
     def regret(self) -> float | None:
@@ -68,7 +90,12 @@ class RunResult:
             ],
             "seconds": self.seconds,
             "stopped": self.stopped,
+            **({"run_id": self.run_id, "replayed": self.replayed} if self.run_id is not None else {}),
         }
+
+
+class ReplayMismatchWarning(UserWarning):
+    """A resumed strategy proposed something other than what the stored run evaluated."""
 
 
 def run_search(
@@ -80,56 +107,149 @@ def run_search(
     batch_size: int = 1,
     on_step: Callable[[Snapshot], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    store: RunStore | None = None,
+    run_id: int | None = None,
+    resume: bool = False,
+    parse_arch: Callable[[str], Any] | None = None,
+    heartbeat_seconds: float = 10.0,
 ) -> RunResult:
     """Run ``strategy`` against ``objective`` for ``budget`` evaluations.
 
     After each step ``on_step`` receives a :class:`Snapshot`; ``should_stop`` is polled
     between steps so a search can be stopped cooperatively. Failed evaluations count towards
     the budget (they cost time) but never become the best.
+
+    Parameters
+    ----------
+    store, run_id : RunStore and int, optional
+        Persist every step in ``store`` under ``run_id`` (a new run is created when only
+        ``store`` is given; prefer :func:`start_run`, which stores a config that
+        :func:`resume_run` can rebuild the search from). The run's status ends ``finished``,
+        ``stopped`` (by ``should_stop`` or :meth:`RunStore.request_stop`) or ``failed`` (the
+        exception is recorded and re-raised). While it runs, a background thread refreshes the
+        run's heartbeat every ``heartbeat_seconds``.
+    resume : bool
+        Continue run ``run_id`` of ``store``: ``strategy`` must be freshly built with the same
+        seed and options as the stored run; stored steps are replayed (asked, then told the
+        stored results), and the search continues live from the first step not stored. Steps
+        that were replayed do not call ``on_step`` (their snapshots are already stored).
+    parse_arch : callable, optional
+        Architecture string -> architecture; only needed when replay diverges from the stored
+        run (default: ``parse`` of the strategy's or the objective's ``space``).
     """
     if budget < 1:
         raise ValueError(f"budget must be at least 1, got {budget}")
     if batch_size < 1:
         raise ValueError(f"batch size must be at least 1, got {batch_size}")
+    if resume and (store is None or run_id is None):
+        raise ValueError("resume=True needs the store and the run_id of the run to resume")
+    if run_id is not None and store is None:
+        raise ValueError("run_id given without a store")
     start = time.perf_counter()
+
+    replay: dict[int, list[dict[str, Any]]] = {}
+    snapshot_steps: set[int] = set()
+    elapsed_before = 0.0
+    if store is not None:
+        if run_id is None:
+            run_id = store.create_run({
+                "strategy": getattr(strategy, "name", type(strategy).__name__),
+                "objective": getattr(objective, "name", type(objective).__name__),
+                "metric": getattr(objective, "metric", None), "budget": budget, "batch_size": batch_size,
+            })
+        else:
+            store.set_status(run_id, "running", claim=True)
+        if resume:
+            for ev in store.evaluations(run_id):
+                replay.setdefault(ev["step"], []).append(ev)
+            snapshot_steps = set(store.snapshot_steps(run_id))
+            last = store.latest_snapshot(run_id)
+            elapsed_before = float(last.get("elapsed") or 0.0) if last else 0.0
+        if parse_arch is None:
+            space = getattr(strategy, "space", None) or getattr(objective, "space", None)
+            parse_arch = getattr(space, "parse", None)
+
     evaluations: list[Evaluation] = []
     trajectory: list[float] = []
     best_value, best_arch = -math.inf, None
-    step, stopped = 0, False
-    while len(evaluations) < budget:
-        if should_stop is not None and should_stop():
-            stopped = True
-            break
-        step_start = time.perf_counter()
-        proposals = strategy.ask(min(batch_size, budget - len(evaluations)))
-        if not proposals:
-            break  # the domain is exhausted
-        results = objective.evaluate(proposals)
-        strategy.tell(results)
-        for ev in results:
-            evaluations.append(ev)
-            if ev.ok and ev.value is not None and ev.value > best_value:
-                best_value, best_arch = ev.value, format_arch(ev.arch)
-            trajectory.append(best_value if best_arch is not None else math.nan)
-        step += 1
-        if on_step is not None:
-            on_step(
-                Snapshot(
-                    step=step,
-                    n_evaluations=len(evaluations),
-                    budget=budget,
-                    proposals=[format_arch(a) for a in proposals],
-                    results=[
-                        {"arch": format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
-                        for ev in results
-                    ],
-                    best_value=best_value if best_arch is not None else None,
-                    best_arch=best_arch,
-                    elapsed=time.perf_counter() - start,
-                    step_seconds=time.perf_counter() - step_start,
-                    strategy=strategy.state(),
-                )
+    step, stopped, n_replayed = 0, False, 0
+
+    stop_beating = threading.Event()
+    beater = None
+    if store is not None and heartbeat_seconds > 0:
+        beater = threading.Thread(target=_heartbeat, args=(store, run_id, heartbeat_seconds, stop_beating),
+                                  name=f"nasviz-heartbeat-{run_id}", daemon=True)
+        beater.start()
+    try:
+        while len(evaluations) < budget:
+            stored = replay.pop(step + 1, None)
+            if stored is None:  # live step: honour stop requests first
+                if should_stop is not None and should_stop():
+                    stopped = True
+                    break
+                if store is not None and store.stop_requested(run_id):
+                    stopped = True
+                    break
+            step_start = time.perf_counter()
+            proposals = strategy.ask(min(batch_size, budget - len(evaluations)))
+            if stored is None:
+                if not proposals:
+                    break  # the domain is exhausted
+                results = objective.evaluate(proposals)
+                if store is not None:  # committed before the strategy hears of them
+                    store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in results],
+                                          len(evaluations), step=step + 1)
+            else:
+                results = _replayed_results(stored, proposals, format_arch, parse_arch, step + 1)
+                n_replayed += len(results)
+                missing = proposals[len(results):] if len(results) < len(proposals) and \
+                    [format_arch(a) for a in proposals[:len(results)]] == [ev["arch"] for ev in stored] else []
+                if missing:  # killed in the middle of a step: finish the step live
+                    fresh = objective.evaluate(missing)
+                    store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in fresh],
+                                          len(evaluations) + len(results), step=step + 1)
+                    results = results + fresh
+            strategy.tell(results)
+            for ev in results:
+                evaluations.append(ev)
+                if ev.ok and ev.value is not None and ev.value > best_value:
+                    best_value, best_arch = ev.value, format_arch(ev.arch)
+                trajectory.append(best_value if best_arch is not None else math.nan)
+            step += 1
+            if stored is not None and step in snapshot_steps:
+                continue  # fully replayed: its snapshot is stored already
+            snapshot = Snapshot(
+                step=step,
+                n_evaluations=len(evaluations),
+                budget=budget,
+                proposals=[format_arch(a) for a in proposals],
+                results=[
+                    {"arch": format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
+                    for ev in results
+                ],
+                best_value=best_value if best_arch is not None else None,
+                best_arch=best_arch,
+                elapsed=elapsed_before + time.perf_counter() - start,
+                step_seconds=time.perf_counter() - step_start,
+                strategy=strategy.state(),
             )
+            if store is not None:
+                store.add_snapshot(run_id, snapshot)
+            if on_step is not None:
+                on_step(snapshot)
+    except BaseException as err:
+        if store is not None:
+            stop_beating.set()
+            failed = isinstance(err, Exception)
+            store.set_status(run_id, "failed" if failed else "interrupted",
+                             error=f"{type(err).__name__}: {err}" if failed else None)
+        raise
+    finally:
+        stop_beating.set()
+        if beater is not None:
+            beater.join()
+    if store is not None:
+        store.set_status(run_id, "stopped" if stopped else "finished")
     return RunResult(
         evaluations=evaluations,
         trajectory=trajectory,
@@ -138,4 +258,145 @@ def run_search(
         optimum=objective.optimum(),
         seconds=time.perf_counter() - start,
         stopped=stopped,
+        run_id=run_id,
+        replayed=n_replayed,
     )
+
+
+def _heartbeat(store: RunStore, run_id: int, every: float, done: threading.Event) -> None:
+    try:
+        while not done.wait(every):
+            store.heartbeat(run_id)
+    except Exception:  # a heartbeat is best effort: a stale one only marks the run interrupted
+        pass
+    finally:
+        store.close()
+
+
+def _plain(ev: Evaluation, format_arch: Callable[[Any], str]) -> dict[str, Any]:
+    return {"arch": format_arch(ev.arch), "value": ev.value, "cost": ev.cost, "status": ev.status,
+            "error": ev.error, "info": ev.info}
+
+
+def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], format_arch: Callable[[Any], str],
+                      parse_arch: Callable[[str], Any] | None, step: int) -> list[Evaluation]:
+    """The stored evaluations of one step as :class:`Evaluation` objects.
+
+    When the replayed proposals match the stored architectures (in order; the stored list may
+    be a prefix if the process died mid-step), the proposals' own objects are reused; otherwise
+    the stored strings are parsed and a :class:`ReplayMismatchWarning` is issued.
+    """
+    strings = [format_arch(a) for a in proposals]
+    stored_strings = [ev["arch"] for ev in stored]
+    if strings[: len(stored)] == stored_strings:
+        archs = list(proposals[: len(stored)])
+    else:
+        warnings.warn(
+            f"replaying step {step}: the strategy proposed {strings} but the stored run evaluated "
+            f"{stored_strings}; telling it the stored results (is the strategy deterministic given its seed?)",
+            ReplayMismatchWarning, stacklevel=3)
+        if parse_arch is None:
+            raise ValueError("cannot replay a diverging run without parse_arch (the space's parse)")
+        archs = [parse_arch(s) for s in stored_strings]
+    return [
+        Evaluation(arch, ev["value"], ev["cost"] if ev["cost"] is not None else 0.0, ev["status"], ev["error"],
+                   ev["info"] or {})
+        for arch, ev in zip(archs, stored)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rebuilding a search from plain config (what the store keeps, what the CLI and the app send).
+
+#: Keys of a search config and what they mean; see :func:`build_search`.
+CONFIG_KEYS = ("objective", "table", "space", "metric", "strategy", "strategy_options", "seed", "budget",
+               "batch_size")
+
+
+@dataclass
+class SearchSetup:
+    """What :func:`build_search` returns: everything :func:`run_search` needs."""
+
+    config: dict[str, Any]
+    space: ModuleType
+    objective: Objective
+    strategy: Strategy
+    table: Any = None
+
+
+def build_search(config: Mapping[str, Any]) -> SearchSetup:
+    """Rebuild the objective and the strategy from a plain config (deterministic given it).
+
+    Config keys: ``objective`` (``"table"``, the default), ``table`` (CSV path), ``space``
+    (default ``"nb201"``), ``metric`` (default: the table's first), ``strategy`` (name for
+    :func:`~nasviz.strategies.factory.make_strategy`), ``strategy_options`` (dict of its
+    keyword options), ``seed``, ``budget``, ``batch_size``. The returned ``config`` has every
+    default filled in (e.g. the metric), so storing it makes the run reproducible.
+    """
+    from nasviz.objectives import TableObjective, load_table
+    from nasviz.spaces import get_space
+    from nasviz.strategies.factory import make_strategy
+
+    cfg = dict(config)
+    kind = cfg.setdefault("objective", "table")
+    if kind != "table":
+        raise ValueError(f"cannot rebuild objective {kind!r} from a config; only 'table' is supported")
+    if not cfg.get("table"):
+        raise ValueError("search config has no 'table' (the benchmark CSV path)")
+    cfg.setdefault("space", "nb201")
+    cfg.setdefault("strategy", "random")
+    cfg["strategy_options"] = dict(cfg.get("strategy_options") or {})
+    for key, default in (("seed", 0), ("budget", 100), ("batch_size", 1)):
+        value = cfg.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"search config {key!r} must be an integer, got {value!r}")
+        cfg[key] = value
+    for key in ("budget", "batch_size"):
+        if cfg[key] < 1:
+            raise ValueError(f"{key.replace('_', ' ')} must be at least 1, got {cfg[key]}")
+    space = get_space(cfg["space"])
+    table = load_table(cfg["table"], space=cfg["space"])
+    cfg["table"] = str(cfg["table"])
+    cfg["metric"] = cfg.get("metric") or table.metrics[0]
+    objective = TableObjective(table, cfg["metric"])
+    strategy = make_strategy(cfg["strategy"], space=space, seed=cfg["seed"], domain=objective.domain(),
+                             **cfg["strategy_options"])
+    return SearchSetup(config=cfg, space=space, objective=objective, strategy=strategy, table=table)
+
+
+def start_run(store: RunStore, config: Mapping[str, Any], *, name: str | None = None,
+              on_step: Callable[[Snapshot], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> RunResult:
+    """Create a run in ``store`` from ``config`` (see :func:`build_search`) and run it to the end.
+
+    The stored config is complete, so :func:`resume_run` can continue the run if this process
+    dies. ``result.run_id`` is the new run's id (also visible in ``store.list_runs()`` from the
+    first step on).
+    """
+    setup = build_search(config)
+    run_id = store.create_run(setup.config, name=name)
+    return _run_setup(setup, store, run_id, resume=False, on_step=on_step, should_stop=should_stop)
+
+
+def resume_run(store: RunStore, run_id: int, *, on_step: Callable[[Snapshot], None] | None = None,
+               should_stop: Callable[[], bool] | None = None, force: bool = False) -> RunResult:
+    """Continue stored run ``run_id`` from its last stored evaluation (see the module docstring).
+
+    Works for ``interrupted``, ``stopped`` and ``failed`` runs (a ``finished`` run is replayed
+    and finishes again at once). A run still ``running`` in a live process is refused unless
+    ``force=True``. With the same seed the result is the evaluation set of an uninterrupted run.
+    """
+    run = store.get_run(run_id)  # marks a dead owner's run interrupted first
+    if run["status"] == "running" and not force:
+        raise ValueError(
+            f"run {run_id} is still running (pid {run['pid']} on {run['host']}); stop it first, "
+            "or pass force=True if you know its process is gone")
+    setup = build_search(run["config"])
+    return _run_setup(setup, store, int(run_id), resume=True, on_step=on_step, should_stop=should_stop)
+
+
+def _run_setup(setup: SearchSetup, store: RunStore, run_id: int, *, resume: bool, on_step, should_stop) -> RunResult:
+    return run_search(
+        setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
+        parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
+        should_stop=should_stop, store=store, run_id=run_id, resume=resume)

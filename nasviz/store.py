@@ -551,6 +551,13 @@ class RunStore:
                 (int(run_id), -1 if since_step is None else int(since_step))).fetchall()
         return [json.loads(r["data"]) for r in rows]
 
+    def snapshot_steps(self, run_id: int) -> list[int]:
+        """The steps that have a stored snapshot, ascending (cheap: no JSON is read)."""
+        with self._read() as conn:
+            self._require(conn, run_id)
+            return [r[0] for r in conn.execute("SELECT step FROM snapshots WHERE run_id=? ORDER BY step",
+                                               (int(run_id),))]
+
     def latest_snapshot(self, run_id: int) -> dict[str, Any] | None:
         """The snapshot with the highest step, or ``None`` before the first step."""
         with self._read() as conn:
