@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from nasviz.spaces import nb201
+from nasviz.spaces import layers, nb201
 
-_SPACES: dict[str, ModuleType] = {nb201.NAME: nb201}
+_SPACES: dict[str, ModuleType] = {nb201.NAME: nb201, layers.NAME: layers}
 
 
 def get_space(name: str) -> ModuleType:
@@ -30,4 +30,4 @@ def space_names() -> list[str]:
     return sorted(_SPACES)
 
 
-__all__ = ["get_space", "register_space", "space_names", "nb201"]
+__all__ = ["get_space", "layers", "register_space", "space_names", "nb201"]
