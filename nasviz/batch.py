@@ -11,6 +11,7 @@ the numbers a dashboard needs to explain the choice.
 ``bucb``           GP-BUCB / Kriging believer: greedy UCB, hallucinating the posterior mean
 ``thompson``       argmax of B joint posterior draws (Hernandez-Lobato et al., 2017)
 ``topk``           the B largest acquisition values
+``random``         B pool members uniformly at random (a baseline: the pool alone, no selector)
 =================  ===========================================================================
 
 Randomness always comes from a ``numpy.random.Generator`` argument; no global state is touched
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-BATCH_METHODS: tuple[str, ...] = ("kdpp-quality", "kdpp", "bucb", "thompson", "topk")
+BATCH_METHODS: tuple[str, ...] = ("kdpp-quality", "kdpp", "bucb", "thompson", "topk", "random")
 
 
 @dataclass
@@ -424,3 +425,9 @@ def select_topk(acquisition: np.ndarray, k: int) -> BatchSelection:
     k = _check_k(k, acquisition.shape[0])
     order = np.argsort(-acquisition, kind="stable")[:k]
     return BatchSelection("topk", [int(i) for i in order], acquisition=acquisition)
+
+
+def select_random(m: int, k: int, rng: np.random.Generator, *, acquisition: np.ndarray | None = None) -> BatchSelection:
+    """``k`` distinct pool members uniformly at random out of ``m`` (the "random batch" baseline)."""
+    k = _check_k(k, m)
+    return BatchSelection("random", [int(i) for i in rng.choice(m, size=k, replace=False)], acquisition=acquisition)
