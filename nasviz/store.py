@@ -149,10 +149,13 @@ def _finite(obj: Any) -> Any:
 def to_json(obj: Any) -> str:
     """``obj`` as strict JSON text (numpy converted; NaN and infinities written as ``null``)."""
     try:
-        return json.dumps(obj, allow_nan=False, default=_default, separators=(",", ":"))
-    except ValueError:  # a NaN/inf somewhere: rare, so only then walk the structure
-        return json.dumps(_finite(json.loads(json.dumps(obj, default=_default))), allow_nan=False,
-                          separators=(",", ":"))
+        try:
+            return json.dumps(obj, allow_nan=False, default=_default, separators=(",", ":"))
+        except ValueError:  # a NaN/inf somewhere: rare, so only then walk the structure
+            return json.dumps(_finite(json.loads(json.dumps(obj, default=_default))), allow_nan=False,
+                              separators=(",", ":"))
+    except TypeError as err:
+        raise StoreError(str(err)) from None
 
 
 def _optional_float(x: Any, what: str) -> float | None:

@@ -1,0 +1,235 @@
+"""The SQLite run store: round trips, validation, stop requests, dead runs, concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from nasviz.store import CSV_COLUMNS, RunStore, StoreError, UnknownRunError, read_csv_export
+
+CONFIG = {"objective": "table", "table": "t.csv", "metric": "acc", "strategy": "random", "seed": 3,
+          "budget": 10, "batch_size": 2, "strategy_options": {}}
+
+
+def evs(n: int, start: int = 0) -> list[dict]:
+    return [{"arch": f"a{start + i}", "value": float(start + i) / 3, "cost": 0.5 + i, "info": {"epochs": [1, 2]}}
+            for i in range(n)]
+
+
+@pytest.fixture
+def store(tmp_path) -> RunStore:
+    return RunStore(tmp_path / "runs.sqlite")
+
+
+def test_a_run_round_trips_with_its_summary(store):
+    run_id = store.create_run(CONFIG)
+    store.add_step(run_id, 1, evs(2), 0, {"step": 1, "best_value": 1 / 3, "pool": np.arange(3)})
+    store.add_evaluations(run_id, [{"arch": "bad", "value": None, "status": "failed", "error": "boom"}], 2, step=2)
+    store.add_snapshot(run_id, {"step": 2, "gp_std": [np.float64(0.5), float("nan")]})
+    run = store.get_run(run_id)
+    assert run["config"] == CONFIG and run["status"] == "running" and run["strategy"] == "random"
+    assert run["n_evaluations"] == 3 and run["n_failed"] == 1 and run["last_step"] == 2
+    assert run["best_value"] == pytest.approx(1 / 3) and run["best_arch"] == "a1"
+    got = store.evaluations(run_id)
+    assert [e["index"] for e in got] == [0, 1, 2] and [e["step"] for e in got] == [1, 1, 2]
+    assert got[1]["value"] == 1 / 3 and got[1]["cost"] == 1.5 and got[1]["info"] == {"epochs": [1, 2]}
+    assert got[2]["value"] is None and got[2]["status"] == "failed" and got[2]["error"] == "boom"
+    assert store.evaluations(run_id, since_index=2) == got[2:]
+    # numpy becomes plain lists; NaN becomes null (strict JSON that a browser can read)
+    assert store.snapshots(run_id) == [{"step": 1, "best_value": 1 / 3, "pool": [0, 1, 2]},
+                                       {"step": 2, "gp_std": [0.5, None]}]
+    assert [s["step"] for s in store.snapshots(run_id, since_step=1)] == [2]
+    assert store.latest_snapshot(run_id)["step"] == 2 and store.snapshot_steps(run_id) == [1, 2]
+    store.set_status(run_id, "finished")
+    assert store.get_run(run_id)["status"] == "finished"
+
+
+def test_list_runs_is_newest_first_and_reopening_the_file_keeps_everything(tmp_path):
+    path = tmp_path / "sub" / "runs.sqlite"
+    first = RunStore(path)
+    a = first.create_run(CONFIG, name="first")
+    b = first.create_run({**CONFIG, "strategy": "bo-tw2g-ucb"})
+    first.add_evaluations(b, evs(4), 0, step=1)
+    again = RunStore(path)
+    runs = again.list_runs()
+    assert [r["id"] for r in runs] == [b, a] and runs[1]["name"] == "first"
+    assert runs[0]["strategy"] == "bo-tw2g-ucb" and runs[0]["n_evaluations"] == 4 and runs[1]["best_value"] is None
+
+
+def test_nothing_is_written_twice_or_with_a_gap(store):
+    run_id = store.create_run(CONFIG)
+    store.add_evaluations(run_id, evs(3), 0, step=1)
+    with pytest.raises(StoreError, match="next must start at index 3"):
+        store.add_evaluations(run_id, evs(1), 2, step=2)  # overlap
+    with pytest.raises(StoreError, match="next must start at index 3"):
+        store.add_evaluations(run_id, evs(1), 4, step=2)  # gap
+    assert store.n_evaluations(run_id) == 3
+    # a failing batch is all-or-nothing: the good first record is not kept
+    with pytest.raises(StoreError, match="evaluation 4 of run .*'arch' must be"):
+        store.add_evaluations(run_id, [evs(1, 3)[0], {"arch": None, "value": 1}], 3, step=2)
+    assert store.n_evaluations(run_id) == 3
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"arch": "x", "value": "high"}, "value must be a number"),
+    ({"arch": "x", "value": 1.0, "info": [1]}, "'info' must be a dict"),
+    ({"arch": "", "value": 1.0}, "'arch' must be"),
+])
+def test_bad_evaluations_are_refused_with_the_field_named(store, bad, message):
+    run_id = store.create_run(CONFIG)
+    with pytest.raises(StoreError, match=message):
+        store.add_evaluations(run_id, [bad], 0, step=1)
+
+
+def test_bad_requests_name_the_problem(store, tmp_path):
+    with pytest.raises(UnknownRunError, match="no run 42"):
+        store.evaluations(42)
+    with pytest.raises(KeyError):  # also a KeyError, for callers that look runs up by id
+        store.get_run(42)
+    run_id = store.create_run(CONFIG)
+    with pytest.raises(StoreError, match="unknown run status 'done'"):
+        store.set_status(run_id, "done")
+    with pytest.raises(StoreError, match="run id must be an integer"):
+        store.get_run("three")
+    with pytest.raises(StoreError, match="'step' key"):
+        store.add_snapshot(run_id, {"best": 1})
+    with pytest.raises(StoreError, match="not plain data"):
+        store.create_run({"strategy": object()})
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="not a nasviz run store"):
+        RunStore(junk)
+    with pytest.raises(StoreError, match="is a folder"):
+        RunStore(tmp_path)
+
+
+def test_stop_is_requested_through_the_store_and_cleared_by_a_new_owner(store):
+    run_id = store.create_run(CONFIG)
+    assert not store.stop_requested(run_id)
+    store.request_stop(run_id)
+    assert store.stop_requested(run_id) and store.get_run(run_id)["stop_requested"]
+    store.set_status(run_id, "running", claim=True)  # a resumed run starts without the old request
+    assert not store.stop_requested(run_id)
+
+
+def test_a_run_whose_process_died_is_marked_interrupted(store):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = store.create_run(CONFIG, pid=dead.pid)
+    alive = store.create_run(CONFIG)  # this process: alive, fresh heartbeat
+    finished = store.create_run(CONFIG, pid=dead.pid)
+    store.set_status(finished, "finished")
+    statuses = {r["id"]: r["status"] for r in store.list_runs()}
+    assert statuses == {orphan: "interrupted", alive: "running", finished: "finished"}
+
+
+def test_a_run_without_a_recent_heartbeat_is_marked_interrupted(tmp_path):
+    store = RunStore(tmp_path / "r.sqlite", stale_after=0.0)
+    run_id = store.create_run(CONFIG)
+    assert store.get_run(run_id)["status"] == "interrupted"
+
+
+def test_delete_refuses_a_running_run_and_removes_everything_of_a_stopped_one(store):
+    keep, gone = store.create_run(CONFIG), store.create_run(CONFIG)
+    for run_id in (keep, gone):
+        store.add_step(run_id, 1, evs(2), 0, {"step": 1})
+    with pytest.raises(StoreError, match="still running"):
+        store.delete_run(gone)
+    store.set_status(gone, "stopped")
+    store.delete_run(gone)
+    assert [r["id"] for r in store.list_runs()] == [keep]
+    with pytest.raises(UnknownRunError):
+        store.snapshots(gone)
+    with store._read() as conn:  # cascaded: no orphan rows left behind
+        assert conn.execute("SELECT COUNT(*) FROM evaluations WHERE run_id=?", (gone,)).fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM snapshots WHERE run_id=?", (gone,)).fetchone()[0] == 0
+    assert store.n_evaluations(keep) == 2
+
+
+def test_csv_export_round_trips_exactly(store, tmp_path):
+    run_id = store.create_run(CONFIG)
+    rows = evs(3) + [{"arch": "f", "value": None, "status": "failed", "error": "no row, sorry", "info": {}}]
+    store.add_evaluations(run_id, rows, 0, step=1)
+    path = tmp_path / "run.csv"
+    assert store.export_csv(run_id, path) == 4
+    assert path.read_text().splitlines()[0] == ",".join(CSV_COLUMNS)
+    assert read_csv_export(path) == store.evaluations(run_id)  # floats bit for bit (repr)
+
+
+def test_json_export_round_trips_through_import(store, tmp_path):
+    run_id = store.create_run(CONFIG, name="demo")
+    store.add_step(run_id, 1, evs(2), 0, {"step": 1, "pool": ["a", "b"]})
+    store.add_step(run_id, 2, evs(2, 2), 2, {"step": 2, "pool": []})
+    path = tmp_path / "run.json"
+    doc = store.export_json(run_id, path)
+    assert json.loads(path.read_text()) == doc and doc["run"]["config"] == CONFIG
+    other = RunStore(tmp_path / "other.sqlite")
+    new_id = other.import_json(path)
+    run = other.get_run(new_id)
+    assert run["name"] == "demo" and run["config"] == CONFIG
+    assert run["status"] == "interrupted"  # exported while running: nobody owns it here
+    assert [{k: v for k, v in e.items() if k != "created"} for e in other.evaluations(new_id)] == \
+        [{k: v for k, v in e.items() if k != "created"} for e in store.evaluations(run_id)]
+    assert other.snapshots(new_id) == store.snapshots(run_id)
+    with pytest.raises(StoreError, match="not a nasviz run export"):
+        other.import_json({"format": "something else"})
+
+
+def _write_run(path: str, worker: int, steps: int, batch: int, barrier) -> int:
+    store = RunStore(path, busy_timeout=0.05)  # short timeout: exercise the store's own retries
+    run_id = store.create_run({**CONFIG, "seed": worker})
+    barrier.wait()  # start writing together
+    for step in range(steps):
+        rows = [{"arch": f"w{worker}-{step}-{i}", "value": float(worker)} for i in range(batch)]
+        store.add_step(run_id, step + 1, rows, step * batch, {"step": step + 1, "worker": worker})
+    store.set_status(run_id, "finished")
+    return run_id
+
+
+def test_concurrent_writer_processes_all_land(tmp_path):
+    path = str(tmp_path / "shared.sqlite")
+    RunStore(path)
+    n_workers, steps, batch = 4, 40, 3
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Manager().Barrier(n_workers)
+    with ctx.Pool(n_workers) as pool:
+        ids = pool.starmap(_write_run, [(path, w, steps, batch, barrier) for w in range(n_workers)])
+    store = RunStore(path)
+    assert sorted(ids) == sorted(r["id"] for r in store.list_runs()) and len(set(ids)) == n_workers
+    for worker, run_id in enumerate(ids):
+        got = store.evaluations(run_id)
+        assert [e["index"] for e in got] == list(range(steps * batch))
+        assert {e["arch"] for e in got} == {f"w{worker}-{s}-{i}" for s in range(steps) for i in range(batch)}
+        assert store.snapshot_steps(run_id) == list(range(1, steps + 1))
+        assert store.get_run(run_id)["status"] == "finished"
+
+
+def test_threads_sharing_one_store_object_each_get_a_connection(store):
+    ids = [store.create_run(CONFIG) for _ in range(4)]
+    errors = []
+
+    def write(run_id):
+        try:
+            for step in range(25):
+                store.add_step(run_id, step + 1, evs(2, 2 * step), 2 * step, {"step": step + 1})
+                store.latest_snapshot(run_id)  # readers interleave with writers
+        except Exception as err:  # pragma: no cover - reported below
+            errors.append(err)
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(store.n_evaluations(i) == 50 for i in ids)
+    assert all(math.isclose(r["best_value"], 49 / 3) for r in store.list_runs())
