@@ -6,12 +6,13 @@ layer reads the concatenation of its parents through a ``Linear``:
 ``deep(u, label)``
     Insert a layer ``w`` after processing layer ``u``: ``u -> w`` and ``w`` takes over all of
     ``u``'s out-edges. ``w`` has ``output_width(u)`` units and is initialised to the identity
-    (weight ``I``, bias 0). **Rule** (why only some labels): ``act(I x) = x`` must hold on the
-    values ``u`` outputs. ``linear`` always qualifies; ``relu``, ``leaky-relu`` and ``elu`` equal
-    the identity on ``x >= 0``, so they qualify when ``u``'s activation is non-negative
-    (``relu``, ``crelu``, ``softplus``, ``logistic``). Nothing else is inserted. Inserting after
-    the input is not offered: the new layer's width would be the data's, which an architecture
-    does not know.
+    (weight ``I``, bias 0). **Rule** (why only some labels): ``act(I x) = x`` must hold on every
+    value ``u`` can output. ``relu``, ``leaky-relu`` and ``elu`` equal the identity on
+    ``x >= 0``, so they qualify exactly when ``u``'s activation is non-negative (``relu``,
+    ``crelu``, ``softplus``, ``logistic``). After ``leaky-relu``, ``elu`` or ``tanh`` (negative
+    outputs) no label of the space is the identity (``linear`` is reserved for decision
+    layers), so ``deep`` is not offered there. Nor after the input: the new layer's width would
+    be the data's, which an architecture does not know.
 ``wide(u, units)``
     Give processing layer ``u`` more units. Graph-level consistency: every child of ``u`` reads
     a wider concatenation, so its weight gains columns (the "next layer set" L_n; the effective
@@ -94,8 +95,8 @@ class MorphResult:
 def deep_labels(arch: Architecture, u: int) -> tuple[str, ...]:
     """Labels a layer inserted after ``u`` may have and stay function-preserving (module rule)."""
     if arch.labels[u] in NONNEGATIVE_LABELS:
-        return ("linear", *IDENTITY_ON_NONNEGATIVE)
-    return ("linear",)
+        return IDENTITY_ON_NONNEGATIVE
+    return ()
 
 
 def _check(arch: Architecture, m: Morph) -> None:

@@ -37,23 +37,17 @@ from nasviz.arch import INPUT, OUTPUT, Architecture
 
 NAME = "layers"
 
-#: Labels of processing layers (paper 001, App. A, "MLPs"): five rectifiers, two sigmoids, linear.
-PROCESSING_LABELS: tuple[str, ...] = (
-    "relu",
-    "crelu",
-    "leaky-relu",
-    "softplus",
-    "elu",
-    "logistic",
-    "tanh",
-    "linear",
-)
+#: Labels of processing layers (paper 001, App. A, "MLPs"): five rectifiers and two sigmoids.
+PROCESSING_LABELS: tuple[str, ...] = ("relu", "crelu", "leaky-relu", "softplus", "elu", "logistic", "tanh")
 RECTIFIERS: frozenset[str] = frozenset({"relu", "crelu", "leaky-relu", "softplus", "elu"})
 SIGMOIDS: frozenset[str] = frozenset({"logistic", "tanh"})
-#: Label of decision layers (linear maps to the task's outputs; App. A uses "lin" for them).
+#: Label of decision layers: linear maps to the task's outputs. App. A lists ``linear`` with the
+#: MLP labels and Table 5 gives it an infinite cost to every other label, like ip / op: it is the
+#: label of the decision layers (regression in the paper; here the logits of classification
+#: too), never of a processing layer. The OTMANN kernel reads it the same way.
 DECISION_LABEL = "linear"
-#: All labels of the space, in the order of :func:`label_mismatch_matrix`.
-LABELS: tuple[str, ...] = PROCESSING_LABELS + (INPUT, OUTPUT)
+#: All labels of the space (App. A's eight plus ip / op), in the order of :func:`label_mismatch_matrix`.
+LABELS: tuple[str, ...] = PROCESSING_LABELS + (DECISION_LABEL, INPUT, OUTPUT)
 
 
 def label_mismatch_matrix() -> np.ndarray:
@@ -180,7 +174,9 @@ def problems(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS)
             if tuple(succ[v]) != (last,):
                 out.append(f"{where}: a decision layer may only feed the output layer, it feeds {list(succ[v])}")
         else:
-            if label not in PROCESSING_LABELS:
+            if label == DECISION_LABEL:
+                out.append(f"{where}: {DECISION_LABEL!r} is reserved for decision layers (parents of the output)")
+            elif label not in PROCESSING_LABELS:
                 out.append(f"{where}: unknown label; expected one of {', '.join(PROCESSING_LABELS)}")
             if w is None or not (constraints.min_units <= w <= constraints.max_units):
                 out.append(
