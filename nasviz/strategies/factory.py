@@ -1,4 +1,28 @@
-"""Build a strategy from its name and options (used by the CLI, the app and the benchmarks)."""
+"""Build a strategy from its name and options (used by the CLI, the app and the benchmarks).
+
+Strategy names
+--------------
+``random``              uniform random search without replacement
+``evolution``           regularised evolution (aging tournament; population 10, sample 3)
+``bo``                  Bayesian optimisation driven by options: ``kernel`` (tw, tw1g, tw2g, tw3g,
+                        wl, otmann, edit, path, ot, gw), ``acquisition`` (ucb, ei), ``pool``
+                        (evolution, random, gradient, mixed), ``batch`` (topk, kdpp-quality, kdpp,
+                        bucb, thompson, random), ``batch_size``
+``bo-tw2g-ucb``         TW 2-gram GP, UCB, evolutionary pool, one proposal per step (paper 000)
+``bo-tw-ucb``           the same with the 1-gram TW kernel
+``bo-wl-ei``            WL GP, EI, gradient-guided mutation pool (NAS-BOWL, paper 002)
+``bo-wl-ucb``           WL GP, UCB, gradient-guided mutation pool
+``bo-tw2g-kdpp5``       batch of 5 by quality k-DPP (paper 000 §3.2)
+``bo-tw2g-dpp5``        batch of 5 by plain k-DPP on the posterior covariance (Kathuria et al.)
+``bo-tw2g-bucb5``       batch of 5 by GP-BUCB / Kriging believer
+``bo-tw2g-thompson5``   batch of 5 by Thompson sampling
+``bo-tw2g-topk5``       the 5 best UCB values
+``bo-tw2g-random5``     5 pool members at random (the pool without a selector)
+
+Named BO strategies accept the same options as ``bo`` to override their settings. A strategy's
+``batch_size`` attribute is the batch it was designed for; the runner's ``batch_size`` decides
+how many are asked per step.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +31,46 @@ from typing import Any, Sequence
 
 from nasviz.arch import Architecture
 
+_TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
+
+#: Named BO configurations (options for :class:`~nasviz.strategies.bo.BayesianOptimisation`).
+BO_PRESETS: dict[str, dict[str, Any]] = {
+    "bo-tw2g-ucb": {**_TW2G, "batch": "topk", "batch_size": 1},
+    "bo-tw-ucb": {**_TW2G, "kernel": "tw1g", "batch": "topk", "batch_size": 1},
+    "bo-wl-ei": {"kernel": "wl", "acquisition": "ei", "pool": "gradient", "batch": "topk", "batch_size": 1},
+    "bo-wl-ucb": {"kernel": "wl", "acquisition": "ucb", "pool": "gradient", "batch": "topk", "batch_size": 1},
+    "bo-tw2g-kdpp5": {**_TW2G, "batch": "kdpp-quality", "batch_size": 5},
+    "bo-tw2g-dpp5": {**_TW2G, "batch": "kdpp", "batch_size": 5},
+    "bo-tw2g-bucb5": {**_TW2G, "batch": "bucb", "batch_size": 5},
+    "bo-tw2g-thompson5": {**_TW2G, "batch": "thompson", "batch_size": 5},
+    "bo-tw2g-topk5": {**_TW2G, "batch": "topk", "batch_size": 5},
+    "bo-tw2g-random5": {**_TW2G, "batch": "random", "batch_size": 5},
+}
+
+#: Kernel shorthands: name -> (registry name, options).
+KERNEL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "tw1g": ("tw", {"ngram": 1}),
+    "tw2g": ("tw", {"ngram": 2}),
+    "tw3g": ("tw", {"ngram": 3}),
+}
+
+_BO_OPTIONS = {
+    "kernel", "kernel_options", "acquisition", "pool", "batch", "batch_size", "n_init", "pool_size",
+    "transform", "beta0", "quality_temperature", "top_parents", "n_restarts",
+}
+_EVOLUTION_OPTIONS = {"population_size", "sample_size"}
+
 
 def strategy_names() -> list[str]:
     """Names accepted by :func:`make_strategy`."""
-    return ["random"]
+    return ["random", "evolution", "bo", *BO_PRESETS]
+
+
+def _check_options(name: str, options: dict[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        known = ", ".join(sorted(allowed)) or "none"
+        raise ValueError(f"strategy {name!r} does not take option(s) {', '.join(unknown)}; it takes: {known}")
 
 
 def make_strategy(
@@ -21,9 +81,38 @@ def make_strategy(
     domain: Sequence[Architecture] | None = None,
     **options: Any,
 ):
-    """A strategy instance. ``domain`` restricts proposals to a finite set (a table's rows)."""
+    """A strategy instance. ``domain`` restricts proposals to a finite set (a table's rows).
+
+    Options that are ``None`` are ignored (the CLI passes unset flags as ``None``).
+    """
+    options = {k: v for k, v in options.items() if v is not None}
     if name == "random":
         from nasviz.strategies.random_search import RandomSearch
 
+        _check_options(name, options, set())
         return RandomSearch(space, seed=seed, domain=domain)
+    if name == "evolution":
+        from nasviz.strategies.evolution import RegularizedEvolution
+
+        _check_options(name, options, _EVOLUTION_OPTIONS)
+        return RegularizedEvolution(space, seed=seed, domain=domain, **{k: int(v) for k, v in options.items()})
+    if name == "bo" or name in BO_PRESETS:
+        from nasviz.strategies.bo import BayesianOptimisation
+
+        _check_options(name, options, _BO_OPTIONS)
+        config = {**BO_PRESETS.get(name, {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution", "batch": "topk"}), **options}
+        kernel = str(config.pop("kernel"))
+        kernel_options = dict(config.pop("kernel_options", None) or {})
+        if kernel in KERNEL_ALIASES:
+            kernel, alias_options = KERNEL_ALIASES[kernel]
+            kernel_options = {**alias_options, **kernel_options}
+        label = name if name != "bo" else _bo_label(kernel, kernel_options, config)
+        return BayesianOptimisation(
+            space, kernel, kernel_options=kernel_options, seed=seed, domain=domain, name=label, **config
+        )
     raise ValueError(f"unknown strategy {name!r}; known strategies: {', '.join(strategy_names())}")
+
+
+def _bo_label(kernel: str, kernel_options: dict[str, Any], config: dict[str, Any]) -> str:
+    k = f"{kernel}{kernel_options['ngram']}g" if kernel == "tw" and "ngram" in kernel_options else kernel
+    return f"bo-{k}-{config.get('acquisition', 'ucb')}-{config.get('pool', 'evolution')}-{config.get('batch', 'topk')}{config.get('batch_size', 1)}"
