@@ -520,7 +520,7 @@ class OTMANNKernel(Kernel):
         cell_channels: int = 16,
         structure: str = "paths",
         n_jobs: int | None = None,
-        parallel_min_pairs: int = 6000,
+        parallel_min_pairs: int = 20000,
     ) -> None:
         nus = tuple(float(v) for v in nu_str)
         if not nus or any(v <= 0 for v in nus):

@@ -1,0 +1,391 @@
+"""Auto-Keras edit-distance kernel with a Bourgain embedding (paper 003, Sec. 3.1, App. E, F).
+
+Auto-Keras sees a network as a *sequence of layers* plus a set of *skip connections* and
+approximates the graph edit distance by (Eq. (4))::
+
+    d(f_a, f_b) = D_l(L_a, L_b) + lambda * D_s(S_a, S_b)
+
+* ``D_l`` (Eqs. (5)-(7)): an order-preserving matching of the two layer sequences found by
+  dynamic programming, ``A[i, j] = min(A[i-1, j] + 1, A[i, j-1] + 1, A[i-1, j-1] + d_l)``
+  with ``A[i, 0] = i``, ``A[0, j] = j`` (an unmatched layer is one insertion). The text prints
+  ``max`` in Eq. (7), but defines ``A[i, j]`` as the *minimum* of ``D_l`` over prefixes: the
+  recursion is the usual min. ``d_l`` is the widening cost of Eq. (6),
+  ``|w_a - w_b| / max(w_a, w_b)``, for layers of the same type; two layers of different types
+  cost 1 (deviation: Eq. (6) only covers widths because the paper's layers of one kind differ
+  only in width; a type change is one edit, the largest ``d_l`` can be, as in Auto-Keras's
+  implementation). The combined cost is still a metric on (type, width) pairs, so ``D_l`` is a
+  metric edit distance.
+* ``D_s`` (Eqs. (8), (9)): the skip connections are matched by the Hungarian algorithm
+  (``scipy.optimize.linear_sum_assignment``) with cost
+  ``d_s = (|u_a - u_b| + |delta_a - delta_b|) / (max(u_a, u_b) + max(delta_a, delta_b))``, plus
+  1 per unmatched skip connection (``||S_b| - |S_a||``).
+
+From an :class:`~nasviz.arch.Architecture` (see :func:`layer_sequence`): the graph is
+``arch.reduced()`` renumbered canonically (isomorphic graphs give the same sequence, so their
+distance is 0); its topological order is the layer sequence, without the input and output
+nodes (they are common to every network); labels are layer types and widths the units (cells
+without widths, NB201, use ``cell_width`` for every layer, so only types and structure count).
+An edge ``u -> v`` that jumps over layers of that order (``pos(v) > pos(u) + 1``) is a skip
+connection with ``u(s) = pos(u)`` (topological rank of its start, the input having rank 0) and
+``delta(s) = pos(v) - pos(u) - 1`` (layers between its ends). Edges between consecutive
+positions are the main path and are not compared; ``d`` is a metric on this (sequence, skip
+set) representation, i.e. a pseudo-metric on graphs.
+
+**Bourgain embedding** (App. F): the kernel is ``k = exp(-beta * rho^2)`` (Eq. (3), paper
+``beta = 1``) where ``rho`` is the Euclidean distance after a Bourgain embedding of the finite
+metric space: for ``i = 0 .. ceil(log2(n) - 1)`` and ``t = 1 .. ceil(ln n)`` a random anchor set
+``S_it`` of ``min(2^i, n)`` reference architectures, coordinate ``phi_it(x) = min_{s in S_it}
+d(x, s)``; ``(ceil(log2 n - 1) + 1) * ceil(ln n)`` dimensions, O(log^2 n) (the reference loop
+shadows its bound ``t`` and produced 15/21/28 dimensions at n = 100/200/500 instead of
+35/48/63). ``rho(x, y) = ||phi(x) - phi(y)||_2 / sqrt(D)``: each coordinate is 1-Lipschitz in
+``d``, so ``rho <= d`` and ``rho`` stays on the scale of ``d``. The kernel is a Gaussian on
+explicit Euclidean features, hence positive semi-definite on any set.
+
+One kernel for training and prediction: the anchors are drawn from a *reference set*
+(the training architectures). ``phi`` is defined for every architecture through its distances
+to the anchors, so a candidate's embedding uses the same map as the training set's. The
+reference is set by :meth:`EditDistanceKernel.set_reference`, or automatically by a square
+call ``components(X, X)`` whose set contains the current reference (a training set that grew:
+App. F re-embeds the expanded matrix). Other calls (``components(C, X)``, ``components(C, C)``
+for candidates) reuse the current anchors; with no reference yet, the union of the two
+arguments is embedded (the paper's finite-set embedding). Raw edit distances are cached per
+pair of canonical keys, so a growing training set never recomputes old pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.spatial.distance import cdist
+
+from nasviz.arch import Architecture
+from nasviz.kernels.base import Components, Hyperparameter, Kernel
+
+#: The paper's lambda (Sec. 5: "lambda is set to 1 according to the parameter sensitivity analysis").
+DEFAULT_LAMBDA = 1.0
+
+
+@dataclass(frozen=True)
+class LayerSequence:
+    """Auto-Keras view of a network.
+
+    ``labels`` (L,) layer types and ``widths`` (L,) units in topological order, without input
+    and output; ``skips`` (m, 2) rows ``(u, delta)``, sorted.
+    """
+
+    labels: tuple[str, ...]
+    widths: np.ndarray
+    skips: np.ndarray
+
+
+def _canonical_graph(arch: Architecture) -> Architecture:
+    """``arch.reduced()`` renumbered in the canonical order of :meth:`Architecture.canonical_key`.
+
+    The key lists node descriptors ``role|label|width`` in canonical order, then ``#`` and the
+    edges ``u>v`` in that numbering. If the key cannot be read (its format is private to
+    ``nasviz.arch``), the reduced graph's own numbering is used.
+    """
+    red = arch.reduced()
+    try:
+        head, tail = arch.canonical_key().split("#", 1)
+        nodes = [part.split("|") for part in head.split(";")]
+        labels = tuple("|".join(p[1:-1]) for p in nodes)
+        widths_raw = [p[-1] for p in nodes]
+        widths = None if all(w == "None" for w in widths_raw) else tuple(None if w == "None" else int(w) for w in widths_raw)
+        edges = tuple(tuple(int(x) for x in e.split(">")) for e in tail.split(";")) if tail else ()
+        roles = [p[0] for p in nodes]
+        if roles[0] != "I" or roles[-1] != "O" or len(labels) != red.n_nodes or len(edges) != len(red.edges):
+            return red
+        return Architecture(labels, edges, widths)
+    except (ValueError, IndexError):
+        return red
+
+
+def layer_sequence(arch: Architecture, cell_width: int = 16) -> LayerSequence:
+    """The layer sequence and skip connections of ``arch`` (module docstring), for Eqs. (5)-(9)."""
+    g = _canonical_graph(arch)
+    order = g.topological_order()
+    pos = {node: i for i, node in enumerate(order)}
+    inner = order[1:-1]
+    labels = tuple(g.labels[v] for v in inner)
+    if g.widths is None:
+        widths = np.full(len(inner), float(cell_width))
+    else:
+        widths = np.array([float(cell_width) if g.widths[v] is None else float(g.widths[v]) for v in inner])
+    if np.any(widths <= 0):
+        raise ValueError(f"edit distance: layer widths must be positive, got {widths.tolist()} for {arch!r}")
+    skips = sorted((pos[u], pos[v] - pos[u] - 1) for u, v in g.edges if pos[v] - pos[u] > 1)
+    return LayerSequence(labels, widths, np.array(skips, dtype=float).reshape(-1, 2))
+
+
+# ---------------------------------------------------------------------------- D_l and D_s
+def layer_distance_batch(
+    labels_a: np.ndarray, widths_a: np.ndarray, len_a: np.ndarray,
+    labels_b: np.ndarray, widths_b: np.ndarray, len_b: np.ndarray,
+) -> np.ndarray:
+    """``D_l`` of Eqs. (5)-(7) for ``P`` pairs at once, shape ``(P,)``.
+
+    Inputs are padded to common lengths: ``labels_*`` int ``(P, La)`` / ``(P, Lb)``, ``widths_*``
+    float of the same shapes, ``len_*`` ``(P,)`` true lengths. The DP runs over the padded
+    grid, vectorised over pairs; ``A[p, len_a[p], len_b[p]]`` only depends on real entries.
+    """
+    P, La = labels_a.shape
+    Lb = labels_b.shape[1]
+    wa, wb = widths_a[:, :, None], widths_b[:, None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_l = np.abs(wa - wb) / np.maximum(wa, wb)  # Eq. (6)
+    d_l = np.where(labels_a[:, :, None] == labels_b[:, None, :], np.nan_to_num(d_l), 1.0)
+    A = np.empty((P, La + 1, Lb + 1))
+    A[:, :, 0] = np.arange(La + 1)
+    A[:, 0, :] = np.arange(Lb + 1)
+    for i in range(1, La + 1):
+        for j in range(1, Lb + 1):  # Eq. (7) (with min: see the module docstring)
+            A[:, i, j] = np.minimum(np.minimum(A[:, i - 1, j], A[:, i, j - 1]) + 1.0, A[:, i - 1, j - 1] + d_l[:, i - 1, j - 1])
+    return A[np.arange(P), len_a, len_b]
+
+
+def skip_distance(skips_a: np.ndarray, skips_b: np.ndarray) -> float:
+    """``D_s`` of Eqs. (8), (9): Hungarian matching of skip connections ``(m, 2)`` rows ``(u, delta)``."""
+    m_a, m_b = len(skips_a), len(skips_b)
+    if m_a == 0 or m_b == 0:
+        return float(abs(m_a - m_b))
+    ua, da = skips_a[:, 0][:, None], skips_a[:, 1][:, None]
+    ub, db = skips_b[:, 0][None, :], skips_b[:, 1][None, :]
+    cost = (np.abs(ua - ub) + np.abs(da - db)) / (np.maximum(ua, ub) + np.maximum(da, db))  # Eq. (9)
+    rows, cols = linear_sum_assignment(cost)
+    return float(cost[rows, cols].sum()) + abs(m_a - m_b)
+
+
+def edit_distance(arch_a: Architecture, arch_b: Architecture, lam: float = DEFAULT_LAMBDA, cell_width: int = 16) -> float:
+    """Eq. (4) for one pair (the plain, one-pair-at-a-time computation)."""
+    sa, sb = layer_sequence(arch_a, cell_width), layer_sequence(arch_b, cell_width)
+    vocab = {label: i for i, label in enumerate(sorted(set(sa.labels) | set(sb.labels)))}
+    la = np.array([[vocab[x] for x in sa.labels]], dtype=np.intp).reshape(1, -1)
+    lb = np.array([[vocab[x] for x in sb.labels]], dtype=np.intp).reshape(1, -1)
+    d_l = layer_distance_batch(la, sa.widths[None, :], np.array([len(sa.labels)]), lb, sb.widths[None, :], np.array([len(sb.labels)]))[0]
+    return float(d_l + lam * skip_distance(sa.skips, sb.skips))
+
+
+# ---------------------------------------------------------------------------- Bourgain
+def bourgain_dimensions(n: int) -> int:
+    """``(ceil(log2(n) - 1) + 1) * ceil(ln n)`` coordinates (at least 1): 35 / 48 / 63 at n = 100 / 200 / 500."""
+    if n <= 2:
+        return 1
+    levels = math.ceil(math.log2(n) - 1) + 1
+    return levels * math.ceil(math.log(n))
+
+
+def bourgain_anchor_sets(n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Random anchor index sets for a reference set of ``n`` points: level ``i`` has
+    ``min(2^i, n)`` points (drawn without replacement), ``ceil(ln n)`` sets per level."""
+    if n <= 2:
+        return [np.arange(n)[:1]] if n else []
+    levels = math.ceil(math.log2(n) - 1) + 1
+    reps = math.ceil(math.log(n))
+    return [rng.choice(n, size=min(2**i, n), replace=False) for i in range(levels) for _ in range(reps)]
+
+
+def bourgain_embedding(dist_to_ref: np.ndarray, anchor_sets: Sequence[np.ndarray]) -> np.ndarray:
+    """``phi(x)_j = min_{s in S_j} d(x, s)`` for rows of ``dist_to_ref`` ``(m, n_ref)``; returns ``(m, D)``."""
+    if not anchor_sets:
+        return np.zeros((len(dist_to_ref), 1))
+    return np.stack([dist_to_ref[:, s].min(axis=1) for s in anchor_sets], axis=1)
+
+
+# ---------------------------------------------------------------------------- the kernel
+class EditDistanceKernel(Kernel):
+    """Auto-Keras kernel ``exp(-beta * rho^2)`` on Bourgain-embedded edit distances (paper 003 Eq. (3)).
+
+    Parameters
+    ----------
+    lam : float
+        Weight of the skip-connection distance in Eq. (4) (paper: 1).
+    cell_width : int
+        Width given to layers without one (NB201 cells).
+    seed : int
+        Seed of the Bourgain anchor sets (the embedding is deterministic given the reference).
+
+    Components, each ``(len(a), len(b))``: ``"edit"`` the raw distance ``d`` of Eq. (4) and
+    ``"bourgain"`` the embedded distance ``rho``. Hyperparameter: ``beta`` (default 1).
+    """
+
+    name = "edit"
+    positive_definite = True
+    #: The embedding depends on the reference set: a GP must not assemble Gram matrices from
+    #: blocks computed at different times (see ``nasviz.gp.ComponentsCache``).
+    pairwise_components = False
+
+    def __init__(self, lam: float = DEFAULT_LAMBDA, cell_width: int = 16, seed: int = 0, chunk_pairs: int = 50_000) -> None:
+        if not lam >= 0:
+            raise ValueError(f"lam (lambda of Eq. (4)) must be >= 0, got {lam!r}")
+        if cell_width <= 0:
+            raise ValueError(f"cell_width must be positive, got {cell_width!r}")
+        self.lam = float(lam)
+        self.cell_width = int(cell_width)
+        self.seed = int(seed)
+        self.chunk_pairs = int(chunk_pairs)
+        self._keys: list[str] = []
+        self._kidx: dict[str, int] = {}
+        self._seqs: list[LayerSequence] = []
+        self._vocab: dict[str, int] = {}
+        self._D = np.full((0, 0), np.nan)  # raw d between cached keys; NaN = not computed yet
+        self._skip_cache: dict[tuple[bytes, bytes], float] = {}
+        self._reference: list[int] = []  # key indices of the reference set
+        self._anchors: list[np.ndarray] = []  # indices into self._reference
+
+    @property
+    def hyperparameters(self) -> list[Hyperparameter]:
+        return [Hyperparameter("beta", 1.0, (1e-3, 1e3))]
+
+    # ------------------------------------------------------------------ raw distances
+    def _index(self, arch: Architecture) -> int:
+        key = arch.canonical_key()
+        i = self._kidx.get(key)
+        if i is None:
+            i = self._kidx[key] = len(self._keys)
+            self._keys.append(key)
+            seq = layer_sequence(arch, self.cell_width)
+            self._seqs.append(seq)
+            for label in seq.labels:
+                self._vocab.setdefault(label, len(self._vocab))
+        return i
+
+    def _grow(self) -> None:
+        n = len(self._keys)
+        if self._D.shape[0] < n:
+            cap = max(n, 2 * self._D.shape[0], 16)
+            grown = np.full((cap, cap), np.nan)
+            old = self._D.shape[0]
+            grown[:old, :old] = self._D
+            np.fill_diagonal(grown, 0.0)
+            self._D = grown
+
+    def _fill(self, rows: np.ndarray, cols: np.ndarray) -> None:
+        """Compute the missing raw distances between key indices ``rows`` x ``cols``."""
+        self._grow()
+        sub = self._D[np.ix_(rows, cols)]
+        ii, jj = np.nonzero(np.isnan(sub))
+        if len(ii) == 0:
+            return
+        pa, pb = rows[ii], cols[jj]
+        swap = pa > pb  # symmetric: solve each unordered pair once
+        pa, pb = np.where(swap, pb, pa), np.where(swap, pa, pb)
+        n = self._D.shape[0]
+        flat = np.unique(pa * n + pb)
+        pairs = np.stack([flat // n, flat % n], axis=1)
+        for lo in range(0, len(pairs), self.chunk_pairs):
+            chunk = pairs[lo : lo + self.chunk_pairs]
+            values = self._solve(chunk[:, 0], chunk[:, 1])
+            self._D[chunk[:, 0], chunk[:, 1]] = values
+            self._D[chunk[:, 1], chunk[:, 0]] = values
+
+    def _solve(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """Eq. (4) for key-index pairs, shape ``(P,)``: D_l vectorised, D_s per distinct skip-set pair."""
+        seqs = self._seqs
+        lens = np.array([len(s.labels) for s in seqs])
+        L = max(1, int(lens.max()))
+        # padded per-key arrays (labels -1, widths 1 beyond the true length; never read)
+        lab = np.full((len(seqs), L), -1, dtype=np.intp)
+        wid = np.ones((len(seqs), L))
+        for k, s in enumerate(seqs):
+            lab[k, : len(s.labels)] = [self._vocab[x] for x in s.labels]
+            wid[k, : len(s.labels)] = s.widths
+        La, Lb = max(1, int(lens[ia].max())), max(1, int(lens[ib].max()))
+        d_l = layer_distance_batch(lab[ia, :La], wid[ia, :La], lens[ia], lab[ib, :Lb], wid[ib, :Lb], lens[ib])
+        if self.lam == 0:
+            return d_l
+        sig = [seqs[k].skips.tobytes() for k in range(len(seqs))]
+        d_s = np.empty(len(ia))
+        cache = self._skip_cache
+        for p, (a, b) in enumerate(zip(ia, ib)):
+            key = (sig[a], sig[b]) if sig[a] <= sig[b] else (sig[b], sig[a])
+            v = cache.get(key)
+            if v is None:
+                v = cache[key] = skip_distance(seqs[a].skips, seqs[b].skips)
+            d_s[p] = v
+        return d_l + self.lam * d_s
+
+    def edit_distances(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> np.ndarray:
+        """Raw ``d`` of Eq. (4), shape ``(len(a), len(b))`` (cached per pair of canonical keys)."""
+        ia = np.array([self._index(a) for a in archs_a], dtype=np.intp)
+        ib = np.array([self._index(b) for b in archs_b], dtype=np.intp)
+        self._fill(np.unique(ia), np.unique(ib))
+        return self._D[np.ix_(ia, ib)].copy()
+
+    # ------------------------------------------------------------------ embedding
+    def set_reference(self, archs: Sequence[Architecture]) -> None:
+        """Draw the Bourgain anchor sets from ``archs`` (usually the training set)."""
+        idx = sorted({self._index(a) for a in archs})
+        if not idx:
+            raise ValueError("set_reference needs at least one architecture")
+        self._reference = idx
+        self._anchors = bourgain_anchor_sets(len(idx), np.random.default_rng(self.seed))
+
+    @property
+    def n_dimensions(self) -> int:
+        """Dimensions of the current embedding (0 if no reference is set)."""
+        return len(self._anchors)
+
+    def _embed_idx(self, idx: np.ndarray) -> np.ndarray:
+        ref = np.array(self._reference, dtype=np.intp)
+        self._fill(np.unique(idx), ref)
+        return bourgain_embedding(self._D[np.ix_(idx, ref)], self._anchors)
+
+    def embed(self, archs: Sequence[Architecture]) -> np.ndarray:
+        """Bourgain coordinates ``phi`` of ``archs`` w.r.t. the current reference, ``(len(archs), D)``."""
+        if not self._reference:
+            raise ValueError("no reference set: call set_reference(archs) or components(X, X) first")
+        return self._embed_idx(np.array([self._index(a) for a in archs], dtype=np.intp))
+
+    def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
+        """``"edit"`` (raw d) and ``"bourgain"`` (rho), each ``(len(a), len(b))``."""
+        d = self.edit_distances(archs_a, archs_b)
+        ia = np.array([self._kidx[a.canonical_key()] for a in archs_a], dtype=np.intp)
+        ib = np.array([self._kidx[b.canonical_key()] for b in archs_b], dtype=np.intp)
+        sa, sb = set(ia.tolist()), set(ib.tolist())
+        saved = None
+        if sa == sb and sa and sa.issuperset(self._reference):
+            if sorted(sa) != self._reference:
+                self.set_reference(archs_a)  # a (grown) training set: re-embed (App. F)
+        elif not self._reference:
+            saved = (self._reference, self._anchors)  # finite-set embedding of the union, not kept
+            self.set_reference(list(archs_a) + list(archs_b))
+        try:
+            phi_a, phi_b = self._embed_idx(ia), self._embed_idx(ib)
+        finally:
+            if saved is not None:
+                self._reference, self._anchors = saved
+        # cdist rather than the |a|^2 + |b|^2 - 2ab expansion: exact zeros for equal points
+        rho = cdist(phi_a, phi_b) / math.sqrt(phi_a.shape[1])
+        return {"edit": d, "bourgain": rho}
+
+    # ------------------------------------------------------------------ kernel
+    def _beta(self, theta: Sequence[float] | None) -> float:
+        theta = self.default_theta() if theta is None else np.asarray(theta, dtype=float)
+        if theta.shape != (1,):
+            raise ValueError(f"theta must have 1 entry (beta), got shape {theta.shape}")
+        return float(theta[0])
+
+    def combine(self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None) -> np.ndarray:
+        """Eq. (3): ``exp(-beta * rho^2)``."""
+        if "bourgain" not in components:
+            raise ValueError("components lack 'bourgain'; compute them with EditDistanceKernel.components")
+        rho = np.asarray(components["bourgain"])
+        return np.exp(-self._beta(theta) * rho**2)
+
+    def combine_with_gradients(
+        self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``K`` and ``dK/dbeta = -rho^2 K``."""
+        K = self.combine(components, theta)
+        return K, [-np.asarray(components["bourgain"]) ** 2 * K]
+
+
+__all__ = [
+    "DEFAULT_LAMBDA", "EditDistanceKernel", "LayerSequence", "bourgain_anchor_sets", "bourgain_dimensions",
+    "bourgain_embedding", "edit_distance", "layer_distance_batch", "layer_sequence", "skip_distance",
+]
