@@ -205,6 +205,23 @@ def cholesky_with_jitter(C: np.ndarray, max_tries: int = 10, context: str = "") 
     raise np.linalg.LinAlgError(f"GP covariance matrix is not positive definite even with jitter {scale * 0.1:.3g}")
 
 
+def _factor_solve_inverse(C: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Cholesky of ``C`` (n, n), ``alpha = C^{-1} z`` (n,) and ``C^{-1}`` (n, n) by LAPACK
+    ``potrf``/``potrs``/``potri`` (called directly: about 4x faster than the checked wrappers for
+    the n ~ 200 matrices of a likelihood step). ``None`` if ``C`` is not positive definite."""
+    c, info = sla.lapack.dpotrf(C, lower=1, clean=1)
+    if info != 0:
+        return None
+    alpha, info = sla.lapack.dpotrs(c, z, lower=1)
+    inv, info2 = sla.lapack.dpotri(c, lower=1)
+    if info != 0 or info2 != 0:
+        return None
+    # potri fills the lower triangle only (the upper one is zero after clean=1).
+    inv = inv + inv.T
+    inv[np.diag_indices_from(inv)] *= 0.5
+    return c, alpha, inv
+
+
 # ---------------------------------------------------------------------------------------------
 # the model
 # ---------------------------------------------------------------------------------------------
@@ -247,6 +264,7 @@ class GaussianProcess:
         noise_bounds: tuple[float, float] = (1e-6, 2.0),
         max_value: float = 100.0,
         max_iter: int = 100,
+        ftol: float = 1e-5,
     ) -> None:
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a nasviz Kernel, got {type(kernel).__name__}")
@@ -270,6 +288,7 @@ class GaussianProcess:
         self.noise_bounds = (float(noise_bounds[0]), float(noise_bounds[1]))
         self.max_value = float(max_value)
         self.max_iter = int(max_iter)
+        self.ftol = float(ftol)
         self.components_cache = ComponentsCache(kernel)
         self._rng = np.random.default_rng(seed)
         self._fitted = False
@@ -355,7 +374,7 @@ class GaussianProcess:
                 for p0 in starts[: max(self.n_restarts, 1)]:
                     res = minimize(
                         objective.value_and_grad, p0, jac=True, method="L-BFGS-B", bounds=bounds,
-                        options={"maxiter": self.max_iter},
+                        options={"maxiter": self.max_iter, "ftol": self.ftol},
                     )
                     n_evals += int(res.nfev)
                     if np.isfinite(res.fun) and (best_combo is None or res.fun < best_combo[0]):
@@ -620,14 +639,13 @@ class _Objective:
             grad = np.array([0.5 * np.sum(w * a * lam), 0.5 * np.sum(w * s)])
             return float(-lml), -grad
         K, dKs = self.kernel.combine_with_gradients(self.comps, theta)
-        C = a * np.asarray(K) + s * np.eye(n)
-        try:
-            L = np.linalg.cholesky(C)
-        except np.linalg.LinAlgError:
+        C = a * np.asarray(K, dtype=float)
+        C[np.diag_indices(n)] += s
+        solved = _factor_solve_inverse(C, z)
+        if solved is None:
             return 1e25, np.zeros_like(p)
-        alpha = sla.cho_solve((L, True), z)
+        L, alpha, Cinv = solved
         lml = -0.5 * z @ alpha - np.sum(np.log(np.diag(L))) - 0.5 * n * _LOG_2PI
-        Cinv = sla.cho_solve((L, True), np.eye(n))
         W = np.outer(alpha, alpha) - Cinv  # Eq. (28): dL/dp = 1/2 tr(W dC/dp)
         grad = np.empty(len(p))
         for k, i in enumerate(self.continuous):

@@ -1,0 +1,140 @@
+"""Surrogate quality: the protocol of paper 002 §5.1 (NAS-BOWL Table 1) for any kernel and table.
+
+Each trial draws ``train`` architectures and ``test`` other architectures uniformly without
+replacement from the table, fits a GP with ML-II on the training set, predicts the posterior
+mean of the test set and scores it by Spearman's rank correlation with the true values; the
+result is the mean and standard error over trials. It also reports the calibration of the
+predictive distribution: the fraction of test values inside the central 95% predictive interval
+(observation noise included, since table values are noisy measurements), and the time of one
+ML-II fit at ``--fit-timing`` observations from scratch (a fresh kernel and GP, so component
+computation is included).
+
+``python -m nasviz bench surrogate --table CSV --metric cifar10 --kernel wl --json``
+
+``--kernel`` takes a kernel name and options: ``tw`` (2-gram by default), ``tw:ngram=1``,
+``wl:base=oa,h_max=3``. The target transform defaults to ``auto``: ``log_error`` (paper 002
+App. D) when every value lies in [0, 100] (accuracy in percent), else ``standardize``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from nasviz.gp import TRANSFORMS, GaussianProcess
+from nasviz.kernels import make_kernel
+from nasviz.objectives import load_table, shared_nb201_table_path
+
+DESCRIPTION = "surrogate rank correlation (paper 002 §5.1): Spearman of GP mean vs truth, calibration, fit time"
+
+
+def parse_kernel_spec(spec: str) -> tuple[str, dict]:
+    """``"wl:base=oa,h_max=3"`` -> ``("wl", {"base": "oa", "h_max": 3})``; values are Python literals or strings."""
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"--kernel {spec!r}: missing kernel name")
+    options: dict = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--kernel {spec!r}: option {item!r} is not of the form key=value")
+        try:
+            options[key.strip()] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            options[key.strip()] = value.strip()
+    return name, options
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--table", type=Path, help="benchmark CSV (default: the shared NAS-Bench-201 table)")
+    parser.add_argument("--space", default="nb201", help="search space of the table's architecture strings")
+    parser.add_argument("--metric", help="column to predict (default: the table's first metric)")
+    parser.add_argument("--kernel", default="wl", help="kernel name with options, e.g. tw, wl:base=oa (default: wl)")
+    parser.add_argument("--train", type=int, default=50, help="training architectures per trial (default: 50)")
+    parser.add_argument("--test", type=int, default=400, help="test architectures per trial (default: 400)")
+    parser.add_argument("--trials", type=int, default=20, help="random splits (default: 20)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--transform", default="auto", choices=("auto", *TRANSFORMS), help="target transform (default: auto)")
+    parser.add_argument("--n-restarts", type=int, default=3, help="L-BFGS-B starts per fit (default: 3)")
+    parser.add_argument("--no-learn", action="store_true", help="keep the kernel's default hyperparameters (no ML-II)")
+    parser.add_argument("--fit-timing", type=int, default=200, help="time one ML-II fit at this many observations (0: skip)")
+    parser.add_argument("--json", action="store_true", help="print JSON (always on; accepted for symmetry)")
+
+
+def choose_transform(values: np.ndarray, transform: str) -> str:
+    if transform != "auto":
+        return transform
+    return "log_error" if values.min() >= 0 and values.max() <= 100 else "standardize"
+
+
+def run(args: argparse.Namespace) -> dict:
+    start = time.perf_counter()
+    path = args.table or shared_nb201_table_path()
+    if path is None:
+        raise ValueError("no --table given and the shared NAS-Bench-201 table is absent")
+    table = load_table(path, space=args.space)
+    metric = table.check_metric(args.metric) if args.metric else table.metrics[0]
+    values = np.asarray(table.values[metric], dtype=float)
+    ok = np.flatnonzero(np.isfinite(values))
+    for name in ("train", "test", "trials"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.train + args.test > len(ok):
+        raise ValueError(f"--train {args.train} + --test {args.test} exceeds the {len(ok)} rows with a {metric} value")
+    kernel_name, options = parse_kernel_spec(args.kernel)
+    make_kernel(kernel_name, **options)  # validate the spec before the trials
+    transform = choose_transform(values[ok], args.transform)
+
+    spearman, coverage, fit_seconds, thetas = [], [], [], []
+    for child in np.random.SeedSequence(args.seed).spawn(args.trials):
+        rng = np.random.default_rng(child)
+        idx = ok[rng.choice(len(ok), args.train + args.test, replace=False)]
+        train, test = idx[: args.train], idx[args.train :]
+        gp = GaussianProcess(make_kernel(kernel_name, **options), transform=transform,
+                             n_restarts=args.n_restarts, seed=int(rng.integers(2**31)), learn=not args.no_learn)
+        fit = gp.fit([table.archs[i] for i in train], values[train])
+        test_archs = [table.archs[i] for i in test]
+        mean, _ = gp.predict(test_archs, full_cov=False)
+        lo, hi = gp.predict_interval(test_archs, level=0.95, include_noise=True)
+        truth = values[test]
+        rho = spearmanr(mean, truth)[0]
+        spearman.append(float(rho) if np.isfinite(rho) else 0.0)
+        coverage.append(float(np.mean((truth >= lo) & (truth <= hi))))
+        fit_seconds.append(fit.seconds)
+        thetas.append({**fit.theta, "amplitude": fit.amplitude, "noise": fit.noise})
+
+    result = {
+        "kernel": args.kernel,
+        "kernel_options": options,
+        "table": str(table.source) if hasattr(table, "source") else str(path),
+        "metric": metric,
+        "transform": transform,
+        "learn": not args.no_learn,
+        "train": args.train,
+        "test": args.test,
+        "trials": args.trials,
+        "seed": args.seed,
+        "spearman_mean": float(np.mean(spearman)),
+        "spearman_se": float(np.std(spearman, ddof=1) / np.sqrt(len(spearman))) if len(spearman) > 1 else 0.0,
+        "coverage_95": float(np.mean(coverage)),
+        "fit_seconds_mean": float(np.mean(fit_seconds)),
+        "hyperparameters_median": {k: float(np.median([t[k] for t in thetas])) for k in thetas[0]},
+        "spearman_per_trial": [round(s, 4) for s in spearman],
+    }
+    if args.fit_timing:
+        n = min(args.fit_timing, len(ok))
+        rng = np.random.default_rng(args.seed)
+        idx = ok[rng.choice(len(ok), n, replace=False)]
+        gp = GaussianProcess(make_kernel(kernel_name, **options), transform=transform,
+                             n_restarts=args.n_restarts, seed=args.seed, learn=not args.no_learn)
+        t0 = time.perf_counter()
+        gp.fit([table.archs[i] for i in idx], values[idx])
+        result["fit_timing"] = {"n_obs": n, "seconds": time.perf_counter() - t0, "n_restarts": args.n_restarts}
+    result["seconds"] = time.perf_counter() - start
+    return result
