@@ -138,9 +138,12 @@ def _add_table_parser(sub: argparse._SubParsersAction) -> None:
             "The file is unpickled, so only give a file you trust; it is read only from the path given here."
         ),
     )
-    imp.add_argument("path", type=Path, help="the official file, e.g. NAS-Bench-201-v1_1-096897.pth")
+    imp.add_argument("path", type=Path, help="the official file, e.g. NAS-Bench-201-v1_1-096897.pth (unpickled: trusted files only)")
     imp.add_argument("--out", type=Path, required=True, help="CSV to write")
     imp.add_argument("--epochs", type=int, default=200, choices=[12, 200], help="which training length to read (default: 200)")
+    imp.add_argument("--datasets", default="cifar10,cifar100,ImageNet16-120,cifar10-valid",
+                     help="comma-separated datasets whose test/valid accuracies and training seconds become columns "
+                          "(default: all four: cifar10,cifar100,ImageNet16-120,cifar10-valid)")
     imp.set_defaults(func=cmd_table_import)
 
 
@@ -161,7 +164,8 @@ def cmd_table_info(args: argparse.Namespace) -> int:
 def cmd_table_import(args: argparse.Namespace) -> int:
     from nasviz.objectives.nb201_official import import_official
 
-    n = import_official(args.path, args.out, epochs=args.epochs)
+    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    n = import_official(args.path, args.out, epochs=args.epochs, datasets=datasets)
     print(f"wrote {n} rows to {args.out}")
     return 0
 
@@ -183,12 +187,45 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
         bp.set_defaults(func=lambda a, m=module: _print_json(m.run(a)) or 0)
 
 
+def _add_tabulate_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tabulate",
+        help="train every cell of a space and write a benchmark table",
+        description=(
+            "Train one representative of every class of equivalent cells and write the table for all cells. "
+            "Progress is appended to OUT.partial.csv, so an interrupted run resumes where it stopped."
+        ),
+    )
+    p.add_argument("--space", default="nb201", choices=space_names(), help="search space (default: nb201)")
+    p.add_argument("--dataset", default="digits", help="bundled dataset (default: digits)")
+    p.add_argument("--out", type=Path, required=True, help="CSV to write, e.g. data/nb201_digits.csv")
+    p.add_argument("--workers", type=int, default=2, help="worker processes, one torch thread each (default: 2)")
+    p.add_argument("--limit-cells", type=int, help="only the first N cells of the space (a small table)")
+    p.add_argument("--stop-after", type=int, help="stop after N new classes (resume later)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_tabulate)
+
+
+def cmd_tabulate(args: argparse.Namespace) -> int:
+    import copy
+
+    from nasviz.tabulate import DEFAULT_SETTINGS, tabulate
+
+    settings = copy.deepcopy(DEFAULT_SETTINGS)
+    settings["dataset"] = args.dataset
+    summary = tabulate(args.out, args.space, settings, workers=args.workers, limit_cells=args.limit_cells,
+                       stop_after=args.stop_after, progress=not args.no_progress)
+    _print_json(summary)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m nasviz", description="nasviz: see neural architecture search work.")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_run_parser(sub)
     _add_table_parser(sub)
     _add_bench_parser(sub)
+    _add_tabulate_parser(sub)
     return parser
 
 
