@@ -236,10 +236,14 @@ class EditDistanceKernel(Kernel):
         self._skip_cache: dict[tuple[bytes, bytes], float] = {}
         self._reference: list[int] = []  # key indices of the reference set
         self._anchors: list[np.ndarray] = []  # indices into self._reference
+        self._beta_default = 1.0
 
     @property
     def hyperparameters(self) -> list[Hyperparameter]:
-        return [Hyperparameter("beta", 1.0, (1e-3, 1e3))]
+        """``beta``: defaults to ``1 / median(rho^2)`` of the last training Gram (1 before any),
+        so ML-II starts with the median pair at ``exp(-1)``; bounds are 1e-3..1e3 times that."""
+        b = self._beta_default
+        return [Hyperparameter("beta", b, (b * 1e-3, b * 1e3))]
 
     # ------------------------------------------------------------------ raw distances
     def _index(self, arch: Architecture) -> int:
@@ -348,9 +352,11 @@ class EditDistanceKernel(Kernel):
         ib = np.array([self._kidx[b.canonical_key()] for b in archs_b], dtype=np.intp)
         sa, sb = set(ia.tolist()), set(ib.tolist())
         saved = None
+        refreshed = False
         if sa == sb and sa and sa.issuperset(self._reference):
             if sorted(sa) != self._reference:
                 self.set_reference(archs_a)  # a (grown) training set: re-embed (App. F)
+                refreshed = len(archs_a) > 1
         elif not self._reference:
             saved = (self._reference, self._anchors)  # finite-set embedding of the union, not kept
             self.set_reference(list(archs_a) + list(archs_b))
@@ -361,6 +367,9 @@ class EditDistanceKernel(Kernel):
                 self._reference, self._anchors = saved
         # cdist rather than the |a|^2 + |b|^2 - 2ab expansion: exact zeros for equal points
         rho = cdist(phi_a, phi_b) / math.sqrt(phi_a.shape[1])
+        if refreshed:
+            off = rho[rho > 0]
+            self._beta_default = 1.0 / float(np.median(off**2)) if len(off) else 1.0
         return {"edit": d, "bourgain": rho}
 
     # ------------------------------------------------------------------ kernel
