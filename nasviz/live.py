@@ -1,0 +1,636 @@
+"""Background searches for the dashboard, and the data helpers its pages call.
+
+A search started from the browser runs in a separate process, ``python -m nasviz.live worker
+--store FILE --run-id ID``, which never imports Streamlit. It reads its configuration from the run
+store, writes every step (evaluations and snapshot) there as it happens, and polls the store for a
+stop request between steps. Because the process is started in its own session it keeps running
+when the browser tab closes or the page reloads; a reloaded page finds it again in the store.
+
+>>> store_path = default_store_path()
+>>> config = make_config(source, metric="cifar10", strategy="random", budget=50, seed=0)
+>>> run_id = start_run(store_path, config)            # returns at once; the worker runs on
+>>> request_stop(store_path, run_id)                   # cooperative: stops after its step
+>>> resume_run(store_path, run_id)                     # continues from its last evaluation
+
+``background=False`` runs the same worker function in the calling thread (tests, AppTest).
+
+The rest of this module turns stored runs into what the views draw: table loading with caching,
+upload validation, the kernel's distances on the candidate pool and on the evaluated
+architectures. The pages call these; they compute no kernel themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from nasviz.objectives import Table, TableError, load_table, shared_nb201_table_path
+from nasviz.viz._hyperparameters import flatten_hyperparameters
+from nasviz.store import FAILED, FINISHED, RUNNING, STOPPED, RunStore, StoreError
+
+#: Environment variable naming the run store file the dashboard uses.
+STORE_ENV = "NASVIZ_STORE"
+#: Set to 1 to run searches started from the dashboard synchronously (tests).
+SYNC_ENV = "NASVIZ_SYNC_RUNS"
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EMBEDDED_TABLE = REPO_ROOT / "data" / "nb201_digits.csv"
+
+
+# ----------------------------------------------------------------------------- data sources
+
+
+def runs_dir() -> Path:
+    """Folder for the store, uploaded tables and worker logs: beside the store file."""
+    return default_store_path().parent
+
+
+def default_store_path() -> Path:
+    """``$NASVIZ_STORE`` if set, else ``runs/nasviz.sqlite`` in the project folder."""
+    env = os.environ.get(STORE_ENV)
+    return Path(env) if env else REPO_ROOT / "runs" / "nasviz.sqlite"
+
+
+def default_table_path() -> Path | None:
+    """The embedded NB201-on-digits table, else the shared NB201 table, else ``None``."""
+    if EMBEDDED_TABLE.is_file():
+        return EMBEDDED_TABLE
+    return shared_nb201_table_path()
+
+
+@lru_cache(maxsize=16)
+def _load_table_cached(path: str, mtime: float, space: str) -> Table:
+    return load_table(path, space=space)
+
+
+def table_from_path(path: str | os.PathLike, space: str = "nb201") -> Table:
+    """Load a table CSV from a server path, cached until the file changes.
+
+    Raises :class:`~nasviz.objectives.TableError` (a ``ValueError``) naming the problem.
+    """
+    p = Path(path).expanduser()
+    if not str(path).strip():
+        raise TableError("no table path given")
+    if not p.is_file():
+        raise TableError(f"table file {p} does not exist")
+    if p.suffix.lower() not in (".csv", ".txt"):
+        raise TableError(f"{p.name}: expected a CSV file (.csv)")
+    return _load_table_cached(str(p.resolve()), p.stat().st_mtime, space)
+
+
+def save_upload(data: bytes, filename: str, space: str = "nb201", folder: Path | None = None) -> tuple[Path, Table]:
+    """Validate an uploaded CSV and keep a copy the background worker can read.
+
+    The bytes are decoded as UTF-8 text and parsed by :func:`~nasviz.objectives.load_table`
+    (text only; an upload is never unpickled). Bad rows are reported in ``table.bad_rows`` with
+    their line numbers; a file with no usable row raises ``TableError``. The copy is named by
+    the content's hash so re-uploading the same file reuses it.
+    """
+    if not filename.lower().endswith(".csv"):
+        raise TableError(f"{filename}: only CSV files can be uploaded")
+    if not data.strip():
+        raise TableError(f"{filename} is empty: expected a header line such as 'arch,cifar10'")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TableError(f"{filename} is not UTF-8 text (byte {err.start}): upload a CSV file") from None
+    table = load_table(text.splitlines(), space=space, name=filename)
+    folder = folder or runs_dir() / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{hashlib.sha256(data).hexdigest()[:16]}.csv"
+    if not path.exists():
+        path.write_bytes(data)
+    return path, table
+
+
+def import_official_table(path: str | os.PathLike, folder: Path | None = None) -> Path:
+    """Convert the official NAS-Bench-201 file (a trusted server path, never an upload) to CSV.
+
+    The conversion unpickles the file (that is its format), so it is only done for a path the
+    person running the server typed. The CSV is cached next to the run store.
+    """
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise TableError(f"official NAS-Bench-201 file {p} does not exist")
+    if importlib.util.find_spec("nasviz.objectives.nb201_official") is None:
+        raise TableError("the official NAS-Bench-201 importer is not available in this version")
+    from nasviz.objectives.nb201_official import import_official
+
+    folder = folder or runs_dir() / "tables"
+    folder.mkdir(parents=True, exist_ok=True)
+    stat = p.stat()
+    out = folder / f"nb201-{hashlib.sha256(f'{p.resolve()}:{stat.st_size}:{stat.st_mtime}'.encode()).hexdigest()[:12]}.csv"
+    if not out.exists():
+        tmp = out.with_suffix(".partial")
+        import_official(p, tmp)
+        tmp.replace(out)
+    return out
+
+
+def trainer_available() -> bool:
+    """Whether live training (``nasviz.objectives.trainer``) is part of this installation."""
+    return importlib.util.find_spec("nasviz.objectives.trainer") is not None
+
+
+def training_datasets() -> list[str]:
+    """Bundled datasets live training can use (empty when the trainer is absent)."""
+    if importlib.util.find_spec("nasviz.objectives.datasets") is None:
+        return []
+    module = importlib.import_module("nasviz.objectives.datasets")
+    names = getattr(module, "DATASETS", None) or getattr(module, "dataset_names", lambda: [])()
+    return [n for n in names if n == "digits"] or list(names)[:1]
+
+
+# ----------------------------------------------------------------------------- configuration
+
+
+@dataclass
+class DataSource:
+    """Where evaluations come from: a table CSV (``path``) or live training (``dataset``)."""
+
+    kind: str  # "table" or "train"
+    label: str
+    path: str | None = None
+    dataset: str | None = None
+    metrics: list[str] = field(default_factory=list)
+    optimum: dict[str, float] = field(default_factory=dict)
+    rows: int = 0
+    bad_rows: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_table(cls, path: Path, table: Table, label: str | None = None) -> "DataSource":
+        return cls("table", label or table.source, path=str(path), metrics=table.metrics,
+                   optimum={m: table.optimum(m) for m in table.metrics}, rows=len(table),
+                   bad_rows=[str(b) for b in table.bad_rows])
+
+
+def make_config(
+    source: DataSource,
+    *,
+    metric: str | None = None,
+    space: str = "nb201",
+    strategy: str = "random",
+    options: Mapping[str, Any] | None = None,
+    budget: int = 50,
+    batch_size: int = 1,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The run configuration stored with a run (plain data), validated.
+
+    Raises ``ValueError`` naming the offending field: a budget below 1, a batch larger than the
+    budget, a metric the table does not have, an unknown strategy.
+    """
+    try:
+        budget, batch_size, seed = int(budget), int(batch_size), int(seed)
+    except (TypeError, ValueError):
+        raise ValueError(f"budget, batch size and seed must be integers, got {budget!r}, {batch_size!r}, {seed!r}") from None
+    if budget < 1:
+        raise ValueError(f"budget must be at least 1 evaluation, got {budget}")
+    if batch_size < 1:
+        raise ValueError(f"batch size must be at least 1, got {batch_size}")
+    if batch_size > budget:
+        raise ValueError(f"batch size {batch_size} is larger than the budget {budget}")
+    from nasviz.strategies.factory import strategy_names
+
+    if strategy not in strategy_names():
+        raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(strategy_names())}")
+    config: dict[str, Any] = {
+        "space": space, "strategy": strategy, "strategy_options": dict(options or {}),
+        "budget": budget, "batch_size": batch_size, "seed": seed,
+    }
+    if source.kind == "table":
+        table_from_path(source.path, space)  # TableError if the table's architectures are not of this space
+        metric = metric or (source.metrics[0] if source.metrics else None)
+        if metric not in source.metrics:
+            raise ValueError(f"metric {metric!r} is not a numeric column of {source.label}; metrics: {', '.join(source.metrics)}")
+        config.update(objective="table", table=source.path, metric=metric)
+    elif source.kind == "train":
+        config.update(objective="train", dataset=source.dataset, metric=metric or "valid_accuracy")
+    else:
+        raise ValueError(f"unknown data source kind {source.kind!r}")
+    return config
+
+
+# ----------------------------------------------------------------------------- run management
+
+_CHILDREN: dict[int, subprocess.Popen] = {}
+
+
+def _reap() -> None:
+    """Collect finished worker processes so they do not linger as zombies."""
+    for run_id, proc in list(_CHILDREN.items()):
+        if proc.poll() is not None:
+            del _CHILDREN[run_id]
+
+
+def _launch(store_path: Path, run_id: int) -> subprocess.Popen:
+    log_dir = Path(store_path).parent / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with open(log_dir / f"run-{run_id}.log", "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nasviz.live", "worker", "--store", str(store_path), "--run-id", str(run_id)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a closed tab or a restarted server does not end the search
+            cwd=str(REPO_ROOT), env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")},
+        )
+    _CHILDREN[run_id] = proc
+    return proc
+
+
+def _sync_default() -> bool:
+    return os.environ.get(SYNC_ENV, "") not in ("", "0", "false")
+
+
+def start_run(store_path: str | os.PathLike, config: Mapping[str, Any], *, background: bool | None = None,
+              name: str | None = None) -> int:
+    """Create a run from ``config`` (see :func:`make_config`) and start its worker; return its id."""
+    _reap()
+    store = RunStore(store_path)
+    run_id = store.create_run(dict(config), name=name)
+    if background if background is not None else not _sync_default():
+        _launch(Path(store_path), run_id)
+    else:
+        run_worker(store_path, run_id)
+    return run_id
+
+
+def resume_run(store_path: str | os.PathLike, run_id: int, *, background: bool | None = None) -> None:
+    """Continue a stopped or interrupted run from its last stored evaluation."""
+    _reap()
+    store = RunStore(store_path)
+    run = store.get_run(run_id)
+    if run["status"] == RUNNING:
+        raise StoreError(f"run {run_id} is already running")
+    if run["status"] == FINISHED:
+        raise StoreError(f"run {run_id} has finished: all {run['budget']} evaluations are done")
+    store.set_status(run_id, RUNNING, claim=True)  # claimed by the server until the worker claims it
+    if background if background is not None else not _sync_default():
+        _launch(Path(store_path), run_id)
+    else:
+        run_worker(store_path, run_id)
+
+
+def request_stop(store_path: str | os.PathLike, run_id: int) -> None:
+    """Ask a running search to stop after its current step."""
+    RunStore(store_path).request_stop(run_id)
+
+
+def build_objective(config: Mapping[str, Any]):
+    """The objective a run's ``config`` describes (table lookup or live training)."""
+    if config.get("objective", "table") == "table":
+        from nasviz.objectives import TableObjective
+
+        return TableObjective(table_from_path(config["table"], config.get("space", "nb201")), config["metric"])
+    if not trainer_available():
+        raise ValueError("live training is not available in this installation")
+    from nasviz.objectives import trainer
+    from nasviz.objectives.datasets import load_dataset
+    from nasviz.spaces import get_space
+
+    return trainer.TrainingObjective(get_space(config.get("space", "nb201")),
+                                     load_dataset(config["dataset"], seed=int(config.get("seed", 0))),
+                                     metric=config.get("metric", "valid_accuracy"))
+
+
+def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
+    """Run (or continue) search ``run_id`` to its end, writing every step to the store.
+
+    This is what the background process executes; it never touches Streamlit. Returns the final
+    status. Errors are recorded in the store (status ``failed`` with the message), not raised.
+    """
+    store = RunStore(store_path)
+    try:
+        from nasviz import runner
+
+        config = store.get_run(run_id)["config"]
+        if config.get("objective", "table") == "table":
+            # The runner rebuilds the search from the stored config, replays stored steps
+            # deterministically, then continues live, writing each step and honouring stop
+            # requests. force=True: this process was launched to own the run, which the server
+            # marked running on its behalf.
+            result = runner.resume_run(store, run_id, force=True)
+        else:
+            from nasviz.spaces import get_space
+            from nasviz.strategies.factory import make_strategy
+
+            space = get_space(config.get("space", "nb201"))
+            objective = build_objective(config)
+            strategy = make_strategy(config["strategy"], space=space, seed=int(config["seed"]), domain=None,
+                                     **config.get("strategy_options", {}))
+            result = runner.run_search(strategy, objective, int(config["budget"]), format_arch=space.format,
+                                       parse_arch=space.parse, batch_size=int(config.get("batch_size", 1)),
+                                       store=store, run_id=run_id, resume=True)
+        return STOPPED if result.stopped else FINISHED
+    except Exception as err:  # recorded for the dashboard; the worker's log keeps the traceback
+        traceback.print_exc()
+        store.set_status(run_id, FAILED, error=f"{type(err).__name__}: {err}")
+        return FAILED
+
+
+# ----------------------------------------------------------------------------- view data
+
+
+#: Kernels the dashboard offers, in menu order; ``tw2g`` etc. are TW with that n-gram order.
+KERNEL_SPECS: tuple[str, ...] = ("tw2g", "tw1g", "tw3g", "wl", "otmann", "edit", "path", "ot", "gw")
+
+
+def resolve_kernel(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"tw2g" -> ("tw", {"ngram": 2})``; registry names pass through with no options."""
+    from nasviz.strategies.factory import KERNEL_ALIASES
+
+    name, options = KERNEL_ALIASES.get(spec, (spec, {}))
+    return name, dict(options)
+
+
+@lru_cache(maxsize=16)
+def get_kernel(spec: str):
+    """A kernel instance per spec, kept so its per-architecture cache survives refreshes."""
+    from nasviz.kernels import make_kernel
+
+    name, options = resolve_kernel(spec)
+    return make_kernel(name, **options)
+
+
+def kernel_available(spec: str) -> bool:
+    """Whether the kernel's module exists in this installation."""
+    from nasviz.kernels import _REGISTRY  # lists modules that may not be built in every version
+
+    entry = _REGISTRY.get(resolve_kernel(spec)[0])
+    return entry is not None and importlib.util.find_spec(entry[0]) is not None
+
+
+def available_kernels() -> list[str]:
+    return [k for k in KERNEL_SPECS if kernel_available(k)]
+
+
+def parse_archs(strings: Sequence[str], space: str = "nb201") -> list:
+    """Architectures from their strings; ``ValueError`` names the first bad one and its position."""
+    from nasviz.spaces import get_space
+
+    sp = get_space(space)
+    out = []
+    for i, s in enumerate(strings):
+        try:
+            out.append(sp.parse(s))
+        except ValueError as err:
+            raise ValueError(f"architecture {i + 1} ({s!r}) is invalid: {err}") from None
+    return out
+
+
+def distance_components(kernel: str, strings: Sequence[str], space: str = "nb201") -> dict[str, np.ndarray]:
+    """The kernel's distance components between the given architectures, each ``(n, n)``."""
+    archs = parse_archs(strings, space)
+    return get_kernel(kernel).distances(archs, archs)
+
+
+def kernel_distance(kernel: str, strings: Sequence[str], theta: Mapping[str, float] | None = None,
+                    space: str = "nb201") -> np.ndarray:
+    """One distance matrix ``(n, n)`` for embedding: the distance the kernel itself induces,
+    ``d(a, b) = sqrt(k(a,a) + k(b,b) - 2 k(a,b))`` with the GP's learned ``theta`` (names as
+    in ``kernel.hyperparameters``; missing ones take their defaults). For kernels that are not
+    positive definite negative squared distances are clipped to zero."""
+    archs = parse_archs(strings, space)
+    k = get_kernel(kernel)
+    values = k.default_theta()
+    if theta:
+        for i, h in enumerate(k.hyperparameters):
+            if h.name in theta and theta[h.name] is not None:
+                values[i] = float(theta[h.name])
+    K = k.combine(k.components(archs, archs), values)
+    d = np.diag(K)
+    return np.sqrt(np.maximum(d[:, None] + d[None, :] - 2.0 * K, 0.0))
+
+
+def pool_view(strategy_state: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The candidate-pool part of a BO snapshot (``nasviz.strategies.bo`` state), normalised;
+    ``None`` if the step had no pool (random search, the initial design).
+
+    Returns ``pool`` (arch strings), ``mean``/``std`` (GP posterior on the pool), ``selected``
+    (indices into the pool), ``qualities`` (quality k-DPP, else ``None``), ``acquisition``,
+    ``batch_method`` and ``theta`` (the kernel's learned hyperparameters).
+    """
+    pool = strategy_state.get("pool")
+    if not pool:
+        return None
+    batch = strategy_state.get("batch") or {}
+    hp = strategy_state.get("hyperparameters") or {}
+    return {
+        "pool": list(pool),
+        "mean": strategy_state.get("mean"),
+        "std": strategy_state.get("std"),
+        "selected": list(strategy_state.get("selected") or batch.get("indices") or []),
+        "qualities": batch.get("qualities"),
+        "acquisition": strategy_state.get("acquisition"),
+        "batch_method": batch.get("method"),
+        "theta": hp.get("theta") or {},
+    }
+
+
+def run_kernel(config: Mapping[str, Any]) -> str | None:
+    """The kernel spec a run's strategy uses (``None`` for strategies without one, e.g. random)."""
+    from nasviz.strategies.factory import BO_PRESETS
+
+    name = str(config.get("strategy", ""))
+    if name != "bo" and name not in BO_PRESETS:
+        return None
+    options = config.get("strategy_options") or {}
+    return str(options.get("kernel") or BO_PRESETS.get(name, {}).get("kernel") or "tw2g")
+
+
+def preset_batch_size(strategy: str) -> int:
+    """The batch a named strategy was designed for (5 for ``bo-tw2g-kdpp5``), else 1."""
+    from nasviz.strategies.factory import BO_PRESETS
+
+    return int(BO_PRESETS.get(strategy, {}).get("batch_size", 1))
+
+
+def strategy_options(strategy: str, *, kernel: str | None = None, acquisition: str | None = None,
+                     pool: str | None = None, batch: str | None = None, batch_size: int | None = None) -> dict[str, Any]:
+    """Options for :func:`~nasviz.strategies.factory.make_strategy`: the generic ``bo`` strategy
+    takes the page's kernel / acquisition / pool / batch choices; named strategies (``random``,
+    ``bo-tw2g-ucb``, ...) fix their own and take none."""
+    if strategy != "bo":
+        return {}
+    options = {"kernel": kernel, "acquisition": acquisition, "pool": pool, "batch": batch, "batch_size": batch_size}
+    return {k: v for k, v in options.items() if v}
+
+
+def lookup_value(source: DataSource | None, arch: str, metric: str | None) -> float | None:
+    """The table's value of ``arch`` for ``metric`` (``None`` if not a table or not in it)."""
+    if source is None or source.kind != "table" or not metric:
+        return None
+    try:
+        table = table_from_path(source.path)
+        return table.lookup(table.space.parse(arch), metric)
+    except (KeyError, ValueError):
+        return None
+
+
+def pool_figure(watcher: "RunWatcher", view: Mapping[str, Any], kernel: str):
+    """The latest step's pool embedded by classical MDS of the GP kernel's own distance (with
+    the learned theta), coloured by GP mean, sized by GP std, the chosen batch starred."""
+    from nasviz import viz
+
+    step = (watcher.latest or {}).get("step")
+    D = watcher.memo(("pool", step, kernel), lambda: kernel_distance(kernel, view["pool"], view["theta"]))
+    return viz.plot_pool(view["pool"], D, view["mean"], view["std"], view["selected"], view["qualities"], step,
+                         f"the {kernel} kernel's distance")
+
+
+def distance_figure(watcher: "RunWatcher", kernel: str, order: str = "evaluation",
+                    max_size: int | None = None):
+    """Heatmaps of the kernel's distance components between the evaluated architectures
+    (at most ``max_size`` of them, chosen by :func:`nasviz.viz.heatmap_indices`)."""
+    from nasviz import viz
+
+    evals = watcher.evaluations
+    values = [e["value"] if e["status"] == "ok" else None for e in evals]
+    idx = viz.heatmap_indices(values, order, max_size or viz.MAX_HEATMAP_SIZE)
+    strings = [evals[i]["arch"] for i in idx]
+    comps = watcher.memo(("dist", kernel, order, len(evals)), lambda: distance_components(kernel, strings))
+    return viz.plot_distance_matrices(comps, strings, [values[i] for i in idx], order, n_total=len(evals))
+
+
+def selection_figures(watcher: "RunWatcher", limit: int = 5) -> list:
+    """Graphs of the architectures the latest step chose (at most ``limit``)."""
+    from nasviz import viz
+    from nasviz.spaces import get_space
+
+    latest = watcher.latest or {}
+    space = get_space(watcher.config.get("space", "nb201"))
+    values = {r["arch"]: r.get("value") for r in latest.get("results") or []}
+    figs = []
+    for s in (latest.get("proposals") or [])[:limit]:
+        v = values.get(s)
+        title = f"value {v:.4g}" if isinstance(v, (int, float)) else "failed"
+        figs.append(viz.plot_architecture(space.parse(s), title))
+    return figs
+
+
+def feature_gradient_figure(watcher: "RunWatcher", top: int = 10):
+    """WL feature gradients of the latest step, from the snapshot when the strategy stored them
+    (``feature_gradients``: ``{"features": [...], "gradients": [...]}``), else ``None``."""
+    from nasviz import viz
+
+    fg = ((watcher.latest or {}).get("strategy") or {}).get("feature_gradients")
+    if not fg or not fg.get("features"):
+        return None
+    return viz.plot_feature_gradients(fg["features"], fg["gradients"], top)
+
+
+def export_bytes(store_path: str | os.PathLike, run_id: int, fmt: str) -> bytes:
+    """A run exported as CSV (evaluations) or JSON (run, evaluations, snapshots), as bytes."""
+    import tempfile
+
+    from nasviz.store import to_json
+
+    store = RunStore(store_path)
+    if fmt == "json":
+        return to_json(store.export_json(run_id)).encode("utf-8")
+    if fmt != "csv":
+        raise ValueError(f"export format must be 'csv' or 'json', got {fmt!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.csv"
+        store.export_csv(run_id, path)
+        return path.read_bytes()
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nasviz.live", description="Background search worker.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("worker", help="run one stored search to its end")
+    w.add_argument("--store", type=Path, required=True)
+    w.add_argument("--run-id", type=int, required=True)
+    args = parser.parse_args(argv)
+    start = time.time()
+    status = run_worker(args.store, args.run_id)
+    print(f"run {args.run_id}: {status} after {time.time() - start:.1f} s", flush=True)
+    return 0 if status != FAILED else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+# ----------------------------------------------------------------------------- watching a run
+
+#: Snapshot fields kept for every step (the full snapshot is kept for the latest step only, so a
+#: long run's history costs little memory and a refresh parses only the new steps).
+_LIGHT_KEYS = ("step", "n_evaluations", "budget", "elapsed", "step_seconds", "best_value", "best_arch")
+
+
+class RunWatcher:
+    """Incremental reader of one stored run for live views.
+
+    :meth:`refresh` fetches only evaluations and snapshots added since the last call, so a page
+    polling every second stays cheap however long the run is. ``steps`` holds light snapshots
+    (progress fields and the strategy's ``hyperparameters``), ``latest`` the newest full one.
+    ``cache`` memoises derived views (distances, embeddings) keyed by what they depend on.
+    """
+
+    def __init__(self, store_path: str | os.PathLike, run_id: int) -> None:
+        self.store_path = Path(store_path)
+        self.run_id = int(run_id)
+        self.store = RunStore(self.store_path)
+        self.run: dict[str, Any] = {}
+        self.evaluations: list[dict[str, Any]] = []
+        self.steps: list[dict[str, Any]] = []
+        self.latest: dict[str, Any] | None = None
+        self.cache: dict[Any, Any] = {}
+
+    def refresh(self) -> "RunWatcher":
+        self.run = self.store.get_run(self.run_id)
+        new_evals = self.store.evaluations(self.run_id, since_index=len(self.evaluations))
+        for ev in new_evals:
+            ev.pop("info", None)  # curves etc. are not drawn here; keep memory flat
+        self.evaluations.extend(new_evals)
+        last_step = self.steps[-1]["step"] if self.steps else None
+        for snap in self.store.snapshots(self.run_id, since_step=last_step):
+            light = {k: snap.get(k) for k in _LIGHT_KEYS}
+            state = snap.get("strategy") or {}
+            light["strategy"] = {"hyperparameters": flatten_hyperparameters(state.get("hyperparameters") or {})}
+            self.steps.append(light)
+            self.latest = snap
+        return self
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.run.get("config") or {}
+
+    @property
+    def status(self) -> str:
+        return str(self.run.get("status", "unknown"))
+
+    def optimum(self) -> float | None:
+        """The table's optimum for the run's metric (``None`` for live training)."""
+        cfg = self.config
+        if cfg.get("objective", "table") != "table" or not cfg.get("table"):
+            return None
+        try:
+            return table_from_path(cfg["table"], cfg.get("space", "nb201")).optimum(cfg["metric"])
+        except (TableError, KeyError, ValueError):
+            return None
+
+    def memo(self, key: Any, compute):
+        """``compute()`` once per ``key`` (kept for the latest few keys only)."""
+        if key not in self.cache:
+            if len(self.cache) > 32:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[key] = compute()
+        return self.cache[key]

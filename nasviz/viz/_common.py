@@ -1,0 +1,56 @@
+"""Helpers shared by the figure builders: downsampling and on-plot notes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+#: Scatter traces keep at most this many points by default (browsers slow down beyond a few thousand).
+MAX_SCATTER_POINTS = 2000
+#: Heatmaps show at most this many rows/columns by default (n^2 cells are sent to the browser).
+MAX_HEATMAP_SIZE = 150
+
+
+def finite_or_none(value: Any) -> float | None:
+    """``float(value)`` if it is a finite number, else ``None`` (failed evaluations, NaN, text)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def even_subsample(n: int, k: int, keep: Sequence[int] = ()) -> np.ndarray:
+    """Sorted indices of at most ``k`` (+ ``len(keep)``) of ``range(n)``, evenly spaced.
+
+    Indices in ``keep`` (e.g. the points where the best value improved) are always included, so
+    a downsampled trace still shows every point a reader would look for. Shape ``(m,)``, int.
+    """
+    if n <= k:
+        return np.arange(n)
+    base = np.unique(np.linspace(0, n - 1, num=max(k, 2)).round().astype(int))
+    return np.union1d(base, np.asarray(list(keep), dtype=int)).astype(int)
+
+
+def add_note(fig: go.Figure, text: str | None) -> go.Figure:
+    """Write ``text`` (e.g. "showing 2,000 of 10,000 points") in the figure's top-right corner."""
+    if text:
+        fig.add_annotation(
+            text=text, xref="paper", yref="paper", x=1.0, y=1.02, xanchor="right", yanchor="bottom",
+            showarrow=False, font=dict(size=11, color="#666"),
+        )
+    return fig
+
+
+def empty_figure(message: str, height: int = 300) -> go.Figure:
+    """A blank figure that says why there is nothing to draw yet."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False,
+                       font=dict(size=14, color="#666"))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=height, margin=dict(l=20, r=20, t=30, b=20))
+    return fig

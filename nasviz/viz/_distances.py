@@ -1,0 +1,98 @@
+"""Distance matrices of the evaluated architectures, one heatmap per kernel component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from nasviz.viz._common import MAX_HEATMAP_SIZE, add_note, empty_figure, even_subsample, finite_or_none
+
+ORDERS = ("evaluation", "value")
+
+
+def heatmap_indices(values: Sequence[float | None], order: str = "evaluation", max_size: int = MAX_HEATMAP_SIZE) -> np.ndarray:
+    """Which evaluations a heatmap shows, in display order. Shape ``(m,)``, ``m <= max_size``.
+
+    ``order="evaluation"`` keeps evaluation order; ``"value"`` sorts by value, best first
+    (failed evaluations last). Beyond ``max_size`` an evenly spaced subset of that order is kept,
+    so the ordering's structure (blocks of similar architectures) survives the cap. Call it
+    before computing distances so only the shown architectures are compared.
+    """
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    if max_size < 2:
+        raise ValueError(f"max_size must be at least 2, got {max_size}")
+    v = np.array([finite_or_none(x) if finite_or_none(x) is not None else np.nan for x in values], dtype=float)
+    idx = np.arange(len(v))
+    if order == "value":
+        idx = np.argsort(np.where(np.isfinite(v), -v, np.inf), kind="stable")
+    return idx[even_subsample(len(idx), max_size)]
+
+
+@dataclass
+class DistanceMatrixInfo:
+    """Per component an ``(m, m)`` matrix over the shown architectures, in display order."""
+
+    components: dict[str, np.ndarray]
+    archs: list[str]
+    values: np.ndarray
+    order: str
+    n_total: int
+    note: str | None = None
+
+
+def _get_distance_matrix_info(
+    components: Mapping[str, np.ndarray],
+    archs: Sequence[str],
+    values: Sequence[float | None],
+    order: str = "evaluation",
+    n_total: int | None = None,
+) -> DistanceMatrixInfo:
+    """Check and package component matrices computed on ``archs`` (already in display order,
+    e.g. chosen by :func:`heatmap_indices`); ``n_total`` is how many were evaluated in all."""
+    m = len(archs)
+    comps = {}
+    for name, mat in components.items():
+        a = np.asarray(mat, dtype=float)
+        if a.shape != (m, m):
+            raise ValueError(f"component {name!r} has shape {a.shape} for {m} architectures")
+        comps[name] = a
+    vals = np.array([finite_or_none(x) if finite_or_none(x) is not None else np.nan for x in values], dtype=float)
+    if vals.shape[0] != m:
+        raise ValueError(f"{vals.shape[0]} values for {m} architectures")
+    n_total = m if n_total is None else int(n_total)
+    note = f"showing {m:,} of {n_total:,} evaluated architectures" if m < n_total else None
+    return DistanceMatrixInfo(comps, list(archs), vals, order, n_total, note)
+
+
+def _get_distance_matrix_plot(info: DistanceMatrixInfo, height: int = 380) -> go.Figure:
+    """One heatmap per component side by side, sharing the architecture axis."""
+    if not info.components or not info.archs:
+        return empty_figure("no evaluated architectures to compare yet", height)
+    names = list(info.components)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.09)
+    ticks = np.arange(len(info.archs))
+    hover_y = [f"{a}<br>value {v:.4g}" for a, v in zip(info.archs, info.values)]
+    for c, name in enumerate(names, start=1):
+        fig.add_trace(go.Heatmap(
+            z=info.components[name], x=ticks, y=ticks, colorscale="Magma_r",
+            customdata=np.broadcast_to(np.array(hover_y, dtype=object)[:, None], (len(ticks), len(ticks))),
+            hovertemplate="%{customdata}<br>distance %{z:.4g}<extra>" + name + "</extra>",
+        ), row=1, col=c)
+        fig.update_yaxes(autorange="reversed", row=1, col=c, showticklabels=c == 1)
+    for c in range(1, len(names) + 1):  # components differ in scale: one colour bar per panel
+        domain = fig.layout["xaxis" if c == 1 else f"xaxis{c}"].domain
+        fig.data[c - 1].colorbar = dict(x=domain[1] + 0.005, thickness=8, len=0.9, tickfont=dict(size=9))
+    axis = "evaluation order" if info.order == "evaluation" else "ordered by value (best first)"
+    fig.update_layout(height=height, margin=dict(l=40, r=20, t=60, b=40),
+                      title=dict(text=f"Distances between evaluated architectures, {axis}", x=0))
+    return add_note(fig, info.note)
+
+
+def plot_distance_matrices(components, archs, values, order="evaluation", n_total=None) -> go.Figure:
+    """Distance heatmaps figure (see :func:`_get_distance_matrix_info`)."""
+    return _get_distance_matrix_plot(_get_distance_matrix_info(components, archs, values, order, n_total))

@@ -1,0 +1,149 @@
+"""The candidate pool in 2-D: classical MDS of the kernel's distances, coloured by the GP."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from nasviz.viz._common import add_note, empty_figure
+
+
+def classical_mds(distances: np.ndarray, dim: int = 2) -> np.ndarray:
+    """Classical (Torgerson) multidimensional scaling.
+
+    ``B = -1/2 J D^(2) J`` with ``J = I - 11^T/n`` (double centring of the squared distances);
+    the embedding is ``V_k sqrt(lambda_k)`` for the ``dim`` largest eigenvalues (negative ones,
+    which non-Euclidean distances produce, are clipped to zero). Signs are fixed so the largest
+    absolute coordinate of each axis is positive, making the picture stable across refreshes.
+
+    Parameters
+    ----------
+    distances : ndarray (n, n), symmetric, non-negative
+    dim : int
+
+    Returns
+    -------
+    ndarray (n, dim)
+    """
+    D = np.asarray(distances, dtype=float)
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise ValueError(f"distances must be a square matrix, got shape {D.shape}")
+    if not np.all(np.isfinite(D)):
+        raise ValueError("distances contain NaN or infinite entries")
+    n = D.shape[0]
+    if n == 0:
+        return np.zeros((0, dim))
+    D = 0.5 * (D + D.T)
+    sq = D**2
+    B = -0.5 * (sq - sq.mean(axis=0, keepdims=True) - sq.mean(axis=1, keepdims=True) + sq.mean())
+    vals, vecs = np.linalg.eigh(B)
+    order = np.argsort(vals)[::-1][:dim]
+    coords = vecs[:, order] * np.sqrt(np.clip(vals[order], 0.0, None))
+    if coords.shape[1] < dim:
+        coords = np.hstack([coords, np.zeros((n, dim - coords.shape[1]))])
+    flip = np.sign(coords[np.abs(coords).argmax(axis=0), np.arange(dim)])
+    return coords * np.where(flip == 0, 1.0, flip)
+
+
+@dataclass
+class PoolInfo:
+    """The pool plot's data; all arrays have shape ``(n_pool,)``."""
+
+    x: np.ndarray
+    y: np.ndarray
+    archs: list[str]
+    mean: np.ndarray | None
+    std: np.ndarray | None
+    selected: np.ndarray  # bool
+    qualities: np.ndarray | None
+    step: int | None = None
+    distance_name: str = ""
+    note: str | None = None
+
+
+def _optional(values, n: int, name: str) -> np.ndarray | None:
+    if values is None:
+        return None
+    a = np.asarray(values, dtype=float).reshape(-1)
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has {a.shape[0]} entries for a pool of {n}")
+    return a
+
+
+def _get_pool_info(
+    archs: Sequence[str],
+    distances: np.ndarray,
+    mean=None,
+    std=None,
+    selected: Sequence[int] = (),
+    qualities=None,
+    step: int | None = None,
+    distance_name: str = "",
+) -> PoolInfo:
+    """Embed the pool with :func:`classical_mds` of ``distances`` (n, n) and attach GP data.
+
+    ``mean``/``std``/``qualities`` are per pool member (n,), ``selected`` indices into the pool.
+    """
+    n = len(archs)
+    D = np.asarray(distances, dtype=float)
+    if D.shape != (n, n):
+        raise ValueError(f"distances has shape {D.shape} for a pool of {n}")
+    coords = classical_mds(D, 2) if n else np.zeros((0, 2))
+    mask = np.zeros(n, dtype=bool)
+    for i in selected:
+        if not 0 <= int(i) < n:
+            raise ValueError(f"selected index {i} is outside the pool of {n}")
+        mask[int(i)] = True
+    return PoolInfo(coords[:, 0], coords[:, 1], list(archs), _optional(mean, n, "mean"), _optional(std, n, "std"),
+                    mask, _optional(qualities, n, "qualities"), step, distance_name)
+
+
+def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
+    """Pool members as points: colour = GP mean, size = GP std, selected batch as red stars."""
+    n = len(info.archs)
+    if n == 0:
+        return empty_figure("no candidate pool in this step (random search keeps none)", height)
+    hover = []
+    for i, a in enumerate(info.archs):
+        parts = [a]
+        if info.mean is not None:
+            parts.append(f"GP mean {info.mean[i]:.4g}")
+        if info.std is not None:
+            parts.append(f"GP std {info.std[i]:.3g}")
+        if info.qualities is not None:
+            parts.append(f"k-DPP quality {info.qualities[i]:.3g}")
+        if info.selected[i]:
+            parts.append("<b>selected</b>")
+        hover.append("<br>".join(parts))
+    if info.std is not None and np.ptp(info.std) > 0:
+        size = 7 + 18 * (info.std - info.std.min()) / np.ptp(info.std)
+    else:
+        size = np.full(n, 10.0)
+    marker = dict(size=size, line=dict(width=0.5, color="#333"), opacity=0.85)
+    if info.mean is not None:
+        marker.update(color=info.mean, colorscale="Viridis", showscale=True, colorbar=dict(title="GP mean"))
+    fig = go.Figure(go.Scatter(x=info.x, y=info.y, mode="markers", marker=marker, text=hover,
+                               hovertemplate="%{text}<extra></extra>", name="pool"))
+    sel = np.flatnonzero(info.selected)
+    if len(sel):
+        fig.add_trace(go.Scatter(
+            x=info.x[sel], y=info.y[sel], mode="markers", name="selected batch",
+            marker=dict(symbol="star", size=18, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#d62728")),
+            hoverinfo="skip",
+        ))
+    title = "Candidate pool (classical MDS" + (f" of {info.distance_name}" if info.distance_name else "") + ")"
+    if info.step is not None:
+        title += f", step {info.step}"
+    fig.update_layout(height=height, margin=dict(l=40, r=20, t=50, b=30), title=dict(text=title, x=0),
+                      xaxis=dict(title="MDS 1", zeroline=False), yaxis=dict(title="MDS 2", zeroline=False),
+                      legend=dict(orientation="h", y=-0.12), showlegend=bool(len(sel)))
+    note = "size = GP std" if info.std is not None else None
+    return add_note(fig, info.note or note)
+
+
+def plot_pool(archs, distances, mean=None, std=None, selected=(), qualities=None, step=None, distance_name="") -> go.Figure:
+    """Pool embedding figure (see :func:`_get_pool_info`)."""
+    return _get_pool_plot(_get_pool_info(archs, distances, mean, std, selected, qualities, step, distance_name))

@@ -1,0 +1,88 @@
+"""An architecture drawn as a DAG with operation labels (plotly, networkx layout)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+import plotly.graph_objects as go
+
+from nasviz.arch import Architecture
+
+#: Fixed colours for the operations people look for; others get a palette colour by first use.
+OP_COLOURS: dict[str, str] = {
+    "input": "#7f7f7f", "output": "#7f7f7f", "none": "#e0e0e0", "skip_connect": "#bcbd22",
+    "nor_conv_1x1": "#1f77b4", "nor_conv_3x3": "#d62728", "avg_pool_3x3": "#2ca02c",
+}
+_PALETTE = ("#9467bd", "#8c564b", "#e377c2", "#17becf", "#ff7f0e", "#aec7e8", "#98df8a")
+
+
+@dataclass
+class GraphInfo:
+    """Node positions ``x``/``y`` (n,), labels and colours (n,), and edges as node-index pairs."""
+
+    x: np.ndarray
+    y: np.ndarray
+    labels: list[str]
+    colours: list[str]
+    edges: list[tuple[int, int]]
+    title: str
+
+
+def _get_graph_info(arch: Architecture, title: str = "") -> GraphInfo:
+    """Lay the DAG out left to right: a node's column is its longest-path depth from the input.
+
+    Uses ``networkx.multipartite_layout`` with the depth as the layer, so parallel branches
+    (e.g. a cell's convolution and pooling paths) are stacked in the same column.
+    """
+    g = arch.to_networkx()
+    depth = {}
+    for v in arch.topological_order():
+        preds = arch.predecessors()[v]
+        depth[v] = 1 + max((depth[u] for u in preds), default=-1)
+    for v, d in depth.items():
+        g.nodes[v]["layer"] = d
+    pos = nx.multipartite_layout(g, subset_key="layer", align="vertical")
+    extra: dict[str, str] = {}
+    colours = []
+    for label in arch.labels:
+        if label not in OP_COLOURS and label not in extra:
+            extra[label] = _PALETTE[len(extra) % len(_PALETTE)]
+        colours.append(OP_COLOURS.get(label, extra.get(label, "#333")))
+    labels = list(arch.labels)
+    if arch.widths is not None:
+        labels = [f"{l} ({w})" if w is not None else l for l, w in zip(labels, arch.widths)]
+    xy = np.array([pos[i] for i in range(arch.n_nodes)], dtype=float)
+    return GraphInfo(xy[:, 0], xy[:, 1], labels, colours, list(arch.edges), title)
+
+
+def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
+    """Nodes as labelled circles, edges as arrows."""
+    fig = go.Figure()
+    ex, ey = [], []
+    for u, v in info.edges:
+        ex += [info.x[u], info.x[v], None]
+        ey += [info.y[u], info.y[v], None]
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#999", width=1.2), hoverinfo="skip"))
+    for u, v in info.edges:
+        fig.add_annotation(x=info.x[v], y=info.y[v], ax=info.x[u], ay=info.y[u], xref="x", yref="y", axref="x",
+                           ayref="y", showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.2, arrowcolor="#999",
+                           standoff=14, startstandoff=14, text="")
+    fig.add_trace(go.Scatter(
+        x=info.x, y=info.y, mode="markers+text", text=[l.replace("_", " ") for l in info.labels],
+        textposition="top center", textfont=dict(size=12),
+        marker=dict(size=22, color=info.colours, line=dict(width=1, color="#333")),
+        hovertext=info.labels, hovertemplate="%{hovertext}<extra></extra>",
+    ))
+    pad = 0.15
+    fig.update_xaxes(visible=False, range=[info.x.min() - pad, info.x.max() + pad] if len(info.x) else None)
+    fig.update_yaxes(visible=False, range=[info.y.min() - 2 * pad, info.y.max() + 2 * pad] if len(info.y) else None)
+    fig.update_layout(height=height, showlegend=False, margin=dict(l=10, r=10, t=40, b=10),
+                      title=dict(text=info.title, x=0, font=dict(size=12)), plot_bgcolor="white")
+    return fig
+
+
+def plot_architecture(arch: Architecture, title: str = "") -> go.Figure:
+    """An architecture's DAG figure (see :func:`_get_graph_info`)."""
+    return _get_graph_plot(_get_graph_info(arch, title))

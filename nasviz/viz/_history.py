@@ -1,0 +1,116 @@
+"""Optimisation history: every evaluation and the best-so-far line, with the optimum when known."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure, even_subsample, finite_or_none
+
+
+@dataclass
+class HistoryInfo:
+    """What the history plot shows.
+
+    ``x``/``values``/``archs`` are the plotted evaluations (1-based evaluation numbers; shape
+    ``(m,)`` with ``m <= n_ok``); ``best_x``/``best`` the best-so-far step line at every
+    improvement plus the last evaluation (exact, never downsampled).
+    """
+
+    x: np.ndarray
+    values: np.ndarray
+    archs: list[str]
+    best_x: np.ndarray
+    best: np.ndarray
+    optimum: float | None
+    n_total: int
+    n_ok: int
+    n_failed: int
+    metric: str = "value"
+    note: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _get_history_info(
+    evaluations: Sequence[Mapping[str, Any]],
+    optimum: float | None = None,
+    metric: str = "value",
+    max_points: int = MAX_SCATTER_POINTS,
+) -> HistoryInfo:
+    """Compute the history plot's data from evaluation records in evaluation order.
+
+    Parameters
+    ----------
+    evaluations : sequence of mappings with ``value`` (float or None), ``arch`` (str) and
+        optionally ``status``; failed evaluations (``value`` None or ``status`` not ``"ok"``)
+        count towards the evaluation number but are not plotted and never become the best.
+    optimum : float, optional
+        The best value in the benchmark, drawn as a dashed line.
+    max_points : int
+        Cap on plotted evaluations; beyond it an evenly spaced subset plus every improvement
+        is kept and ``note`` says so.
+    """
+    if max_points < 2:
+        raise ValueError(f"max_points must be at least 2, got {max_points}")
+    n = len(evaluations)
+    values = np.full(n, np.nan)
+    for i, ev in enumerate(evaluations):
+        if ev.get("status", "ok") in (None, "ok"):
+            v = finite_or_none(ev.get("value"))
+            if v is not None:
+                values[i] = v
+    ok = np.flatnonzero(np.isfinite(values))
+    running = np.fmax.accumulate(np.where(np.isfinite(values), values, -np.inf)) if n else np.array([])
+    before = np.concatenate([[-np.inf], running[:-1]]) if n else running
+    improved = [int(i) for i in ok[values[ok] > before[ok]]]  # where the best-so-far rises
+    best_idx = improved + ([n - 1] if len(ok) and improved[-1] != n - 1 else [])
+    shown_pos = even_subsample(len(ok), max_points, keep=[int(np.searchsorted(ok, i)) for i in improved])
+    shown = ok[shown_pos] if len(ok) else ok
+    note = f"showing {len(shown):,} of {len(ok):,} evaluations" if len(shown) < len(ok) else None
+    return HistoryInfo(
+        x=shown + 1,
+        values=values[shown],
+        archs=[str(evaluations[i].get("arch", "")) for i in shown],
+        best_x=np.asarray(best_idx, dtype=int) + 1,
+        best=running[best_idx] if best_idx else np.array([]),
+        optimum=finite_or_none(optimum),
+        n_total=n,
+        n_ok=len(ok),
+        n_failed=n - len(ok),
+        metric=metric,
+        note=note,
+    )
+
+
+def _get_history_plot(info: HistoryInfo, height: int = 380) -> go.Figure:
+    """Scatter of evaluations, best-so-far step line, dashed optimum."""
+    if info.n_ok == 0:
+        return empty_figure("no successful evaluation yet", height)
+    fig = go.Figure()
+    # SVG markers up to a few thousand points (sharper, and visible to browser tests); WebGL beyond.
+    trace = go.Scatter if len(info.x) <= 1000 else go.Scattergl
+    fig.add_trace(trace(
+        x=info.x, y=info.values, mode="markers", name="evaluation",
+        marker=dict(size=6, color="#1f77b4", opacity=0.6), text=info.archs,
+        hovertemplate="evaluation %{x}<br>%{y:.4g}<br>%{text}<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(
+        x=info.best_x, y=info.best, mode="lines", name="best so far", line=dict(color="#d62728", width=2, shape="hv"),
+    ))
+    if info.optimum is not None:
+        fig.add_hline(y=info.optimum, line=dict(color="#2ca02c", dash="dash"),
+                      annotation_text=f"optimum {info.optimum:.4g}", annotation_position="top left")
+    fig.update_layout(
+        height=height, margin=dict(l=50, r=20, t=40, b=40), xaxis_title="evaluation", yaxis_title=info.metric,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        title=dict(text="Optimisation history", x=0, xanchor="left"),
+    )
+    return add_note(fig, info.note)
+
+
+def plot_history(evaluations, optimum=None, metric="value", max_points=MAX_SCATTER_POINTS) -> go.Figure:
+    """Optimisation history figure from evaluation records (see :func:`_get_history_info`)."""
+    return _get_history_plot(_get_history_info(evaluations, optimum, metric, max_points))

@@ -1,0 +1,70 @@
+"""Progress of a run: evaluations / budget, elapsed time, time per step and a status line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from nasviz.viz._common import finite_or_none
+
+
+@dataclass
+class ProgressInfo:
+    """Numbers behind the progress bar and the status line."""
+
+    status: str
+    step: int
+    n_evaluations: int
+    budget: int
+    fraction: float
+    elapsed: float
+    seconds_per_step: float | None
+    last_step_seconds: float | None
+    best_value: float | None
+    best_arch: str | None
+    status_line: str
+
+
+def format_seconds(s: float | None) -> str:
+    """``0.123 -> '123 ms'``, ``12.3 -> '12.3 s'``, ``300 -> '5 min 00 s'``, ``None -> '-'``."""
+    if s is None:
+        return "-"
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 120:
+        return f"{s:.1f} s"
+    return f"{int(s // 60)} min {int(s % 60):02d} s"
+
+
+def get_progress_info(
+    run: Mapping[str, Any],
+    snapshots: Sequence[Mapping[str, Any]] = (),
+    n_evaluations: int | None = None,
+) -> ProgressInfo:
+    """Summarise a run from its store record and its snapshots (plain dicts, oldest first).
+
+    ``run`` needs ``status`` and ``config['budget']`` (or the snapshots' ``budget``);
+    ``n_evaluations`` overrides the count from the latest snapshot (the store counts
+    evaluations as they land, which can be ahead of the last snapshot).
+    """
+    last = snapshots[-1] if snapshots else {}
+    config = run.get("config") or {}
+    budget = int(last.get("budget") or config.get("budget") or 0)
+    n = int(n_evaluations if n_evaluations is not None else last.get("n_evaluations", 0))
+    step = int(last.get("step", 0))
+    elapsed = finite_or_none(last.get("elapsed")) or 0.0
+    step_times = np.array([finite_or_none(s.get("step_seconds")) or np.nan for s in snapshots], dtype=float)
+    per_step = float(np.nanmean(step_times)) if np.isfinite(step_times).any() else None
+    last_step = finite_or_none(last.get("step_seconds"))
+    best = finite_or_none(last.get("best_value"))
+    best_arch = last.get("best_arch")
+    status = str(run.get("status", "unknown"))
+    fraction = min(1.0, n / budget) if budget > 0 else 0.0
+    parts = [status, f"step {step}", f"{n}/{budget} evaluations" if budget else f"{n} evaluations",
+             f"elapsed {format_seconds(elapsed)}", f"{format_seconds(per_step)} per step"]
+    if best is not None:
+        parts.append(f"best {best:.4g}")
+    return ProgressInfo(status, step, n, budget, fraction, elapsed, per_step, last_step, best, best_arch,
+                        " · ".join(parts))

@@ -1,0 +1,80 @@
+"""Runs page: every search in the run store; watch, stop, resume, delete, export."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import streamlit as st
+
+from nasviz import live
+from nasviz.store import RUNNING, RunStore, StoreError
+
+store_path = live.default_store_path()
+st.title("Runs")
+
+try:
+    store = RunStore(store_path)
+    runs = store.list_runs()
+except StoreError as err:
+    st.error(f"Cannot open the run store {store_path}: {err}")
+    st.stop()
+
+if not runs:
+    st.info("No runs yet: start one on the Search page.")
+    st.stop()
+
+
+def _when(t: float | None) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else ""
+
+
+table = pd.DataFrame([{
+    "id": r["id"], "name": r["name"], "status": r["status"], "strategy": r["strategy"], "metric": r["metric"],
+    "best value": r["best_value"], "evaluations": f"{r['n_evaluations']} / {r['budget']}",
+    "created": _when(r["created"]), "updated": _when(r["updated"]),
+} for r in runs])
+st.dataframe(table, hide_index=True, width="stretch", key="runs_table")
+if st.button("Refresh", key="refresh"):
+    st.rerun()
+
+by_id = {r["id"]: r for r in runs}
+run_id = st.selectbox("Run", list(by_id), key="selected_run",
+                      format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['status']})")
+run = by_id[run_id]
+if run.get("error"):
+    st.error(f"Run {run_id} failed: {run['error']}")
+
+c1, c2, c3, c4, c5, c6 = st.columns(6)
+if c1.button("Watch", key="watch", type="primary"):
+    st.session_state["run_id"] = run_id
+    st.query_params["run"] = str(run_id)
+    st.switch_page("pages/search.py", query_params={"run": str(run_id)})
+if c2.button("Stop", key="stop_run", disabled=run["status"] != RUNNING):
+    live.request_stop(store_path, run_id)
+    st.toast(f"Stop requested for run {run_id}.")
+if c3.button("Resume", key="resume_run", disabled=run["status"] in (RUNNING, "finished")):
+    try:
+        live.resume_run(store_path, run_id)
+    except (ValueError, StoreError) as err:
+        st.error(str(err))
+    else:
+        st.rerun()
+confirm = c4.checkbox("Confirm delete", key="confirm_delete")
+if c4.button("Delete", key="delete_run", disabled=not confirm):
+    try:
+        store.delete_run(run_id)
+    except StoreError as err:
+        st.error(str(err))
+    else:
+        if st.session_state.get("run_id") == run_id:
+            st.session_state["run_id"] = None
+        st.session_state.pop("confirm_delete", None)
+        st.rerun()
+c5.download_button("Export CSV", data=lambda: live.export_bytes(store_path, run_id, "csv"),
+                   file_name=f"nasviz-run-{run_id}.csv", mime="text/csv", key="export_csv")
+c6.download_button("Export JSON", data=lambda: live.export_bytes(store_path, run_id, "json"),
+                   file_name=f"nasviz-run-{run_id}.json", mime="application/json", key="export_json")
+
+with st.expander("Configuration"):
+    st.json(run["config"])
