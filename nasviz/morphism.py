@@ -294,7 +294,8 @@ def inherit_weights(parent_net: LayerNet, result: MorphResult, seed: int | None 
             weight.copy_(torch.eye(weight.shape[0], weight.shape[1]))
         else:
             old = parent_net.linears[str(pc)]
-            n_old = old.weight.shape[0]
+            old_w, old_b = old.weight.detach().cpu(), old.bias.detach().cpu()  # parent may sit on a GPU
+            n_old = old_w.shape[0]
             p_layout = input_layout(parent, pc, in_features)
             for p, (cs, _) in input_layout(child, c, in_features).items():
                 pf = result.feature_origin[p]
@@ -302,10 +303,10 @@ def inherit_weights(parent_net: LayerNet, result: MorphResult, seed: int | None 
                     continue  # a new connection: zero columns
                 ps, pe = p_layout[pf]
                 cols = cs + torch.as_tensor(_feature_positions(parent, child, pf, p, result, in_features))
-                weight[:n_old, cols] = old.weight[:, ps:pe]
-            bias[:n_old] = old.bias
+                weight[:n_old, cols] = old_w[:, ps:pe]
+            bias[:n_old] = old_b
             if weight.shape[0] > n_old:  # wide: new units, random in, zero out (set in children)
-                scale = float(old.weight.std()) if old.weight.numel() > 1 else 0.1
+                scale = float(old_w.std()) if old_w.numel() > 1 else 0.1
                 noise = torch.randn(weight.shape[0] - n_old, weight.shape[1], generator=gen) * scale
                 weight[n_old:] = noise.to(weight.dtype)
         lin.weight.copy_(weight)

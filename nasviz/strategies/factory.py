@@ -18,6 +18,9 @@ Strategy names
 ``bo-tw2g-thompson5``   batch of 5 by Thompson sampling
 ``bo-tw2g-topk5``       the 5 best UCB values
 ``bo-tw2g-random5``     5 pool members at random (the pool without a selector)
+``nasbot``              NASBOT on the layer space: OTMANN ensemble GP, EI, EA over modifiers (paper 001)
+``autokeras``           Auto-Keras on the layer space: edit-distance GP, UCB, A*/SA over morphisms, warm
+                        starts from trained ancestors (paper 003)
 
 Named BO strategies accept the same options as ``bo`` to override their settings. A strategy's
 ``batch_size`` attribute is the batch it was designed for; the runner's ``batch_size`` decides
@@ -59,11 +62,28 @@ _BO_OPTIONS = {
     "transform", "beta0", "quality_temperature", "top_parents", "n_restarts",
 }
 _EVOLUTION_OPTIONS = {"population_size", "sample_size"}
+_NASBOT_OPTIONS = {"n_init", "ea_base", "ea_cap", "n_restarts"}
+_AUTOKERAS_OPTIONS = {"n_init", "beta", "r", "t_low", "n_children", "warm_start", "n_restarts"}
+
+
+def strategy_help() -> str:
+    """The "Strategy names" table of this module's docstring (for ``--help``)."""
+    doc = __doc__ or ""
+    start = doc.index("Strategy names")
+    return "strategies:\n" + doc[start:].split("\n", 2)[2].split("\n\nNamed BO")[0] + "\n"
+
+
+def default_batch_size(name: str, batch_size: int | None = None) -> int:
+    """Proposals per step a strategy was designed for: ``batch_size`` if given, else its preset's
+    (5 for ``bo-tw2g-kdpp5``), else 1."""
+    if batch_size is not None:
+        return int(batch_size)
+    return int(BO_PRESETS.get(name, {}).get("batch_size", 1))
 
 
 def strategy_names() -> list[str]:
     """Names accepted by :func:`make_strategy`."""
-    return ["random", "evolution", "bo", *BO_PRESETS]
+    return ["random", "evolution", "bo", *BO_PRESETS, "nasbot", "autokeras"]
 
 
 def _check_options(name: str, options: dict[str, Any], allowed: set[str]) -> None:
@@ -110,6 +130,18 @@ def make_strategy(
         return BayesianOptimisation(
             space, kernel, kernel_options=kernel_options, seed=seed, domain=domain, name=label, **config
         )
+    if name == "nasbot":
+        from nasviz.strategies.nasbot import NASBOT
+
+        _check_options(name, options, _NASBOT_OPTIONS)
+        return NASBOT(space, seed=seed, domain=domain, **{k: int(v) for k, v in options.items()})
+    if name == "autokeras":
+        from nasviz.strategies.autokeras import AutoKeras
+
+        _check_options(name, options, _AUTOKERAS_OPTIONS)
+        casts = {"n_init": int, "n_children": int, "n_restarts": int, "beta": float, "r": float, "t_low": float,
+                 "warm_start": lambda v: v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes")}
+        return AutoKeras(space, seed=seed, domain=domain, **{k: casts[k](v) for k, v in options.items()})
     raise ValueError(f"unknown strategy {name!r}; known strategies: {', '.join(strategy_names())}")
 
 

@@ -1,0 +1,302 @@
+"""Auto-Keras (paper 003): BO guiding network morphism, with warm-started children.
+
+One step (Sec. 3):
+
+1. The first ``n_init`` proposals are feed-forward networks of the initial pool (Auto-Keras
+   starts from default architectures, App. A).
+2. Afterwards a GP with the edit-distance kernel (Bourgain embedding; ``make_kernel("edit")``)
+   is fitted to the observed networks, and :func:`tree_search` (Alg. 1: A* over morphism
+   sequences from observed networks with simulated-annealing acceptance) minimises the UCB
+   cost ``alpha(f) = mu(y_f) - beta sigma(y_f)`` (Eq. (10), ``beta = 2.5`` as in Sec. 5.1) of
+   the cost ``y_f = -value``. It returns the nearest observed ancestor and the morphisms.
+3. **Warm starts**: :meth:`AutoKeras.attach` wraps a :class:`~nasviz.objectives.trainer.
+   TrainingObjective`'s builder so that a proposed child starts from its ancestor's *trained*
+   network morphed by :func:`nasviz.morphism.morph_network` (function-preserving), and every
+   network it builds is remembered (the trainer trains it in place, so the reference holds the
+   trained weights afterwards).
+
+Choices the paper leaves open: the cooling rate ``r = 0.9`` and ``T_low = 1e-3`` (Sec. 5.3 calls
+them ordinary SA hyperparameters), and costs are divided by the standard deviation of the
+observed costs so that temperatures do not depend on the metric's units.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from nasviz.arch import Architecture
+from nasviz.morphism import Morph, morph_network, sample_morphs
+from nasviz.objectives.base import Evaluation
+from nasviz.spaces import layers as L
+from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
+
+#: ``alpha(archs) -> (len(archs),)`` acquisition *costs* (lower is better), Eq. (10).
+CostFn = Callable[[Sequence[Architecture]], np.ndarray]
+
+
+@dataclass
+class Candidate:
+    """A network reached by the tree search: ``M(ancestor, morphs)`` and its acquisition cost."""
+
+    arch: Architecture
+    ancestor: Architecture
+    morphs: tuple[Morph, ...]
+    cost: float
+
+
+@dataclass
+class TreeSearchResult:
+    """What Alg. 1 returns, plus every network it scored (for batches and the dashboard).
+
+    ``best`` is ``f_min`` (``None`` only if no child could be generated); ``candidates`` holds
+    every scored child, best first; ``n_expanded`` counts popped nodes.
+    """
+
+    best: Candidate | None
+    candidates: list[Candidate] = field(default_factory=list)
+    n_expanded: int = 0
+    final_temperature: float = 1.0
+
+
+def tree_search(
+    history: Sequence[tuple[Architecture, float]],
+    alpha: CostFn,
+    rng: np.random.Generator,
+    *,
+    r: float = 0.9,
+    t_low: float = 1e-3,
+    n_children: int = 8,
+    constraints: Constraints = DEFAULT_CONSTRAINTS,
+    exclude: Callable[[Architecture], bool] | None = None,
+    scale: float = 1.0,
+) -> TreeSearchResult:
+    """Alg. 1 of paper 003: optimise the acquisition over the tree of morphisms.
+
+    Parameters
+    ----------
+    history : ``(f_i, c_i)`` observed networks and their costs (lower is better), length n >= 1
+    alpha : acquisition cost of new networks, comparable with ``c_i`` (UCB of the cost)
+    r, t_low : cooling rate and minimum temperature (``T`` starts at 1, ``T <- r T`` per pop)
+    n_children : children sampled per expanded node (App. B: 8), see :func:`sample_morphs`
+    exclude : networks never returned (already evaluated or proposed); they are not scored
+    scale : costs are divided by it in the acceptance ``exp((c_min - alpha(f')) / (T scale))``
+
+    The queue holds ``(cost, f)`` and pops the lowest cost (A*). A child ``f'`` is pushed when
+    ``exp((c_min - alpha(f')) / T) > U(0, 1)`` (simulated annealing) and becomes ``f_min`` when
+    ``alpha(f') < c_min``; ``c_min`` starts at the lowest observed cost. If no child beats the
+    observed costs, ``best`` is the lowest-cost child scored (the search must still propose a
+    new network). Every pushed node remembers its nearest observed ancestor and the morphisms
+    from it, which is what is returned.
+    """
+    if not history:
+        raise ValueError("the tree search needs at least one observed network")
+    if not (0 < r < 1) or not (0 < t_low < 1):
+        raise ValueError(f"need 0 < r < 1 and 0 < t_low < 1, got r={r}, t_low={t_low}")
+    if scale <= 0 or not math.isfinite(scale):
+        raise ValueError(f"scale must be positive and finite, got {scale}")
+    tie = itertools.count()
+    queue: list[tuple[float, int, Candidate]] = []
+    visited: set[Architecture] = set()
+    for f, c in history:
+        heapq.heappush(queue, (float(c), next(tie), Candidate(f, f, (), float(c))))
+        visited.add(f)
+    c_min = min(float(c) for _, c in history)
+    f_min: Candidate | None = None
+    scored: list[Candidate] = []
+    T, expanded = 1.0, 0
+    while queue and T > t_low:
+        T *= r
+        _, _, node = heapq.heappop(queue)
+        expanded += 1
+        children = []
+        for res in sample_morphs(node.arch, rng, n_children, constraints):
+            if res.child in visited or (exclude is not None and exclude(res.child)):
+                continue
+            visited.add(res.child)
+            children.append(Candidate(res.child, node.ancestor, node.morphs + (res.morph,), math.nan))
+        if not children:
+            continue
+        costs = np.asarray(alpha([c.arch for c in children]), dtype=float)
+        for child, a in zip(children, costs):
+            child.cost = float(a)
+            scored.append(child)
+            if math.exp(min(0.0, (c_min - a) / (T * scale))) > rng.random() or a < c_min:
+                heapq.heappush(queue, (float(a), next(tie), child))
+            if a < c_min:
+                c_min, f_min = float(a), child
+    scored.sort(key=lambda c: c.cost)
+    best = f_min if f_min is not None else (scored[0] if scored else None)
+    return TreeSearchResult(best=best, candidates=scored, n_expanded=expanded, final_temperature=T)
+
+
+class AutoKeras:
+    """Auto-Keras's search (edit-distance GP + UCB + A*/SA over morphisms) with ask/tell.
+
+    Parameters
+    ----------
+    space : the layer space module
+    seed : seeds the tree search, the GP restarts and the symmetry-breaking noise
+    kernel : a kernel instance (default ``make_kernel("edit")``)
+    beta : UCB trade-off of Eq. (10) (paper: 2.5)
+    n_init : initial feed-forward networks evaluated first
+    r, t_low, n_children : :func:`tree_search` settings
+    warm_start : inherit weights when :meth:`attach`-ed to a training objective
+    """
+
+    name = "autokeras"
+
+    def __init__(
+        self,
+        space: ModuleType = L,
+        seed: int = 0,
+        domain: Sequence[Architecture] | None = None,
+        *,
+        kernel=None,
+        beta: float = 2.5,
+        n_init: int = 3,
+        r: float = 0.9,
+        t_low: float = 1e-3,
+        n_children: int = 8,
+        warm_start: bool = True,
+        constraints: Constraints = DEFAULT_CONSTRAINTS,
+        n_restarts: int = 2,
+    ) -> None:
+        if getattr(space, "NAME", None) != L.NAME:
+            raise ValueError(f"autokeras searches the {L.NAME!r} space, got {getattr(space, 'NAME', space)!r}")
+        if domain is not None:
+            raise ValueError("autokeras searches the unbounded layer space; a finite domain is not supported")
+        if n_init < 1:
+            raise ValueError(f"n_init must be >= 1, got {n_init}")
+        if beta < 0:
+            raise ValueError(f"beta must be >= 0, got {beta}")
+        from nasviz.gp import GaussianProcess
+        from nasviz.kernels import make_kernel
+
+        self.space = space
+        self.seed = int(seed)
+        self.rng = np.random.default_rng(seed)
+        self.kernel = kernel if kernel is not None else make_kernel("edit")
+        self.gp = GaussianProcess(self.kernel, n_restarts=n_restarts, seed=seed)
+        self.beta = float(beta)
+        self.r, self.t_low, self.n_children = float(r), float(t_low), int(n_children)
+        self.constraints = constraints
+        self.warm_start = bool(warm_start)
+        self.initial = [a for a in L.initial_pool() if L.is_valid(a, constraints)][:n_init]
+        self.observed: list[Architecture] = []
+        self.values: list[float] = []
+        self.seen: set[Architecture] = set()
+        #: child -> (nearest observed ancestor, morphisms) for every proposal made by the search.
+        self.lineage: dict[Architecture, tuple[Architecture, tuple[Morph, ...]]] = {}
+        #: networks built through :meth:`attach` (trained in place by the trainer).
+        self.models: dict[Architecture, Any] = {}
+        self.warm_started: dict[str, str] = {}
+        self._state: dict[str, Any] = {"strategy": self.name}
+
+    # ------------------------------------------------------------------ warm starts
+    def attach(self, objective) -> None:
+        """Give ``objective`` (a ``TrainingObjective``) warm starts from trained ancestors.
+
+        Replaces ``objective.builder`` with one that morphs the ancestor's trained network when
+        the proposal came from the tree search and the ancestor was built here; otherwise it
+        calls the original builder. Either way it remembers the built network.
+        """
+        if not self.warm_start:
+            return
+        base = objective.builder
+
+        def build(arch: Architecture, data, **options):
+            model = None
+            lineage = self.lineage.get(arch)
+            if lineage is not None:
+                ancestor, morphs = lineage
+                parent = self.models.get(ancestor)
+                if parent is not None:
+                    model = morph_network(parent, morphs, self.constraints, seed=self.seed + len(self.models))
+                    self.warm_started[L.format(arch)] = L.format(ancestor)
+            if model is None:
+                model = base(arch, data, **options)
+            self.models[arch] = model
+            return model
+
+        objective.builder = build
+
+    # ------------------------------------------------------------------ ask / tell
+    def ask(self, n: int) -> list[Architecture]:
+        proposals = [a for a in self.initial if a not in self.seen][:n]
+        phase = "init"
+        if len(proposals) < n:
+            phase = "bo"
+            proposals += self._search(n - len(proposals), set(proposals))
+        self.seen.update(proposals)
+        self._state.update({"phase": phase, "proposals": [L.format(a) for a in proposals]})
+        return proposals
+
+    def _search(self, n: int, taken: set[Architecture]) -> list[Architecture]:
+        from nasviz.acquisition import ucb
+
+        if len(self.observed) < 2:
+            # Too little data for a GP: morph the best network at random.
+            base = max(zip(self.values, self.observed))[1] if self.observed else self.initial[0]
+            out = []
+            for res in sample_morphs(base, self.rng, 4 * n, self.constraints):
+                if res.child not in self.seen and res.child not in taken and len(out) < n:
+                    self.lineage[res.child] = (base, (res.morph,))
+                    out.append(res.child)
+            return out
+        y = np.asarray(self.values)
+        self.gp.fit(self.observed, y)
+
+        def alpha(archs: Sequence[Architecture]) -> np.ndarray:
+            mean, std = self.gp.predict(list(archs), full_cov=False)
+            return -ucb(mean, std, self.beta)  # cost UCB: mu(-y) - beta sigma
+
+        scale = float(np.std(y)) or 1.0
+        result = tree_search(
+            list(zip(self.observed, -y)), alpha, self.rng, r=self.r, t_low=self.t_low,
+            n_children=self.n_children, constraints=self.constraints,
+            exclude=lambda a: a in self.seen or a in taken, scale=scale,
+        )
+        ranked = ([result.best] if result.best is not None else []) + result.candidates
+        out: list[Architecture] = []
+        for cand in ranked:
+            if len(out) == n:
+                break
+            if cand.arch not in out:
+                out.append(cand.arch)
+                self.lineage[cand.arch] = (cand.ancestor, cand.morphs)
+        self._state.update(
+            {
+                "expanded": result.n_expanded,
+                "scored": len(result.candidates),
+                "final_temperature": result.final_temperature,
+                "chosen": [
+                    {
+                        "arch": L.format(a),
+                        "ancestor": L.format(self.lineage[a][0]),
+                        "morphs": [str(m) for m in self.lineage[a][1]],
+                    }
+                    for a in out
+                ],
+                "best_cost": None if result.best is None else result.best.cost,
+            }
+        )
+        return out
+
+    def tell(self, evaluations: Sequence[Evaluation]) -> None:
+        for ev in evaluations:
+            self.seen.add(ev.arch)
+            if ev.ok and ev.value is not None and math.isfinite(ev.value):
+                self.observed.append(ev.arch)
+                self.values.append(float(ev.value))
+            else:
+                self.models.pop(ev.arch, None)  # a failed network is no ancestor
+
+    def state(self) -> dict[str, Any]:
+        return {**self._state, "warm_started": dict(self.warm_started)}

@@ -1,0 +1,103 @@
+"""Auto-Keras (paper 003): edit distance on Fig. 1-like MLPs, A*/SA tree search, warm starts, a run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from nasviz.kernels import make_kernel
+from nasviz.morphism import apply_sequence
+from nasviz.objectives.datasets import load_dataset
+from nasviz.objectives.trainer import TrainingObjective
+from nasviz.runner import run_search
+from nasviz.spaces import layers as L
+from nasviz.strategies.autokeras import AutoKeras, tree_search
+from nasviz.strategies.factory import make_strategy
+
+FIG1 = (
+    "input;relu:16<0;relu:16<1;relu:32<2;relu:32<3;relu:16<4;linear<5;output<6",
+    "input;relu:16<0;relu:16<1;relu:32<2;relu:32<3;relu:32<4;relu:16<5;linear<6;output<7",
+    "input;tanh:128<0;logistic:64<0;tanh:256<1,2;logistic:128<1;tanh:256<3,4;linear<5;linear<3,4;output<6,7",
+)
+
+
+def test_edit_distance_orders_fig1_networks():
+    a, b, c = (L.parse(s) for s in FIG1)
+    for name, D in make_kernel("edit").distances([a, b, c], [a, b, c]).items():
+        assert D[0, 1] < D[0, 2] and D[0, 1] < D[1, 2], name
+
+
+def _units_cost(archs):
+    """A known acquisition cost: more units and layers are better (lower cost)."""
+    return np.array([-sum(w or 0 for w in a.widths) / 100.0 - a.n_nodes for a in archs])
+
+
+def test_tree_search_returns_an_observed_ancestor_and_valid_morphs():
+    history = [(a, float(c)) for a, c in zip(L.initial_pool()[:3], _units_cost(L.initial_pool()[:3]))]
+    observed = {a for a, _ in history}
+    rng = np.random.default_rng(0)
+    result = tree_search(history, _units_cost, rng, r=0.8, t_low=0.05)
+    best = result.best
+    assert best is not None and best.ancestor in observed
+    assert best.morphs and best.arch not in observed
+    # replaying the morphisms from the ancestor gives the returned network
+    assert apply_sequence(best.ancestor, best.morphs)[-1].child == best.arch
+    assert best.cost < min(c for _, c in history)  # f_min beat every observed cost
+    assert result.n_expanded == int(np.ceil(np.log(0.05) / np.log(0.8)))  # T: 1 -> < t_low
+    for cand in result.candidates[:20]:
+        assert cand.ancestor in observed
+        assert apply_sequence(cand.ancestor, cand.morphs)[-1].child == cand.arch
+
+
+def test_tree_search_excludes_and_validates():
+    history = [(L.initial_pool()[0], 0.0)]
+    banned = set()
+    rng = np.random.default_rng(1)
+    first = tree_search(history, _units_cost, rng, t_low=0.3)
+    banned.add(first.best.arch)
+    second = tree_search(history, _units_cost, np.random.default_rng(1), t_low=0.3, exclude=banned.__contains__)
+    assert second.best.arch not in banned
+    with pytest.raises(ValueError, match="at least one observed"):
+        tree_search([], _units_cost, rng)
+    with pytest.raises(ValueError, match="0 < r < 1"):
+        tree_search(history, _units_cost, rng, r=1.5)
+
+
+def test_warm_start_child_starts_from_the_trained_parent_function():
+    data = load_dataset("wine", seed=0, max_train=60)
+    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = AutoKeras(L, seed=0, n_init=2)
+    strategy.attach(objective)
+    parent = L.initial_pool()[0]
+    ev = objective.evaluate([parent])[0]
+    assert ev.ok and parent in strategy.models
+    trained = strategy.models[parent]
+    child = L.parse("input;relu:64<0;relu:64<1;relu:64<2;linear<1,3;output<4")
+    from nasviz.morphism import Morph
+
+    morphs = (Morph("deep", 2, label="relu"), Morph("add", 1, 4))
+    assert apply_sequence(parent, morphs)[-1].child == child
+    strategy.lineage[child] = (parent, morphs)
+    model = objective.builder(child, data)
+    x = torch.randn(32, 13)
+    with torch.no_grad():
+        assert torch.allclose(model(x), trained.cpu()(x), atol=1e-5)
+    assert strategy.warm_started[L.format(child)] == L.format(parent)
+
+
+def test_autokeras_end_to_end_short_run():
+    data = load_dataset("wine", seed=0, max_train=60)
+    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = make_strategy("autokeras", space=L, seed=0, n_init=2, t_low=0.2)
+    strategy.attach(objective)
+    result = run_search(strategy, objective, 5, format_arch=L.format)
+    archs = [ev.arch for ev in result.evaluations]
+    assert len(set(archs)) == 5 and all(ev.ok for ev in result.evaluations)
+    state = strategy.state()
+    assert state["phase"] == "bo" and state["chosen"]
+    # every searched proposal came from an observed ancestor and was warm-started from it
+    for a in archs[2:]:
+        ancestor, morphs = strategy.lineage[a]
+        assert ancestor in archs[: archs.index(a)]
+        assert L.format(a) in state["warm_started"]
