@@ -33,17 +33,29 @@ def _print_json(obj) -> None:
 
 
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
+    from nasviz.strategies.factory import strategy_help
+
     p = sub.add_parser(
         "run",
         help="run one architecture search",
         description="Run an architecture search against a benchmark table and report the result.",
+        epilog=strategy_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded NB201-on-digits table)")
     p.add_argument("--metric", help="metric column to maximise (default: the table's first metric)")
     p.add_argument("--space", default="nb201", choices=space_names(), help="search space (default: nb201)")
     p.add_argument("--strategy", default="random", help="search strategy (see the list below; default: random)")
     p.add_argument("--budget", type=int, default=100, help="number of evaluations (default: 100)")
-    p.add_argument("--batch-size", type=int, default=1, help="architectures proposed per step (default: 1)")
+    p.add_argument("--batch-size", type=int,
+                   help="architectures proposed per step (default: the strategy's, e.g. 5 for bo-tw2g-kdpp5, else 1)")
+    p.add_argument("--kernel", help="BO kernel: tw, tw1g, tw2g, tw3g, wl, otmann, edit, path, ot, gw")
+    p.add_argument("--acquisition", choices=["ucb", "ei"], help="BO acquisition")
+    p.add_argument("--pool", choices=["evolution", "random", "gradient", "mixed"], help="BO candidate pool generator")
+    p.add_argument("--batch", choices=["topk", "kdpp-quality", "kdpp", "bucb", "thompson", "random"],
+                   help="BO batch selector")
+    p.add_argument("--pool-size", type=int, help="BO candidates per step (default: 100)")
+    p.add_argument("--n-init", type=int, help="BO random initial points (default: 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.add_argument("--store", type=Path, metavar="FILE",
@@ -62,6 +74,13 @@ _RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget"
              "store", "resume", "step_delay"}
 
 
+def _default_batch_size(args: argparse.Namespace) -> int:
+    """The batch a strategy was designed for (``bo-tw2g-kdpp5`` -> 5), else 1."""
+    from nasviz.strategies.factory import default_batch_size
+
+    return default_batch_size(args.strategy, batch_size=None)
+
+
 def _run_config(args: argparse.Namespace) -> dict:
     """The plain config of a ``run`` (see :func:`nasviz.runner.build_search`)."""
     table = Path(args.table) if args.table else default_table_path()
@@ -75,7 +94,7 @@ def _run_config(args: argparse.Namespace) -> dict:
                              if k not in _RUN_ARGS and v is not None},
         "seed": args.seed,
         "budget": args.budget,
-        "batch_size": args.batch_size,
+        "batch_size": args.batch_size if args.batch_size is not None else _default_batch_size(args),
     }
 
 

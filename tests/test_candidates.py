@@ -1,0 +1,128 @@
+"""Candidate pools: distinct, unseen, inside the domain; evolution climbs the acquisition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nasviz.candidates import (
+    evolutionary_pool,
+    gradient_mutate,
+    gradient_mutation_probabilities,
+    gradient_pool,
+    mixed_pool,
+    mutation_pool,
+    random_pool,
+)
+from nasviz.spaces import nb201
+
+
+def _conv_count_score(archs):
+    # A stand-in acquisition: number of 3x3 convolutions (max 6).
+    return np.array([sum(op == "nor_conv_3x3" for op in nb201.operations(a)) for a in archs], dtype=float)
+
+
+def _assert_clean(archs, exclude, domain=None):
+    assert len(set(archs)) == len(archs), "duplicates in the pool"
+    assert not set(archs) & set(exclude), "pool contains excluded architectures"
+    if domain is not None:
+        assert set(archs) <= set(domain)
+
+
+def test_random_pool_respects_exclude_and_domain():
+    rng = np.random.default_rng(0)
+    domain = nb201.sample(np.random.default_rng(1), 60)
+    domain = list(dict.fromkeys(domain))
+    exclude = set(domain[:20])
+    pool = random_pool(nb201, rng, 30, exclude=exclude, domain=domain)
+    assert len(pool) == 30
+    _assert_clean(pool, exclude, domain)
+    # Asking for more than is left returns exactly what is left.
+    rest = random_pool(nb201, rng, 1000, exclude=exclude, domain=domain)
+    assert set(rest) == set(domain) - exclude
+    with pytest.raises(ValueError, match="non-negative"):
+        random_pool(nb201, rng, -1)
+
+
+def test_random_pool_without_domain_samples_the_space():
+    pool = random_pool(nb201, np.random.default_rng(0), 50)
+    assert len(pool) == 50 and len(set(pool)) == 50
+
+
+def test_mutation_pool_children_are_one_step_neighbours():
+    rng = np.random.default_rng(0)
+    parents = nb201.sample(np.random.default_rng(2), 3)
+    kids = mutation_pool(nb201, rng, parents, 40, exclude=set(parents))
+    _assert_clean(kids, parents)
+    neighbourhood = {n for p in parents for n in nb201.neighbours(p)}
+    assert set(kids) <= neighbourhood
+    # independent mutations of each parent (not a random walk): all parents are used
+    used = {p for p in parents if set(nb201.neighbours(p)) & set(kids)}
+    assert used == set(parents)
+
+
+def test_evolutionary_pool_climbs_the_acquisition():
+    rng = np.random.default_rng(0)
+    parents = nb201.sample(np.random.default_rng(3), 10)
+    pool, scores = evolutionary_pool(nb201, rng, _conv_count_score, parents, 100, exclude=set(parents), n_rounds=4)
+    _assert_clean(pool.archs, parents)
+    assert len(pool.archs) == 100
+    assert np.allclose(scores, _conv_count_score(pool.archs))
+    assert np.all(np.diff(scores) <= 0)  # sorted by acquisition
+    random_scores = _conv_count_score(random_pool(nb201, np.random.default_rng(4), 100))
+    assert scores.mean() > random_scores.mean() + 1.0
+    assert any(o.startswith("evolution-") for o in pool.origin)
+
+
+def test_evolutionary_pool_is_deterministic_and_stays_in_domain():
+    domain = list(nb201.enumerate_all())[::3]
+    dset = set(domain)
+    parents = [a for a in nb201.sample(np.random.default_rng(5), 40) if a in dset][:5]
+    runs = [
+        evolutionary_pool(nb201, np.random.default_rng(9), _conv_count_score, parents, 50, exclude=set(parents), domain=domain)[0].archs
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+    _assert_clean(runs[0], parents, domain)
+
+
+def test_mixed_pool_is_half_mutations():
+    parents = nb201.sample(np.random.default_rng(6), 10)
+    pool = mixed_pool(nb201, np.random.default_rng(0), parents, 100, exclude=set(parents))
+    _assert_clean(pool.archs, parents)
+    assert len(pool.archs) == 100
+    assert pool.origin.count("mutation") == 50 and pool.origin.count("random") == 50
+
+
+def test_gradient_probabilities_follow_the_sign_of_the_gradients():
+    ops = ("nor_conv_3x3", "avg_pool_3x3", "nor_conv_1x1", "skip_connect", "none", "nor_conv_3x3")
+    grads = {"nor_conv_3x3": 2.0, "avg_pool_3x3": -2.0, "nor_conv_1x1": 0.1}
+    where, to = gradient_mutation_probabilities(ops, nb201.OPERATIONS, grads)
+    assert where.sum() == pytest.approx(1.0) and np.allclose(to.sum(axis=1), 1.0)
+    # the harmful pooling is the most likely position to mutate, the helpful convolutions the least
+    assert np.argmax(where) == 1 and where[0] == where.min()
+    conv3 = nb201.OPERATIONS.index("nor_conv_3x3")
+    pool_ = nb201.OPERATIONS.index("avg_pool_3x3")
+    assert to[1, conv3] == to[1].max() and to[1, pool_] == 0.0  # never "mutate" to itself
+    assert to[2, conv3] > to[2, pool_]
+
+
+def test_gradient_mutation_moves_towards_good_operations():
+    rng = np.random.default_rng(0)
+    arch = nb201.from_operations(["avg_pool_3x3"] * 6)
+    grads = {"nor_conv_3x3": 3.0, "avg_pool_3x3": -3.0, "nor_conv_1x1": -1.0}
+    kids = [gradient_mutate(nb201, arch, rng, grads) for _ in range(600)]
+    new_ops = [next(o for o in nb201.operations(k) if o != "avg_pool_3x3") for k in kids]
+    _, to = gradient_mutation_probabilities(nb201.operations(arch), nb201.OPERATIONS, grads)
+    for op in ("nor_conv_3x3", "nor_conv_1x1", "none"):
+        assert new_ops.count(op) / 600 == pytest.approx(to[0, nb201.OPERATIONS.index(op)], abs=0.06)
+    assert new_ops.count("nor_conv_3x3") > 1.4 * new_ops.count("nor_conv_1x1")
+
+
+def test_gradient_pool_falls_back_and_says_so():
+    parents = nb201.sample(np.random.default_rng(7), 10)
+    pool = gradient_pool(nb201, np.random.default_rng(0), parents, 60, op_gradients=None, exclude=set(parents))
+    _assert_clean(pool.archs, parents)
+    assert "no WL feature gradients" in pool.info["fallback"]
+    guided = gradient_pool(nb201, np.random.default_rng(0), parents, 60, op_gradients={"nor_conv_3x3": 1.0}, exclude=set(parents))
+    assert "fallback" not in guided.info and set(guided.origin) <= {"gradient", "random"}
