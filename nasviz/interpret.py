@@ -227,5 +227,18 @@ def operation_gradient_profile(fg: FeatureGradients, values: Sequence[float] | N
     return out
 
 
-__all__ = ["FeatureGradients", "OperationProfile", "operation_gradient_profile", "posterior_mean_from_features",
-           "wl_feature_gradients"]
+def operation_gradients(gp: GaussianProcess, archs: Sequence[Architecture],
+                        skip: Sequence[str] = (INPUT, OUTPUT)) -> dict[str, float]:
+    """Mean ``d mean / d phi^op`` over ``archs`` for each operation's ``h = 0`` feature.
+
+    The summary a gradient-guided mutation (paper 002 §3.2, App. C) needs: positive means more
+    of that operation raises the predicted value. Operations that never occur in a reduced graph
+    (``none`` is removed and ``skip_connect`` bypassed by :meth:`Architecture.reduced`) have no
+    WL feature and are absent from the result.
+    """
+    fg = wl_feature_gradients(gp, archs, max_depth=0)
+    return {name: float(g) for name, g in zip(fg.names, fg.mean_gradient) if name not in skip}
+
+
+__all__ = ["FeatureGradients", "OperationProfile", "operation_gradient_profile", "operation_gradients",
+           "posterior_mean_from_features", "wl_feature_gradients"]

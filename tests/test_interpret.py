@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from nasviz.gp import GaussianProcess
-from nasviz.interpret import operation_gradient_profile, posterior_mean_from_features, wl_feature_gradients
+from nasviz.interpret import (
+    operation_gradient_profile,
+    operation_gradients,
+    posterior_mean_from_features,
+    wl_feature_gradients,
+)
 from nasviz.kernels import make_kernel
 from nasviz.kernels.wl import WLKernel
 from nasviz.spaces import nb201
@@ -105,6 +110,9 @@ def test_gradients_point_the_right_way_and_fig2_profile(cells):
     assert sum(conv.n_archs) == int((fg.counts[:, fg.names.index("nor_conv_3x3")] >= 1).sum())
     assert len(conv.value_mean) == len(conv.counts)
     assert fg.top(3)[0][0] in fg.names
+    summary = operation_gradients(gp, cands)
+    assert set(summary) == {"nor_conv_3x3", "nor_conv_1x1", "avg_pool_3x3"}
+    assert summary["nor_conv_3x3"] == pytest.approx(grad["nor_conv_3x3"])
 
 
 def test_bad_input(cells):
