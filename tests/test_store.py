@@ -233,3 +233,15 @@ def test_threads_sharing_one_store_object_each_get_a_connection(store):
     assert not errors
     assert all(store.n_evaluations(i) == 50 for i in ids)
     assert all(math.isclose(r["best_value"], 49 / 3) for r in store.list_runs())
+
+
+def test_evaluations_are_fsynced_and_regenerable_writes_are_not(tmp_path):
+    store = RunStore(tmp_path / "r.sqlite")
+    run_id = store.create_run(CONFIG)
+    store.add_snapshot(run_id, {"step": 1})  # written with synchronous=NORMAL ...
+    sync = store._connection().execute("PRAGMA synchronous").fetchone()[0]
+    assert sync == 2  # ... then back to FULL for the evaluations that follow
+    fast = RunStore(tmp_path / "fast.sqlite", durable=False)
+    fast.add_evaluations(fast.create_run(CONFIG), evs(2), 0, step=1)
+    assert fast._connection().execute("PRAGMA synchronous").fetchone()[0] == 1
+    assert fast.list_runs()[0]["n_evaluations"] == 2

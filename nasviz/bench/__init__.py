@@ -13,4 +13,5 @@ BENCHMARKS: dict[str, str] = {
     "search": "nasviz.bench.search",
     "trainer": "nasviz.bench.trainer",
     "dashboard": "nasviz.bench.dashboard",
+    "store": "nasviz.bench.store",
 }
