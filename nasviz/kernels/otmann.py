@@ -459,15 +459,23 @@ def _solve_pairs(reps_a: Sequence[_Rep], reps_b: Sequence[_Rep], pairs: np.ndarr
         pb = np.stack([reps_b[j].paths for j in ib])
         c_lmm = LABEL_MISMATCH[la[:, :, None], lb[:, None, :]]  # (P, n_a, n_b)
         c_str = np.abs(pa[:, :, None, :] - pb[:, None, :, :]).mean(axis=3)
-        cost = np.empty((len(sel), n_a + 1, n_b + 1))
-        cost[:, n_a, :n_b] = NON_ASSIGNMENT_COST
-        cost[:, :n_a, n_b] = NON_ASSIGNMENT_COST
-        cost[:, n_a, n_b] = 0.0
-        for row, (i, j) in enumerate(zip(ia, ib)):
-            y1, y2 = _supplies(reps_a[i], reps_b[j])
-            for c, nu in enumerate(nus):
-                cost[row, :n_a, :n_b] = c_lmm[row] + nu * c_str[row]
-                out[sel[row], c] = _emd_value(y1, y2, np.ascontiguousarray(cost[row]))
+        # augmented costs C' for every pair and nu at once: (P, K, n_a + 1, n_b + 1)
+        cost = np.empty((len(sel), len(nus), n_a + 1, n_b + 1))
+        cost[:, :, :n_a, :n_b] = c_lmm[:, None] + nus[None, :, None, None] * c_str[:, None]
+        cost[:, :, n_a, :n_b] = NON_ASSIGNMENT_COST
+        cost[:, :, :n_a, n_b] = NON_ASSIGNMENT_COST
+        cost[:, :, n_a, n_b] = 0.0
+        # supplies y1 = [lm(G1), tm(G2)], demands y2 = [lm(G2), tm(G1)] (App. A.1)
+        ma = np.stack([reps_a[i].masses for i in ia])
+        mb = np.stack([reps_b[j].masses for j in ib])
+        ta, tb = ma.sum(1), mb.sum(1)
+        y1 = np.concatenate([ma, tb[:, None]], axis=1)
+        y2 = np.concatenate([mb, ta[:, None]], axis=1)
+        y2 *= (y1.sum(1) / y2.sum(1))[:, None]  # exact equal totals for the solver
+        for row in range(len(sel)):
+            a, b = y1[row], y2[row]
+            for c in range(len(nus)):
+                out[sel[row], c] = _emd_value(a, b, cost[row, c])
     return out
 
 
@@ -539,8 +547,10 @@ class OTMANNKernel(Kernel):
         self.structure = structure
         self.n_jobs = n_jobs
         self.parallel_min_pairs = int(parallel_min_pairs)
-        self._reps: dict[str, _Rep] = {}
-        self._pair_cache: dict[tuple[str, str], np.ndarray] = {}
+        self._kidx: dict[str, int] = {}
+        self._reps: list[_Rep] = []
+        # d between cached architectures, (len(nu_str), cap, cap); NaN = not solved yet
+        self._D = np.full((len(nus), 0, 0), np.nan)
         #: Typical scales of d and dbar (median over the first square Gram), for defaults.
         self._scale_d = np.ones(len(nus))
         self._scale_dbar = np.full(len(nus), 0.1)
@@ -572,13 +582,13 @@ class OTMANNKernel(Kernel):
         return hps
 
     # ------------------------------------------------------------------ distances
-    def _rep(self, arch: Architecture) -> tuple[str, _Rep]:
+    def _index(self, arch: Architecture) -> int:
         key = arch.canonical_key()
-        rep = self._reps.get(key)
-        if rep is None:
-            rep = _prepare(arch, self.zeta, self.cell_channels, self.structure)
-            self._reps[key] = rep
-        return key, rep
+        i = self._kidx.get(key)
+        if i is None:
+            self._reps.append(_prepare(arch, self.zeta, self.cell_channels, self.structure))
+            i = self._kidx[key] = len(self._reps) - 1
+        return i
 
     def _pool_size(self, n_pairs: int) -> int:
         if self.n_jobs is not None:
@@ -611,43 +621,31 @@ class OTMANNKernel(Kernel):
         isomorphic graphs have the same distance), and every solved pair is cached, so a
         growing training set only solves its new pairs.
         """
-        keys_a, reps_a = zip(*[self._rep(a) for a in archs_a]) if len(archs_a) else ((), ())
-        keys_b, reps_b = zip(*[self._rep(b) for b in archs_b]) if len(archs_b) else ((), ())
-        uniq = {}
-        for k, r in zip(keys_a + keys_b, reps_a + reps_b):
-            uniq.setdefault(k, r)
-        ukeys = list(uniq)
-        upos = {k: i for i, k in enumerate(ukeys)}
-        ureps = [uniq[k] for k in ukeys]
-        needed: set[tuple[int, int]] = set()
-        for ka in set(keys_a):
-            for kb in set(keys_b):
-                if ka == kb:
-                    continue
-                pair = (ka, kb) if ka < kb else (kb, ka)
-                if pair not in self._pair_cache:
-                    needed.add((upos[pair[0]], upos[pair[1]]))
-        if needed:
-            pairs = np.array(sorted(needed), dtype=np.intp)
-            values = self._solve(ureps, ureps, pairs)
-            for (i, j), v in zip(pairs, values):
-                self._pair_cache[(ukeys[i], ukeys[j])] = v
-        k = len(self.nu_str)
-        ia = np.array([upos[x] for x in keys_a], dtype=np.intp)
-        ib = np.array([upos[x] for x in keys_b], dtype=np.intp)
-        table = np.zeros((len(ukeys), len(ukeys), k))
-        cache = self._pair_cache
-        sa, sb = set(keys_a), set(keys_b)
-        for ka in sa:
-            for kb in sb:
-                if ka != kb:
-                    pair = (ka, kb) if ka < kb else (kb, ka)
-                    table[upos[ka], upos[kb]] = cache[pair]
-        return np.moveaxis(table[np.ix_(ia, ib)], 2, 0)
+        ia = np.array([self._index(a) for a in archs_a], dtype=np.intp)
+        ib = np.array([self._index(b) for b in archs_b], dtype=np.intp)
+        n = len(self._reps)
+        if self._D.shape[1] < n:
+            cap = max(n, 2 * self._D.shape[1], 16)
+            grown = np.full((len(self.nu_str), cap, cap), np.nan)
+            old = self._D.shape[1]
+            grown[:, :old, :old] = self._D
+            grown[:, np.arange(cap), np.arange(cap)] = 0.0
+            self._D = grown
+        rows, cols = np.unique(ia), np.unique(ib)
+        ii, jj = np.nonzero(np.isnan(self._D[0][np.ix_(rows, cols)]))
+        if len(ii):
+            pa, pb = np.minimum(rows[ii], cols[jj]), np.maximum(rows[ii], cols[jj])
+            cap = self._D.shape[1]
+            flat = np.unique(pa * cap + pb)  # each unordered pair once (d is symmetric)
+            pairs = np.stack([flat // cap, flat % cap], axis=1)
+            values = self._solve(self._reps, self._reps, pairs)  # (P, K)
+            self._D[:, pairs[:, 0], pairs[:, 1]] = values.T
+            self._D[:, pairs[:, 1], pairs[:, 0]] = values.T
+        return self._D[:, ia[:, None], ib[None, :]]
 
     def total_masses(self, archs: Sequence[Architecture]) -> np.ndarray:
         """``tm(G)`` of each architecture, shape ``(len(archs),)``."""
-        return np.array([self._rep(a)[1].total for a in archs])
+        return np.array([self._reps[self._index(a)].total for a in archs])
 
     def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
         """``d_{nu}`` and ``dbar_{nu} = d / (tm_a + tm_b)`` per ``nu_str``, each ``(len(a), len(b))``."""
