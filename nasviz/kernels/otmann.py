@@ -509,8 +509,9 @@ class OTMANNKernel(Kernel):
         ``"paths"``: the six path lengths of Sec. 3; ``"grouped"``: App. A's average with the
         path lengths through each layer group.
     n_jobs : int or None
-        Worker processes for large matrices. ``None``: use up to 2 when more than
-        ``parallel_min_pairs`` transport problems are new (a pool costs ~0.1 s to start).
+        Worker processes for large matrices. ``None``: up to 2 (as many as the load average
+        leaves idle) when more than ``parallel_min_pairs`` transport problems are new (a pool
+        costs ~0.1 s to start and is slower than one process on a saturated machine).
 
     Components (each ``(len(a), len(b))``): ``"d_{nu}"`` and ``"dbar_{nu}"`` per ``nu_str``.
     Hyperparameters: ``alpha``, ``alpha_bar``, ``beta_{nu}``, ``beta_bar_{nu}``.
@@ -595,7 +596,12 @@ class OTMANNKernel(Kernel):
             return max(1, int(self.n_jobs))
         if n_pairs < self.parallel_min_pairs:
             return 1
-        return max(1, min(2, os.cpu_count() or 1))
+        cpus = os.cpu_count() or 1
+        try:  # a pool only pays when cores are idle: on a saturated machine it is slower
+            idle = cpus - os.getloadavg()[0]
+        except OSError:  # pragma: no cover - platforms without load averages
+            idle = cpus
+        return max(1, min(2, cpus, int(idle)))
 
     def _solve(self, reps_a: list[_Rep], reps_b: list[_Rep], pairs: np.ndarray) -> np.ndarray:
         nus = np.array(self.nu_str)
