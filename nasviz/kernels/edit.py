@@ -208,6 +208,11 @@ class EditDistanceKernel(Kernel):
         Width given to layers without one (NB201 cells).
     seed : int
         Seed of the Bourgain anchor sets (the embedding is deterministic given the reference).
+    auto_reference : bool
+        Re-draw the anchors on a square call ``components(X, X)`` whose set contains the
+        current reference (module docstring). A square call over training + candidates looks
+        the same as a grown training set; callers that predict on such supersets should pass
+        ``False`` and call :meth:`set_reference` with the training set themselves.
 
     Components, each ``(len(a), len(b))``: ``"edit"`` the raw distance ``d`` of Eq. (4) and
     ``"bourgain"`` the embedded distance ``rho``. Hyperparameter: ``beta`` (default 1).
@@ -219,7 +224,14 @@ class EditDistanceKernel(Kernel):
     #: blocks computed at different times (see ``nasviz.gp.ComponentsCache``).
     pairwise_components = False
 
-    def __init__(self, lam: float = DEFAULT_LAMBDA, cell_width: int = 16, seed: int = 0, chunk_pairs: int = 50_000) -> None:
+    def __init__(
+        self,
+        lam: float = DEFAULT_LAMBDA,
+        cell_width: int = 16,
+        seed: int = 0,
+        auto_reference: bool = True,
+        chunk_pairs: int = 50_000,
+    ) -> None:
         if not lam >= 0:
             raise ValueError(f"lam (lambda of Eq. (4)) must be >= 0, got {lam!r}")
         if cell_width <= 0:
@@ -227,6 +239,7 @@ class EditDistanceKernel(Kernel):
         self.lam = float(lam)
         self.cell_width = int(cell_width)
         self.seed = int(seed)
+        self.auto_reference = bool(auto_reference)
         self.chunk_pairs = int(chunk_pairs)
         self._keys: list[str] = []
         self._kidx: dict[str, int] = {}
@@ -353,7 +366,7 @@ class EditDistanceKernel(Kernel):
         sa, sb = set(ia.tolist()), set(ib.tolist())
         saved = None
         refreshed = False
-        if sa == sb and sa and sa.issuperset(self._reference):
+        if self.auto_reference and sa == sb and sa and sa.issuperset(self._reference):
             if sorted(sa) != self._reference:
                 self.set_reference(archs_a)  # a (grown) training set: re-embed (App. F)
                 refreshed = len(archs_a) > 1

@@ -552,7 +552,7 @@ class OTMANNKernel(Kernel):
         self._reps: list[_Rep] = []
         # d between cached architectures, (len(nu_str), cap, cap); NaN = not solved yet
         self._D = np.full((len(nus), 0, 0), np.nan)
-        #: Typical scales of d and dbar (median over the first square Gram), for defaults.
+        #: Typical scales of d and dbar (median over the first components call), for defaults.
         self._scale_d = np.ones(len(nus))
         self._scale_dbar = np.full(len(nus), 0.1)
         self._scaled = False
@@ -658,7 +658,7 @@ class OTMANNKernel(Kernel):
         d = self.otmann_distances(archs_a, archs_b)
         tm = self.total_masses(archs_a)[:, None] + self.total_masses(archs_b)[None, :]
         dbar = d / tm[None]
-        if not self._scaled and len(archs_a) > 1 and archs_a is archs_b:
+        if not self._scaled and np.any(d[0] > 0):
             self._set_scales(d, dbar)
         comps: Components = {}
         for i, nu in enumerate(self.nu_str):
@@ -668,10 +668,11 @@ class OTMANNKernel(Kernel):
         return comps
 
     def _set_scales(self, d: np.ndarray, dbar: np.ndarray) -> None:
-        """Default betas put the median pair at exp(-1) in each half of Eq. (4)."""
-        iu = np.triu_indices(d.shape[1], 1)
+        """Default betas put the median pair of the first components call (usually the
+        training Gram) at exp(-1) in each half of Eq. (4); the paper samples the betas from
+        their posterior instead, so only ML-II's starting point depends on this."""
         for i in range(len(self.nu_str)):
-            vd, vb = d[i][iu], dbar[i][iu]
+            vd, vb = d[i].ravel(), dbar[i].ravel()
             vd, vb = vd[vd > 0], vb[vb > 0]
             if len(vd):
                 self._scale_d[i] = float(np.median(vd))

@@ -193,3 +193,15 @@ def test_gradient_and_validation():
         EditDistanceKernel(lam=-1)
     with pytest.raises(ValueError, match="no reference"):
         EditDistanceKernel().embed(archs)
+
+
+def test_explicit_reference_is_kept_when_predicting_on_a_superset():
+    rng = np.random.default_rng(6)
+    train, cand = nb201.sample(rng, 30), nb201.sample(rng, 10)
+    k = EditDistanceKernel(auto_reference=False)
+    k.set_reference(train)
+    phi = k.embed(train)
+    K_train = k.matrix(train)
+    k.matrix(train + cand)  # a full-covariance prediction over training + candidates
+    assert np.allclose(k.embed(train), phi)
+    assert np.allclose(k.matrix(train), K_train)
