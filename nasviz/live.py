@@ -187,8 +187,12 @@ def make_config(
     budget: int = 50,
     batch_size: int = 1,
     seed: int = 0,
+    step_delay: float = 0.0,
 ) -> dict[str, Any]:
     """The run configuration stored with a run (plain data), validated.
+
+    ``step_delay`` (seconds) makes the worker pause after each step: slows a table search down
+    to a pace a class can follow, and lets tests stop a run mid-way.
 
     Raises ``ValueError`` naming the offending field: a budget below 1, a batch larger than the
     budget, a metric the table does not have, an unknown strategy.
@@ -211,6 +215,10 @@ def make_config(
         "space": space, "strategy": strategy, "strategy_options": dict(options or {}),
         "budget": budget, "batch_size": batch_size, "seed": seed,
     }
+    if step_delay:
+        if not 0 < float(step_delay) <= 60:
+            raise ValueError(f"step delay must be between 0 and 60 seconds, got {step_delay}")
+        config["step_delay"] = float(step_delay)
     if source.kind == "table":
         table_from_path(source.path, space)  # TableError if the table's architectures are not of this space
         metric = metric or (source.metrics[0] if source.metrics else None)
@@ -316,12 +324,14 @@ def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
         from nasviz import runner
 
         config = store.get_run(run_id)["config"]
+        delay = float(config.get("step_delay") or 0.0)
+        on_step = (lambda snapshot: time.sleep(delay)) if delay > 0 else None
         if config.get("objective", "table") == "table":
             # The runner rebuilds the search from the stored config, replays stored steps
             # deterministically, then continues live, writing each step and honouring stop
             # requests. force=True: this process was launched to own the run, which the server
             # marked running on its behalf.
-            result = runner.resume_run(store, run_id, force=True)
+            result = runner.resume_run(store, run_id, force=True, on_step=on_step)
         else:
             from nasviz.spaces import get_space
             from nasviz.strategies.factory import make_strategy
@@ -332,7 +342,7 @@ def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
                                      **config.get("strategy_options", {}))
             result = runner.run_search(strategy, objective, int(config["budget"]), format_arch=space.format,
                                        parse_arch=space.parse, batch_size=int(config.get("batch_size", 1)),
-                                       store=store, run_id=run_id, resume=True)
+                                       on_step=on_step, store=store, run_id=run_id, resume=True)
         return STOPPED if result.stopped else FINISHED
     except Exception as err:  # recorded for the dashboard; the worker's log keeps the traceback
         traceback.print_exc()
@@ -520,12 +530,37 @@ def selection_figures(watcher: "RunWatcher", limit: int = 5) -> list:
     return figs
 
 
+def wl_feature_gradients_for_run(watcher: "RunWatcher", max_observations: int = 200) -> dict[str, Any] | None:
+    """WL feature gradients (paper 002 Eq. 3.2) of a GP fitted to the run's evaluations.
+
+    The strategy's snapshots do not carry the gradients, so a WL GP (ML-II, one restart) is
+    fitted here to the latest ``max_observations`` successful evaluations and
+    :func:`nasviz.interpret.wl_feature_gradients` is averaged over them. Returns
+    ``{"features": [...], "gradients": [...], "h": int}`` or ``None`` with fewer than 3
+    observations. Memoised per number of evaluations.
+    """
+    ok = [e for e in watcher.evaluations if e["status"] == "ok" and e["value"] is not None][-max_observations:]
+    if len(ok) < 3:
+        return None
+
+    def compute() -> dict[str, Any]:
+        from nasviz.gp import GaussianProcess
+        from nasviz.interpret import wl_feature_gradients
+
+        archs = parse_archs([e["arch"] for e in ok], watcher.config.get("space", "nb201"))
+        gp = GaussianProcess(get_kernel("wl"), n_restarts=1, seed=0)
+        gp.fit(archs, np.array([e["value"] for e in ok], dtype=float))
+        fg = wl_feature_gradients(gp, archs)
+        return {"features": fg.names, "gradients": fg.mean_gradient.tolist(), "h": fg.h}
+
+    return watcher.memo(("wl-gradients", len(watcher.evaluations)), compute)
+
+
 def feature_gradient_figure(watcher: "RunWatcher", top: int = 10):
-    """WL feature gradients of the latest step, from the snapshot when the strategy stored them
-    (``feature_gradients``: ``{"features": [...], "gradients": [...]}``), else ``None``."""
+    """Top positive and negative WL feature gradients of the run (``None`` if too few data)."""
     from nasviz import viz
 
-    fg = ((watcher.latest or {}).get("strategy") or {}).get("feature_gradients")
+    fg = ((watcher.latest or {}).get("strategy") or {}).get("feature_gradients") or wl_feature_gradients_for_run(watcher)
     if not fg or not fg.get("features"):
         return None
     return viz.plot_feature_gradients(fg["features"], fg["gradients"], top)

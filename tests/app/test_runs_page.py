@@ -1,0 +1,79 @@
+"""AppTest of the Runs page: list, watch, resume, delete, export."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from nasviz import live
+from nasviz.store import RunStore
+from tests_app_helpers import APP, errors
+
+
+def make_runs(store_path, table, n=2, budget=4):
+    src = live.DataSource.from_table(table, live.table_from_path(table))
+    return [live.start_run(store_path, live.make_config(src, metric="acc", strategy="random", budget=budget, seed=s),
+                           background=False) for s in range(n)]
+
+
+def runs_page(at: AppTest) -> AppTest:
+    at.run()
+    at.switch_page("pages/runs.py").run()
+    return at
+
+
+def test_an_empty_store_says_so(store_path):
+    at = runs_page(AppTest.from_file(APP, default_timeout=120))
+    assert not errors(at)
+    assert any("No runs yet" in i.value for i in at.info)
+
+
+def test_runs_are_listed_with_status_strategy_and_best(store_path, synthetic_table):
+    ids = make_runs(store_path, synthetic_table)
+    at = runs_page(AppTest.from_file(APP, default_timeout=120))
+    assert not errors(at)
+    df = at.dataframe[0].value
+    assert df["id"].tolist() == ids[::-1]  # newest first
+    assert set(df["status"]) == {"finished"} and set(df["strategy"]) == {"random"}
+    assert df["evaluations"].tolist() == ["4 / 4", "4 / 4"]
+    store = RunStore(store_path)
+    assert df["best value"].tolist() == [store.get_run(i)["best_value"] for i in ids[::-1]]
+    for key in ("watch", "stop_run", "resume_run", "delete_run"):
+        assert at.button(key=key) is not None
+    assert at.button(key="stop_run").disabled and at.button(key="resume_run").disabled  # finished
+    assert len(at.get("download_button")) == 2
+
+
+def test_delete_needs_confirmation(store_path, synthetic_table):
+    ids = make_runs(store_path, synthetic_table)
+    at = runs_page(AppTest.from_file(APP, default_timeout=120))
+    at.selectbox(key="selected_run").set_value(ids[0]).run()
+    assert at.button(key="delete_run").disabled
+    at.checkbox(key="confirm_delete").check().run()
+    at.button(key="delete_run").click().run()
+    assert not errors(at)
+    assert [r["id"] for r in RunStore(store_path).list_runs()] == [ids[1]]
+    assert at.dataframe[0].value["id"].tolist() == [ids[1]]
+
+
+def test_watch_opens_the_run_on_the_search_page(store_path, synthetic_table):
+    ids = make_runs(store_path, synthetic_table)
+    at = runs_page(AppTest.from_file(APP, default_timeout=120))
+    at.selectbox(key="selected_run").set_value(ids[0]).run()
+    at.button(key="watch").click().run()
+    assert not errors(at)
+    assert at.title[0].value == "Search"
+    assert any(h.value.startswith(f"Run {ids[0]}:") for h in at.subheader)
+    assert {m.label: m.value for m in at.metric}["Evaluations"] == "4 / 4"
+
+
+def test_a_stopped_run_resumes_from_the_runs_page(store_path, synthetic_table):
+    src = live.DataSource.from_table(synthetic_table, live.table_from_path(synthetic_table))
+    store = RunStore(store_path)
+    run_id = store.create_run(live.make_config(src, metric="acc", strategy="random", budget=6))
+    store.set_status(run_id, "stopped")
+    at = runs_page(AppTest.from_file(APP, default_timeout=120))
+    assert at.dataframe[0].value["status"].tolist() == ["stopped"]
+    at.button(key="resume_run").click().run()  # synchronous in tests: runs to the end
+    assert not errors(at)
+    assert store.get_run(run_id)["status"] == "finished" and store.n_evaluations(run_id) == 6
+    assert at.dataframe[0].value["status"].tolist() == ["finished"]

@@ -1,0 +1,123 @@
+"""AppTest of the app frame and the Search page: widgets, a short search, bad input."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests_app_helpers import APP, errors, use_server_csv  # noqa: F401  (path set in conftest)
+
+
+def test_search_page_has_every_control(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    for key in ("space", "metric", "strategy", "kernel", "acquisition", "pool", "batch"):
+        assert at.selectbox(key=key) is not None
+    assert at.number_input(key="budget").value == 100
+    assert at.number_input(key="seed").value == 0
+    assert at.button(key="start") is not None
+    assert at.selectbox(key="metric").options == ["acc", "other"]
+    strategies = at.selectbox(key="strategy").options
+    assert at.selectbox(key="strategy").value == "bo-tw2g-ucb" and "random" in strategies
+    assert not errors(at)
+
+
+def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="strategy").set_value("bo").run()
+    at.selectbox(key="kernel").set_value("tw2g")
+    at.selectbox(key="batch").set_value("kdpp-quality")
+    at.run()
+    at.number_input(key="batch_size_bo").set_value(2)
+    at.number_input(key="budget").set_value(14)
+    at.button(key="start").click().run()
+    assert not errors(at), [e.value for e in at.error]
+    assert at.query_params["run"] in ("1", ["1"])  # a reloaded tab finds the run again
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Step"] == "7" and metrics["Evaluations"] == "14 / 14"
+    assert any(c.value.startswith("Status: finished · step 7 · 14/14 evaluations") for c in at.caption)
+    charts = [c.key for c in at.get("plotly_chart")]
+    # WL gradients appear only for WL kernels; two graphs for the batch of two
+    assert charts == ["chart_history", "chart_pool", "chart_hyperparameters", "chart_distances", "chart_arch_0",
+                      "chart_arch_1"]
+    assert any("WL feature gradients are shown when" in i.value for i in at.info)
+    assert [t.label for t in at.tabs] == ["Candidate pool", "Hyperparameters", "Distances", "WL features",
+                                          "Selected architectures"]
+    # the distance view's order toggle reruns the view
+    at.radio(key="dist_order").set_value("value").run()
+    assert not errors(at)
+
+
+def test_random_search_says_it_has_no_pool(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="strategy").set_value("random").run()
+    at.number_input(key="budget").set_value(5)
+    at.button(key="start").click().run()
+    assert not errors(at)
+    assert any("no candidate pool" in i.value for i in at.info)
+    assert {m.label: m.value for m in at.metric}["Evaluations"] == "5 / 5"
+
+
+def test_budget_zero_is_an_error_not_a_traceback(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.number_input(key="budget").set_value(0)
+    at.button(key="start").click().run()
+    assert not at.exception
+    assert any("budget must be at least 1" in e.value for e in at.error)
+
+
+def test_an_invalid_architecture_string_is_named(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.text_input(key="inspect").input("|nor_conv_9x9~0|+|none~0|none~1|+|none~0|none~1|none~2|").run()
+    assert not at.exception
+    assert any("unknown operation 'nor_conv_9x9'" in e.value for e in at.error)
+    at.text_input(key="inspect").input("|nor_conv_3x3~0|+|none~0|none~1|+|none~0|none~1|none~2|").run()
+    assert not errors(at) and len(at.get("plotly_chart")) == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "is empty"),
+    (b"arch,acc\n", "no data rows"),
+    (b"arch,acc\nfoo,bar\nbaz,qux\n", "no numeric metric column"),
+])
+def test_bad_uploads_are_named_in_the_sidebar(store_path, content, message):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.radio(key="source_kind").set_value("Upload a CSV").run()
+    at.sidebar.file_uploader(key="upload").upload("bad.csv", content, "text/csv").run()
+    assert not at.exception
+    assert any(message in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    assert any("Choose a data source" in e.value or message in e.value for e in at.main.error)
+
+
+def test_an_upload_with_bad_rows_lists_their_lines(store_path, synthetic_table):
+    good = synthetic_table.read_bytes()
+    content = good + b"not-an-arch,1\n|nor_conv_3x3~0|+|none~0|none~1|+|none~0|none~1|none~2|,x,y\n"
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.radio(key="source_kind").set_value("Upload a CSV").run()
+    at.sidebar.file_uploader(key="upload").upload("mine.csv", content, "text/csv").run()
+    assert not errors(at)
+    assert "300 architectures" in at.sidebar.success[0].value
+    text = at.sidebar.expander[0].text[0].value
+    assert "line 302, column 'arch'" in text and "line 303" in text
+
+
+def test_a_missing_server_path_is_named(store_path, tmp_path):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
+    at.sidebar.text_input(key="server_csv").input(str(tmp_path / "nope.csv")).run()
+    assert not at.exception
+    assert any("does not exist" in e.value for e in at.sidebar.error)
+
+
+def test_the_default_data_source_loads(store_path, nb201_table_path):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not errors(at)
+    assert at.sidebar.success and "architectures" in at.sidebar.success[0].value
+
+
+def test_a_wl_search_shows_feature_gradients(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="strategy").set_value("bo-wl-ei").run()
+    at.number_input(key="budget").set_value(12)  # 10 initial random cells, then 2 BO steps
+    at.button(key="start").click().run()
+    assert not errors(at), [e.value for e in at.error]
+    assert "chart_wl_gradients" in [c.key for c in at.get("plotly_chart")]

@@ -1,0 +1,22 @@
+"""Helpers shared by the AppTest files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def use_server_csv(at: AppTest, table: Path) -> AppTest:
+    """Run the app and pick ``table`` as a CSV on the server."""
+    at.run()
+    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
+    at.sidebar.text_input(key="server_csv").input(str(table)).run()
+    return at
+
+
+def errors(at: AppTest) -> list:
+    """Exceptions and error boxes on the page."""
+    return list(at.exception) + list(at.error)

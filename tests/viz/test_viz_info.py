@@ -1,0 +1,177 @@
+"""The figure builders' data functions: what a user reads off each plot."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from nasviz import viz
+from nasviz.spaces import nb201
+from nasviz.viz._distances import _get_distance_matrix_info
+from nasviz.viz._embedding import _get_pool_info
+from nasviz.viz._features import _get_feature_gradient_info
+from nasviz.viz._graph import _get_graph_info
+from nasviz.viz._history import _get_history_info
+from nasviz.viz._hyperparameters import _get_hyperparameter_info, flatten_hyperparameters
+
+
+def evals(values):
+    return [{"arch": f"a{i}", "value": v, "status": "ok" if v is not None else "failed"} for i, v in enumerate(values)]
+
+
+# ----------------------------------------------------------------------------- history
+def test_history_best_so_far_steps_at_improvements_and_skips_failures():
+    info = _get_history_info(evals([3.0, None, 1.0, 5.0, 4.0, 6.0]), optimum=7.0)
+    assert info.n_total == 6 and info.n_ok == 5 and info.n_failed == 1
+    assert info.x.tolist() == [1, 3, 4, 5, 6]  # the failed 2nd evaluation is not plotted
+    assert info.best_x.tolist() == [1, 4, 6]
+    assert info.best.tolist() == [3.0, 5.0, 6.0]
+    assert info.optimum == 7.0 and info.note is None
+
+
+def test_history_extends_the_best_line_to_the_last_evaluation():
+    info = _get_history_info(evals([5.0, 1.0, 2.0]))
+    assert info.best_x.tolist() == [1, 3] and info.best.tolist() == [5.0, 5.0]
+
+
+def test_history_downsampling_keeps_every_improvement_and_says_so():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=10_000)
+    values[[123, 4567, 9998]] = [10.0, 11.0, 12.0]
+    info = _get_history_info(evals(values.tolist()), max_points=500)
+    assert len(info.x) < 700
+    assert {124, 4568, 9999} <= set(info.x.tolist())
+    assert info.note == f"showing {len(info.x):,} of 10,000 evaluations"
+    # the best-so-far line is exact, not downsampled
+    assert info.best[-1] == 12.0 and info.best_x[-1] == 10_000
+
+
+def test_history_with_no_successful_evaluation_draws_a_message():
+    info = _get_history_info(evals([None, None]))
+    assert info.n_ok == 0 and len(info.best) == 0
+    fig = viz.plot_history(evals([None]))
+    assert "no successful evaluation" in fig.layout.annotations[0].text
+
+
+def test_history_ignores_non_finite_values():
+    info = _get_history_info([{"arch": "a", "value": float("nan")}, {"arch": "b", "value": "x"}, {"arch": "c", "value": 2}])
+    assert info.x.tolist() == [3] and info.best.tolist() == [2.0]
+
+
+# ----------------------------------------------------------------------------- progress
+def test_progress_info_from_run_and_snapshots():
+    snaps = [{"step": s, "n_evaluations": 2 * s, "budget": 10, "elapsed": 0.5 * s, "step_seconds": 0.5,
+              "best_value": 90.0 + s} for s in range(1, 4)]
+    info = viz.get_progress_info({"status": "running", "config": {"budget": 10}}, snaps, n_evaluations=7)
+    assert (info.step, info.n_evaluations, info.budget) == (3, 7, 10)
+    assert info.fraction == pytest.approx(0.7)
+    assert info.seconds_per_step == pytest.approx(0.5)
+    assert info.best_value == 93.0
+    assert info.status_line.startswith("running · step 3 · 7/10 evaluations")
+
+
+def test_progress_before_the_first_step():
+    info = viz.get_progress_info({"status": "running", "config": {"budget": 5}}, [])
+    assert (info.step, info.n_evaluations, info.fraction, info.seconds_per_step) == (0, 0, 0.0, None)
+
+
+@pytest.mark.parametrize("s, text", [(None, "-"), (0.0123, "12 ms"), (3.21, "3.2 s"), (301, "5 min 01 s")])
+def test_format_seconds(s, text):
+    assert viz.format_seconds(s) == text
+
+
+# ----------------------------------------------------------------------------- MDS / pool
+def test_classical_mds_recovers_planar_distances_exactly():
+    rng = np.random.default_rng(1)
+    points = rng.normal(size=(30, 2))
+    D = np.linalg.norm(points[:, None] - points[None], axis=-1)
+    emb = viz.classical_mds(D)
+    D2 = np.linalg.norm(emb[:, None] - emb[None], axis=-1)
+    np.testing.assert_allclose(D2, D, atol=1e-9)
+
+
+def test_classical_mds_handles_tiny_and_degenerate_inputs():
+    assert viz.classical_mds(np.zeros((1, 1))).shape == (1, 2)
+    assert viz.classical_mds(np.zeros((4, 4))).tolist() == [[0.0, 0.0]] * 4
+    with pytest.raises(ValueError, match="square"):
+        viz.classical_mds(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        viz.classical_mds(np.array([[0, np.nan], [np.nan, 0]]))
+
+
+def test_pool_info_marks_the_selected_batch_and_checks_lengths():
+    D = np.array([[0, 1, 2], [1, 0, 1], [2, 1, 0]], dtype=float)
+    info = _get_pool_info(["a", "b", "c"], D, mean=[1, 2, 3], std=[0.1, 0.2, 0.3], selected=[2], qualities=[1, 1, 5])
+    assert info.selected.tolist() == [False, False, True]
+    assert info.mean.tolist() == [1, 2, 3] and info.qualities.tolist() == [1, 1, 5]
+    # collinear points embed on a line with their spacing
+    assert abs(info.x[0] - info.x[2]) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="std has 2 entries for a pool of 3"):
+        _get_pool_info(["a", "b", "c"], D, std=[1, 2])
+    with pytest.raises(ValueError, match="selected index 3"):
+        _get_pool_info(["a", "b", "c"], D, selected=[3])
+    fig = viz.plot_pool(["a", "b", "c"], D, mean=[1, 2, 3], std=[0.1, 0.2, 0.3], selected=[2])
+    assert [t.name for t in fig.data] == ["pool", "selected batch"]
+
+
+# ----------------------------------------------------------------------------- hyperparameters
+def test_flatten_hyperparameters_keeps_theta_amplitude_noise():
+    hp = {"theta": {"lambda_1": 0.1, "lambda_2": 0.2}, "amplitude": 2.0, "noise": 0.01, "seconds": 0.3,
+          "n_obs": 10, "transform": "standardize", "candidates": {"h": [1, 2]}}
+    assert flatten_hyperparameters(hp) == {"lambda_1": 0.1, "lambda_2": 0.2, "amplitude": 2.0, "noise": 0.01}
+
+
+def test_hyperparameter_traces_have_gaps_before_the_gp_is_fitted():
+    snaps = [{"step": 1, "strategy": {}}, {"step": 2, "strategy": {"hyperparameters": {"theta": {"h": 1}}}},
+             {"step": 3, "strategy": {"hyperparameters": {"theta": {"h": 2}, "noise": 0.1}}}]
+    info = _get_hyperparameter_info(snaps)
+    assert info.steps.tolist() == [2, 3]
+    assert info.series["h"].tolist() == [1.0, 2.0]
+    assert math.isnan(info.series["noise"][0]) and info.series["noise"][1] == 0.1
+
+
+# ----------------------------------------------------------------------------- distances
+def test_heatmap_indices_orders_by_value_best_first_failures_last_and_caps():
+    idx = viz.heatmap_indices([1.0, None, 3.0, 2.0], order="value")
+    assert idx.tolist() == [2, 3, 0, 1]
+    assert viz.heatmap_indices([1.0, 2.0], order="evaluation").tolist() == [0, 1]
+    capped = viz.heatmap_indices(list(range(1000)), order="value", max_size=100)
+    assert len(capped) == 100 and capped[0] == 999 and capped[-1] == 0
+    with pytest.raises(ValueError, match="order must be one of"):
+        viz.heatmap_indices([1.0], order="random")
+
+
+def test_distance_matrix_info_validates_shapes_and_notes_the_cap():
+    comps = {"operations": np.zeros((2, 2)), "in_degree": np.ones((2, 2))}
+    info = _get_distance_matrix_info(comps, ["a", "b"], [1.0, None], n_total=10)
+    assert list(info.components) == ["operations", "in_degree"]
+    assert info.note == "showing 2 of 10 evaluated architectures"
+    with pytest.raises(ValueError, match="component 'x' has shape"):
+        _get_distance_matrix_info({"x": np.zeros((3, 3))}, ["a", "b"], [1.0, 2.0])
+    fig = viz.plot_distance_matrices(comps, ["a", "b"], [1.0, 2.0])
+    assert len(fig.data) == 2 and all(t.type == "heatmap" for t in fig.data)
+
+
+# ----------------------------------------------------------------------------- WL features
+def test_feature_gradient_info_splits_top_positive_and_negative():
+    info = _get_feature_gradient_info(["a", "b", "c", "d", "e"], [0.5, -2.0, 0.0, 3.0, -0.1], top=1)
+    assert (info.positive, info.negative) == (["d"], ["b"])
+    info = _get_feature_gradient_info(["a", "b", "c", "d", "e"], [0.5, -2.0, 0.0, 3.0, -0.1], top=10)
+    assert info.positive == ["d", "a"] and info.negative == ["b", "e"]  # zero is neither
+    with pytest.raises(ValueError, match="2 gradients for 3 features"):
+        _get_feature_gradient_info(["a", "b", "c"], [1.0, 2.0])
+
+
+# ----------------------------------------------------------------------------- graphs
+def test_graph_layout_puts_the_input_first_and_the_output_last():
+    arch = nb201.parse("|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|none~2|")
+    info = _get_graph_info(arch, "t")
+    assert len(info.x) == 8 and len(info.edges) == 10
+    assert info.x[0] == info.x.min() and info.x[7] == info.x.max()
+    assert info.labels[0] == "input" and info.labels[7] == "output"
+    # a node sits strictly right of each of its predecessors
+    assert all(info.x[v] > info.x[u] for u, v in info.edges)
+    fig = viz.plot_architecture(arch, "t")
+    assert len(fig.layout.annotations) == 10  # one arrow per edge
