@@ -342,3 +342,21 @@ def test_bad_input_is_rejected(cells):
         k.combine({"operations": comps["operations"]})
     with pytest.raises(ValueError, match="not a leaf"):
         DeclaredTree({"g": (1.0, {"a": (0.5, None)})}).path(("b",))
+
+
+def test_every_lambda_changes_the_gp_likelihood(nb201_table):
+    """The reference's likelihood ignored lambda_3; here each lambda moves the GP's Eq. (27)."""
+    from nasviz.gp import GaussianProcess
+
+    rng = np.random.default_rng(0)
+    idx = rng.choice(len(nb201_table.archs), size=60, replace=False)
+    archs = [nb201_table.archs[i] for i in idx]
+    y = np.asarray(nb201_table.values["cifar10"], dtype=float)[idx]
+    gp = GaussianProcess(TreeWassersteinKernel(), learn=False)
+    gp.fit(archs, y)
+    theta = np.array([1.0, 3.0, 3.0])
+    base = gp.log_marginal_likelihood(theta)
+    for i in range(3):
+        bumped = theta.copy()
+        bumped[i] *= 4.0
+        assert abs(gp.log_marginal_likelihood(bumped) - base) > 1e-3, f"lambda_{i + 1} has no effect"
