@@ -14,4 +14,6 @@ BENCHMARKS: dict[str, str] = {
     "trainer": "nasviz.bench.trainer",
     "dashboard": "nasviz.bench.dashboard",
     "store": "nasviz.bench.store",
+    "warmstart": "nasviz.bench.warmstart",
+    "layer-search": "nasviz.bench.layer_search",
 }

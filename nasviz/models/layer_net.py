@@ -14,7 +14,8 @@ inheritance of :mod:`nasviz.morphism` relies on it.
 
 from __future__ import annotations
 
-from typing import Callable
+import math
+from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -76,17 +77,19 @@ class LayerNet(nn.Module):
     Parameters
     ----------
     arch : a valid network of :mod:`nasviz.spaces.layers` (domain limits are not enforced)
-    in_features : int
-        Features of one flattened input (inputs of shape ``(N, *s)`` are flattened to
-        ``(N, prod(s))``).
+    in_features : int or shape tuple
+        Features of one flattened input; a shape ``s`` (e.g. ``(1, 8, 8)``) means ``prod(s)``
+        (inputs of shape ``(N, *s)`` are flattened to ``(N, prod(s))``).
     out_features : int
         Classes (the output is logits) or 1 for regression.
 
     ``forward(x)``: ``x`` of shape ``(N, in_features)`` (or ``(N, *s)``) -> ``(N, out_features)``.
     """
 
-    def __init__(self, arch: Architecture, in_features: int, out_features: int) -> None:
+    def __init__(self, arch: Architecture, in_features: int | Sequence[int], out_features: int) -> None:
         super().__init__()
+        if not isinstance(in_features, int):
+            in_features = math.prod(int(d) for d in in_features)
         if in_features < 1 or out_features < 1:
             raise ValueError(f"in_features and out_features must be positive, got {in_features}, {out_features}")
         L.validate(arch, _STRUCTURE_ONLY)
@@ -117,7 +120,9 @@ class LayerNet(nn.Module):
         return torch.stack([outs[d] for d in self.decision]).mean(dim=0)
 
 
-def build_layer_network(arch: Architecture, in_features: int, out_features: int, seed: int | None = None) -> LayerNet:
+def build_layer_network(
+    arch: Architecture, in_features: int | Sequence[int], out_features: int, seed: int | None = None
+) -> LayerNet:
     """A freshly initialised :class:`LayerNet` (``seed`` makes the initial weights reproducible)."""
     if seed is None:
         return LayerNet(arch, in_features, out_features)

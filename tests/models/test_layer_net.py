@@ -51,6 +51,8 @@ def test_several_decision_layers_are_averaged():
 def test_images_are_flattened_and_bad_inputs_rejected():
     net = build_layer_network(L.feed_forward(["relu"], [8]), 64, 10, seed=0)
     assert net(torch.randn(2, 1, 8, 8)).shape == (2, 10)
+    by_shape = build_layer_network(L.feed_forward(["relu"], [8]), (1, 8, 8), 10, seed=0)
+    assert by_shape.in_features == 64
     with pytest.raises(ValueError, match="expected inputs with 64 features"):
         net(torch.randn(2, 10))
     with pytest.raises(ValueError, match="positive"):

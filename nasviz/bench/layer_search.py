@@ -1,0 +1,100 @@
+"""Strategies on the layer space under one wall-clock budget (papers 001 and 003, Sec. 5).
+
+Each (strategy, seed) run trains MLPs on a bundled dataset with the project trainer
+(:class:`~nasviz.objectives.trainer.TrainingObjective`, its default settings, CPU, one torch
+thread) and stops asking for new networks once ``--seconds`` have passed (the evaluation under
+way finishes). Strategy overhead (GP fits, EA, tree search) counts against the budget, as in the
+papers' time-based comparisons. Runs go to ``--workers`` processes. The summary gives, per
+strategy, the mean and standard deviation over seeds of the best validation score found, the
+mean number of evaluations and the test score of each run's best network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+
+import numpy as np
+
+DESCRIPTION = "nasbot / autokeras / random / evolution on the layer space under the same wall-clock budget"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", default="digits", help="bundled dataset (default: digits)")
+    parser.add_argument("--seconds", type=float, default=180.0, help="wall-clock budget per run (default: 180)")
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default: 0,1,2)")
+    parser.add_argument("--strategies", default="nasbot,autokeras,random,evolution",
+                        help="comma-separated strategy names (default: nasbot,autokeras,random,evolution)")
+    parser.add_argument("--workers", type=int, default=2, help="parallel runs (default: 2)")
+    parser.add_argument("--epochs", type=int, default=None, help="training epochs (default: the trainer's)")
+
+
+def _one(job: tuple[str, int, str, float, int | None]) -> dict:
+    strategy_name, seed, dataset, seconds, epochs = job
+    import torch
+
+    torch.set_num_threads(1)
+    from nasviz.objectives.trainer import TrainingObjective
+    from nasviz.runner import run_search
+    from nasviz.spaces import layers as L
+    from nasviz.strategies.factory import make_strategy
+
+    training = {"epochs": epochs} if epochs else None
+    objective = TrainingObjective(L, dataset, seed=seed, device="cpu", training=training)
+    strategy = make_strategy(strategy_name, space=L, seed=seed)
+    if hasattr(strategy, "attach"):
+        strategy.attach(objective)  # Auto-Keras warm starts
+    start = time.perf_counter()
+    result = run_search(strategy, objective, 100_000, format_arch=L.format,
+                        should_stop=lambda: time.perf_counter() - start > seconds)
+    evs = [e for e in result.evaluations if e.ok]
+    best = max(evs, key=lambda e: e.value) if evs else None
+    return {
+        "strategy": strategy_name,
+        "seed": seed,
+        "best_valid": None if best is None else best.value,
+        "best_test": None if best is None else best.info.get("test_score"),
+        "best_arch": result.best_arch,
+        "n_evaluations": len(result.evaluations),
+        "n_failed": len(result.evaluations) - len(evs),
+        "seconds": result.seconds,
+        "train_seconds": float(sum(e.cost for e in result.evaluations)),
+        "trajectory": [v if np.isfinite(v) else None for v in result.trajectory],
+        "errors": sorted({e.error for e in result.evaluations if not e.ok and e.error})[:5],
+    }
+
+
+def run(args: argparse.Namespace) -> dict:
+    seeds = [int(s) for s in str(args.seeds).split(",") if s.strip()]
+    names = [s.strip() for s in str(args.strategies).split(",") if s.strip()]
+    from nasviz.strategies.factory import strategy_names
+
+    unknown = [n for n in names if n not in strategy_names()]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; known: {', '.join(strategy_names())}")
+    jobs = [(n, s, args.dataset, float(args.seconds), args.epochs) for s in seeds for n in names]
+    start = time.perf_counter()
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(max(1, int(args.workers))) as pool:
+        runs = pool.map(_one, jobs, chunksize=1)
+    summary = {}
+    for n in names:
+        rs = [r for r in runs if r["strategy"] == n and r["best_valid"] is not None]
+        vals = np.array([r["best_valid"] for r in rs])
+        summary[n] = {
+            "mean_best_valid": float(vals.mean()) if len(vals) else None,
+            "std_best_valid": float(vals.std()) if len(vals) else None,
+            "mean_best_test": float(np.mean([r["best_test"] for r in rs])) if rs else None,
+            "mean_evaluations": float(np.mean([r["n_evaluations"] for r in rs])) if rs else None,
+            "per_seed": {r["seed"]: r["best_valid"] for r in rs},
+        }
+    return {
+        "dataset": args.dataset,
+        "seconds_per_run": args.seconds,
+        "seeds": seeds,
+        "workers": args.workers,
+        "summary": summary,
+        "runs": runs,
+        "total_seconds": time.perf_counter() - start,
+    }
