@@ -361,6 +361,8 @@ class EditDistanceKernel(Kernel):
     def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
         """``"edit"`` (raw d) and ``"bourgain"`` (rho), each ``(len(a), len(b))``."""
         d = self.edit_distances(archs_a, archs_b)
+        if len(archs_a) == 0 or len(archs_b) == 0:
+            return {"edit": d, "bourgain": np.zeros(d.shape)}
         ia = np.array([self._kidx[a.canonical_key()] for a in archs_a], dtype=np.intp)
         ib = np.array([self._kidx[b.canonical_key()] for b in archs_b], dtype=np.intp)
         sa, sb = set(ia.tolist()), set(ib.tolist())
