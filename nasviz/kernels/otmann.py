@@ -365,10 +365,13 @@ def _supplies(rep_a: _Rep, rep_b: _Rep) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _emd_value(y1: np.ndarray, y2: np.ndarray, cost: np.ndarray) -> float:
+    """Optimum of the OT program (6). The C solver is called directly; anything but an optimal
+    exit (code 1) goes through ``ot.emd2``, which retries and warns."""
     if _emd_c is not None:
         result = _emd_c(y1, y2, cost, 100000, 1)
-        return float(result[1])
-    return float(ot.emd2(y1, y2, cost))  # pragma: no cover
+        if result[-1] == 1:
+            return float(result[1])
+    return float(ot.emd2(y1, y2, cost, numItermax=1_000_000))
 
 
 @dataclass(frozen=True)
