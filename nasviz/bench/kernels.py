@@ -12,7 +12,9 @@
   (tw, wl, wl_oa, path); the per-pair solvers (otmann, edit, ot, gw) use ``--slow-n`` (200).
 * ``plain``: the same distances at ``--plain-n`` (200) computed one pair at a time, as a
   straightforward implementation would, over the ``n (n - 1) / 2`` pairs of the upper triangle:
-  the kernel's own single-pair routine (``pair_distances``; ``edit_distance`` for edit; one
+  the kernel's own single-pair routine (``pair_distances``: Eq. (2) edge by edge for TW, the
+  path sets for path, POT's public ``ot.emd2`` / ``gromov_wasserstein2`` for ot / gw;
+  ``edit_distance`` for edit; one
   ``transport_plan`` per ``nu_str`` for OTMANN; a fresh kernel's ``components([x], [z])`` for WL,
   which has no single-pair routine). ``vectorised_seconds`` is ``seconds`` at the same n, and
   ``speedup`` their ratio. By default 2,000 random pairs are timed and the time is extrapolated

@@ -86,6 +86,16 @@ def test_distances_are_symmetric_zero_on_diagonal_and_non_negative(cells, kernel
         np.testing.assert_array_equal(k.distances(cells[20:], cells[:7])[name], R.T)
 
 
+def test_cached_matrices_equal_pots_public_solvers_pair_by_pair(cells, kernels):
+    """components (fast solvers, dedup, cache) == pair_distances (ot.emd2 / gromov_wasserstein2)."""
+    for name in ("ot", "gw"):
+        D = kernels[name].distances(cells[:15], cells[15:30])[name]
+        plain = make_kernel(name)
+        for i in range(15):
+            for j in range(15):
+                assert D[i, j] == pytest.approx(plain.pair_distances(cells[i], cells[15 + j])[name], abs=1e-9)
+
+
 def test_gw_matches_pot_on_a_pair():
     a = chain("nor_conv_3x3", "avg_pool_3x3")
     b = Architecture(("input", "relu", "relu", "output"), ((0, 1), (0, 2), (1, 3), (2, 3)))
