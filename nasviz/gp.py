@@ -236,7 +236,7 @@ class GaussianProcess:
         Target transform (see the module docstring).
     n_restarts : int
         L-BFGS-B starts per discrete setting: the previous fit (if any), the defaults, then
-        random points in the (log) bounds.
+        random points in the (log) bounds (the best of ``4 x`` as many draws, by likelihood).
     seed : int
         Seed of the random restarts.
     learn : bool
@@ -290,6 +290,8 @@ class GaussianProcess:
         self.max_iter = int(max_iter)
         self.ftol = float(ftol)
         self.components_cache = ComponentsCache(kernel)
+        #: random starting points drawn per random restart (the best are kept; see ``fit``)
+        self.SCREEN = 4
         self._rng = np.random.default_rng(seed)
         self._fitted = False
         self._last_params: dict[tuple, np.ndarray] = {}
@@ -368,8 +370,16 @@ class GaussianProcess:
                 prev = self._last_params.get(combo)
                 if prev is not None and len(prev) == len(p_default):
                     starts.insert(0, np.clip(prev, bounds[:, 0], bounds[:, 1]))
-                while len(starts) < self.n_restarts:
-                    starts.append(self._rng.uniform(bounds[:, 0], bounds[:, 1]))
+                n_random = self.n_restarts - len(starts)
+                if n_random > 0:
+                    # Random starts, screened: draw SCREEN x as many points uniformly in the
+                    # (log) box, keep the ones with the best likelihood. Uniform points often
+                    # land where the kernel is degenerate (e.g. every lambda ~ 1e3, K ~ I) and
+                    # cost a long, useless L-BFGS-B run; a value costs a third of a gradient.
+                    draws = self._rng.uniform(bounds[:, 0], bounds[:, 1], size=(self.SCREEN * n_random, len(bounds)))
+                    scores = np.array([objective.value(q) for q in draws])
+                    n_evals += len(draws)
+                    starts.extend(draws[np.argsort(scores)[:n_random]])
                 best_combo: tuple[float, np.ndarray] | None = None
                 for p0 in starts[: max(self.n_restarts, 1)]:
                     res = minimize(
@@ -626,6 +636,20 @@ class _Objective:
         rows.append((np.log(noise_bounds[0]), np.log(noise_bounds[1])))
         return np.array(rows, dtype=float)
 
+    def value(self, p: np.ndarray) -> float:
+        """Negative log marginal likelihood only (one Cholesky, no inverse)."""
+        if self._eig is not None:
+            return self.value_and_grad(p)[0]
+        theta, a, s = self.unpack(p)
+        C = a * np.asarray(self.kernel.combine(self.comps, theta), dtype=float)
+        C[np.diag_indices(self.n)] += s
+        c, info = sla.lapack.dpotrf(C, lower=1, clean=1)
+        if info != 0:
+            return 1e25
+        alpha, info = sla.lapack.dpotrs(c, self.z, lower=1)
+        lml = -0.5 * self.z @ alpha - np.sum(np.log(np.diag(c))) - 0.5 * self.n * _LOG_2PI
+        return float(-lml) if info == 0 and np.isfinite(lml) else 1e25
+
     def value_and_grad(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         theta, a, s = self.unpack(p)
         n, z = self.n, self.z
@@ -646,13 +670,16 @@ class _Objective:
             return 1e25, np.zeros_like(p)
         L, alpha, Cinv = solved
         lml = -0.5 * z @ alpha - np.sum(np.log(np.diag(L))) - 0.5 * n * _LOG_2PI
-        W = np.outer(alpha, alpha) - Cinv  # Eq. (28): dL/dp = 1/2 tr(W dC/dp)
+        # Eq. (28): dL/dp = 1/2 tr((alpha alpha^T - C^{-1}) dC/dp)
+        #                 = 1/2 (alpha^T dC alpha - <C^{-1}, dC>)   (dC symmetric)
         grad = np.empty(len(p))
         for k, i in enumerate(self.continuous):
-            g = 0.5 * a * np.sum(W * dKs[i])
+            dK = np.asarray(dKs[i], dtype=float)
+            g = 0.5 * a * (alpha @ (dK @ alpha) - np.vdot(Cinv, dK))
             grad[k] = g * theta[i] if self.hps[i].log_scale else g
-        grad[-2] = 0.5 * a * np.sum(W * K)
-        grad[-1] = 0.5 * s * np.trace(W)
+        K = np.asarray(K, dtype=float)
+        grad[-2] = 0.5 * a * (alpha @ (K @ alpha) - np.vdot(Cinv, K))
+        grad[-1] = 0.5 * s * (alpha @ alpha - np.trace(Cinv))
         if not np.isfinite(lml):
             return 1e25, np.zeros_like(p)
         return float(-lml), -grad
