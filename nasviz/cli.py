@@ -71,7 +71,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
 #: ``run`` arguments that are not options of the strategy; every other ``run`` argument that is
 #: set (e.g. --kernel, --acquisition) is passed to ``make_strategy`` and stored with the run.
 _RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget", "batch_size", "seed", "json",
-             "store", "resume", "step_delay"}
+             "store", "resume", "step_delay", "objective", "dataset", "workers", "dask", "train_seed"}
 
 
 def _default_batch_size(args: argparse.Namespace) -> int:
@@ -83,10 +83,14 @@ def _default_batch_size(args: argparse.Namespace) -> int:
 
 def _run_config(args: argparse.Namespace) -> dict:
     """The plain config of a ``run`` (see :func:`nasviz.runner.build_search`)."""
-    table = Path(args.table) if args.table else default_table_path()
+    objective = getattr(args, "objective", None) or "table"
+    extra = {k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed") if getattr(args, k, None) is not None}
+    if objective == "table":
+        table = Path(args.table) if args.table else default_table_path()
+        extra["table"] = str(table.resolve()) if table.is_file() else str(table)
     return {
-        "objective": "table",
-        "table": str(table.resolve()) if table.is_file() else str(table),
+        "objective": objective,
+        **extra,
         "space": args.space,
         "metric": args.metric,
         "strategy": args.strategy,
@@ -117,6 +121,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         setup = build_search(_run_config(args))
         if store is not None:
             run_id = store.create_run(setup.config)
+    try:
+        return _run_and_report(args, setup, store, run_id)
+    finally:
+        setup.close()  # an executor's workers, if any
+
+
+def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
     cfg, space = setup.config, setup.space
 
     def progress(snap) -> None:
@@ -131,7 +142,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
                         store=store, run_id=run_id, resume=args.resume is not None)
     out = result.to_dict(space.format)
-    out.update({"table": setup.table.source, "metric": cfg["metric"], "strategy": cfg["strategy"],
+    out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
+                "objective": cfg["objective"], "strategy": cfg["strategy"],
                 "seed": cfg["seed"], "budget": cfg["budget"]})
     if args.json:
         _print_json(out)

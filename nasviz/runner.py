@@ -309,59 +309,123 @@ def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], fo
 # Rebuilding a search from plain config (what the store keeps, what the CLI and the app send).
 
 #: Keys of a search config and what they mean; see :func:`build_search`.
-CONFIG_KEYS = ("objective", "table", "space", "metric", "strategy", "strategy_options", "seed", "budget",
-               "batch_size")
+CONFIG_KEYS = ("objective", "table", "dataset", "space", "metric", "strategy", "strategy_options", "seed", "budget",
+               "batch_size", "workers", "dask", "train_seed", "dataset_seed", "model_options", "training")
 
 
 @dataclass
 class SearchSetup:
-    """What :func:`build_search` returns: everything :func:`run_search` needs."""
+    """What :func:`build_search` returns: everything :func:`run_search` needs.
+
+    Call :meth:`close` when done: it shuts down the executor's workers, if any.
+    """
 
     config: dict[str, Any]
     space: ModuleType
     objective: Objective
     strategy: Strategy
     table: Any = None
+    executor: Any = None
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.close()
+            self.executor = None
+
+    def __enter__(self) -> SearchSetup:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _int_option(cfg: dict[str, Any], key: str, default: int, minimum: int) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        value = default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"search config {key!r} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{key.replace('_', ' ')} must be at least {minimum}, got {value}")
+    cfg[key] = value
+    return value
 
 
 def build_search(config: Mapping[str, Any]) -> SearchSetup:
     """Rebuild the objective and the strategy from a plain config (deterministic given it).
 
-    Config keys: ``objective`` (``"table"``, the default), ``table`` (CSV path), ``space``
-    (default ``"nb201"``), ``metric`` (default: the table's first), ``strategy`` (name for
-    :func:`~nasviz.strategies.factory.make_strategy`), ``strategy_options`` (dict of its
-    keyword options), ``seed``, ``budget``, ``batch_size``. The returned ``config`` has every
-    default filled in (e.g. the metric), so storing it makes the run reproducible.
+    Config keys
+    -----------
+    ``objective``
+        ``"table"`` (default): look architectures up in the CSV ``table``; ``metric`` defaults
+        to the table's first metric. ``"train"``: train them on the bundled ``dataset``
+        (default ``"digits"``) with :class:`nasviz.objectives.trainer.TrainingObjective`
+        (``metric`` default ``"valid_accuracy"``; ``train_seed``, ``dataset_seed``,
+        ``model_options``, ``training`` as its settings).
+    ``space`` (default ``"nb201"``), ``strategy`` (a :func:`~nasviz.strategies.factory.make_strategy`
+    name, default ``"random"``) and ``strategy_options`` (its keyword options), ``seed``,
+    ``budget``, ``batch_size``.
+    ``workers`` / ``dask``
+        Evaluate each batch on that many local worker processes, or on the Dask scheduler at
+        that address (:func:`nasviz.executors.make_executor`); training objectives only.
+
+    The returned ``config`` has every default filled in (e.g. the metric), so storing it makes
+    the run reproducible.
     """
-    from nasviz.objectives import TableObjective, load_table
     from nasviz.spaces import get_space
     from nasviz.strategies.factory import make_strategy
 
     cfg = dict(config)
     kind = cfg.setdefault("objective", "table")
-    if kind != "table":
-        raise ValueError(f"cannot rebuild objective {kind!r} from a config; only 'table' is supported")
-    if not cfg.get("table"):
-        raise ValueError("search config has no 'table' (the benchmark CSV path)")
     cfg.setdefault("space", "nb201")
     cfg.setdefault("strategy", "random")
     cfg["strategy_options"] = dict(cfg.get("strategy_options") or {})
-    for key, default in (("seed", 0), ("budget", 100), ("batch_size", 1)):
-        value = cfg.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"search config {key!r} must be an integer, got {value!r}")
-        cfg[key] = value
-    for key in ("budget", "batch_size"):
-        if cfg[key] < 1:
-            raise ValueError(f"{key.replace('_', ' ')} must be at least 1, got {cfg[key]}")
+    _int_option(cfg, "seed", 0, minimum=-(2 ** 63))
+    _int_option(cfg, "budget", 100, minimum=1)
+    _int_option(cfg, "batch_size", 1, minimum=1)
     space = get_space(cfg["space"])
-    table = load_table(cfg["table"], space=cfg["space"])
-    cfg["table"] = str(cfg["table"])
-    cfg["metric"] = cfg.get("metric") or table.metrics[0]
-    objective = TableObjective(table, cfg["metric"])
-    strategy = make_strategy(cfg["strategy"], space=space, seed=cfg["seed"], domain=objective.domain(),
-                             **cfg["strategy_options"])
-    return SearchSetup(config=cfg, space=space, objective=objective, strategy=strategy, table=table)
+    table = executor = None
+    if kind == "table":
+        from nasviz.objectives import TableObjective, load_table
+
+        if not cfg.get("table"):
+            raise ValueError("search config has no 'table' (the benchmark CSV path)")
+        if cfg.get("dask") or (cfg.get("workers") or 1) > 1:
+            raise ValueError("workers/dask apply to training objectives; a table lookup needs no workers")
+        table = load_table(cfg["table"], space=cfg["space"])
+        cfg["table"] = str(cfg["table"])
+        cfg["metric"] = cfg.get("metric") or table.metrics[0]
+        objective = TableObjective(table, cfg["metric"])
+    elif kind == "train":
+        from nasviz.objectives.trainer import TrainingSpec
+
+        cfg["dataset"] = cfg.get("dataset") or "digits"
+        cfg["metric"] = cfg.get("metric") or "valid_accuracy"
+        _int_option(cfg, "train_seed", 0, minimum=0)
+        _int_option(cfg, "dataset_seed", 0, minimum=0)
+        _int_option(cfg, "workers", 1, minimum=1)
+        spec = TrainingSpec(space=cfg["space"], dataset=cfg["dataset"], dataset_seed=cfg["dataset_seed"],
+                            metric=cfg["metric"], seed=cfg["train_seed"],
+                            model_options=tuple(sorted(dict(cfg.get("model_options") or {}).items())),
+                            training=tuple(sorted(dict(cfg.get("training") or {}).items())))
+        objective = spec.build()
+        if cfg.get("dask") or cfg["workers"] > 1:
+            from nasviz.executors import ExecutorObjective, make_executor
+
+            executor = make_executor(spec, workers=cfg["workers"], dask=cfg.get("dask"))
+            objective = ExecutorObjective(objective, executor)
+    else:
+        raise ValueError(f"unknown objective {kind!r} in the search config; expected 'table' or 'train'")
+    try:
+        domain = objective.domain()
+        strategy = make_strategy(cfg["strategy"], space=space, seed=cfg["seed"], domain=domain,
+                                 **cfg["strategy_options"])
+    except BaseException:
+        if executor is not None:
+            executor.close()
+        raise
+    return SearchSetup(config=cfg, space=space, objective=objective, strategy=strategy, table=table,
+                       executor=executor)
 
 
 def start_run(store: RunStore, config: Mapping[str, Any], *, name: str | None = None,
@@ -396,7 +460,8 @@ def resume_run(store: RunStore, run_id: int, *, on_step: Callable[[Snapshot], No
 
 
 def _run_setup(setup: SearchSetup, store: RunStore, run_id: int, *, resume: bool, on_step, should_stop) -> RunResult:
-    return run_search(
-        setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
-        parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
-        should_stop=should_stop, store=store, run_id=run_id, resume=resume)
+    with setup:
+        return run_search(
+            setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
+            parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
+            should_stop=should_stop, store=store, run_id=run_id, resume=resume)

@@ -174,6 +174,20 @@ def test_bad_search_configs_are_refused_with_the_key_named(small_table):
         build_search(config(small_table, budget=0))
     with pytest.raises(ValueError, match="metric 'nope'"):
         build_search(config(small_table, metric="nope"))
+    with pytest.raises(ValueError, match="unknown objective 'oracle'"):
+        build_search(config(small_table, objective="oracle"))
+    with pytest.raises(ValueError, match="workers/dask apply to training objectives"):
+        build_search(config(small_table, workers=2))
+
+
+def test_a_training_config_rebuilds_the_trainer_with_its_settings():
+    trainer = pytest.importorskip("nasviz.objectives.trainer", reason="the trainer is not in this checkout")
+    with build_search({"objective": "train", "budget": 3, "seed": 4, "train_seed": 2,
+                       "training": {"epochs": 1}}) as setup:
+        assert isinstance(setup.objective, trainer.TrainingObjective) and setup.executor is None
+        assert setup.objective.seed == 2 and setup.objective.training["epochs"] == 1
+        assert setup.config["metric"] == "valid_accuracy" and setup.config["dataset"] == "digits"
+        assert setup.objective.domain() is None and setup.table is None
 
 
 # -- a real process, killed with SIGKILL mid-run, resumed from the command line --------------------
