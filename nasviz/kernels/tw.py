@@ -18,6 +18,9 @@ kernel computes those vectors once per architecture and all pairwise distances i
 ``W = int |F_omega(t) - F_nu(t)| dt``; a measure is represented by its CDF on the union grid of
 supports, weighted by the gaps, so that it too is one L1 distance.
 
+Layer widths (units) play no part: ``d_NN`` compares operations and structure only, which is
+what lets it compare networks of different sizes (§2.2).
+
 The kernel is Eq. (25): ``k = exp(-(lambda_1 W_o + lambda_2 W_- + lambda_3 W_+))``, i.e. Eq. (6)
 with ``lambda_i = alpha_i / sigma_l^2``; ``dk/dlambda_i = -W_i k`` (Eqs. (29)-(31)). It is positive
 definite because ``d_NN`` is negative definite (Proposition 1).
