@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -259,3 +260,27 @@ def test_cli_resume_errors_are_one_line(tmp_path, capsys):
     RunStore(tmp_path / "r.sqlite")
     assert main(["run", "--store", str(tmp_path / "r.sqlite"), "--resume", "7"]) == 2
     assert "no run 7" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("strategy, budget, batch, options", [
+    ("evolution", 24, 1, {}),
+    ("bo-tw2g-kdpp5", 15, 5, {"n_init": 5, "pool_size": 30}),
+])
+def test_stateful_strategies_resume_by_replay_to_the_uninterrupted_result(small_table, tmp_path, strategy, budget,
+                                                                          batch, options):
+    from nasviz.strategies.factory import strategy_names
+
+    if strategy not in strategy_names():
+        pytest.skip(f"strategy {strategy} is not in this checkout")
+    cfg = config(small_table, strategy=strategy, budget=budget, batch_size=batch, strategy_options=options)
+    with build_search(cfg) as setup:
+        uninterrupted = run_search(setup.strategy, setup.objective, budget, format_arch=nb201.format, batch_size=batch)
+    store = RunStore(tmp_path / "r.sqlite")
+    steps = []
+    first = start_run(store, cfg, should_stop=lambda: steps.append(1) or len(steps) > budget // batch // 2)
+    assert 0 < len(first.evaluations) < budget
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReplayMismatchWarning)  # replay must match exactly
+        resumed = resume_run(store, first.run_id)
+    assert resumed.replayed == len(first.evaluations)
+    assert pairs(resumed.evaluations) == pairs(uninterrupted.evaluations)
