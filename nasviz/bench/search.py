@@ -46,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoints", default="25,50,100", help="report regret after these evaluation counts (default: 25,50,100; the budget is always added)")
     parser.add_argument("--n-init", type=int, help="random initial points of BO strategies (default: the strategy's, 10)")
     parser.add_argument("--runs", action="store_true", help="also list every run's final regret")
+    parser.add_argument(
+        "--time-step-at", type=int, metavar="N",
+        help="instead of full runs, time one BO step (fit + pool + posterior + batch) after N random "
+             "observations: median over --seeds repeats, with the breakdown",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (the only output format; accepted for symmetry)")
 
 
@@ -97,6 +102,49 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "steps": steps,
         "seconds": time.perf_counter() - start,
     }
+
+
+def time_step(job: dict[str, Any]) -> dict[str, Any]:
+    """Seconds of one ``ask`` after ``n_obs`` random observations of the table, with its breakdown."""
+    from nasviz.candidates import random_pool
+    from nasviz.objectives import TableObjective
+    from nasviz.spaces import get_space
+    from nasviz.strategies.factory import default_batch_size, make_strategy
+
+    table = _table(job["table"], job["space"])
+    space = get_space(job["space"])
+    objective = TableObjective(table, job["metric"])
+    strategy = make_strategy(job["strategy"], space=space, seed=job["seed"], domain=objective.domain())
+    rng = np.random.default_rng(10_000 + job["seed"])
+    archs = random_pool(space, rng, job["n_obs"], domain=objective.domain())
+    strategy.tell(objective.evaluate(archs))
+    start, cpu = time.perf_counter(), time.process_time()
+    strategy.ask(default_batch_size(job["strategy"], getattr(strategy, "batch_size", None)))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    state = strategy.state() if hasattr(strategy, "state") else {}
+    return {"strategy": job["strategy"], "seconds": seconds, "cpu_seconds": cpu, "timings": state.get("timings", {}),
+            "pool": len(state.get("pool", []))}
+
+
+def _time_steps(args: argparse.Namespace, names: list[str], table_path: Path, metric: str) -> dict[str, Any]:
+    jobs = [{"strategy": name, "seed": seed, "table": str(table_path), "space": args.space, "metric": metric,
+             "n_obs": args.time_step_at} for name in names for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    _init_worker()
+    results = [time_step(job) for job in jobs]  # one process: timings must not compete with each other
+    out: dict[str, Any] = {"metric": metric, "n_observations": args.time_step_at, "repeats": args.seeds, "strategies": {}}
+    for name in names:
+        rs = [r for r in results if r["strategy"] == name]
+        parts = sorted({k for r in rs for k in r["timings"]})
+        out["strategies"][name] = {
+            "step_seconds_median": float(np.median([r["seconds"] for r in rs])),
+            "step_seconds_max": float(np.max([r["seconds"] for r in rs])),
+            # CPU time of the step's process: what the wall time would be on an idle machine
+            # (one BLAS thread); the wall time includes waiting for a busy CPU.
+            "step_cpu_seconds_median": float(np.median([r["cpu_seconds"] for r in rs])),
+            "pool_size": rs[0]["pool"],
+            "breakdown_median": {k: float(np.median([r["timings"].get(k, 0.0) for r in rs])) for k in parts},
+        }
+    return out
 
 
 def _regret_at(run: dict[str, Any], t: int) -> float:
@@ -157,6 +205,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         table_path = Path(shared)
     table = _table(str(table_path), args.space)
     metric = table.check_metric(args.metric or table.metrics[0])
+    if args.time_step_at is not None:
+        if args.time_step_at < 2:
+            raise ValueError(f"--time-step-at must be at least 2, got {args.time_step_at}")
+        return _time_steps(args, names, table_path, metric)
     jobs = [
         {"strategy": name, "seed": seed, "table": str(table_path), "space": args.space, "metric": metric,
          "budget": args.budget, "n_init": args.n_init}

@@ -61,6 +61,9 @@ class BayesianOptimisation:
     quality_temperature : float
         Temperature of the k-DPP quality ``q = exp(z / T)``, ``z`` the standardised
         acquisition over the pool (:func:`nasviz.batch.quality_scores`).
+    quality : {"acquisition", "mean"}
+        What the k-DPP quality rewards: the acquisition (UCB/EI) or, as paper 000 Eq. (12), the
+        posterior mean.
     top_parents : int
         Parents for mutation pools: the best observed architectures (10, paper 002 App. E.2).
     """
@@ -82,6 +85,7 @@ class BayesianOptimisation:
         transform: str = "standardize",
         beta0: float = 1.5,
         quality_temperature: float = 1.0,
+        quality: str = "acquisition",
         top_parents: int = 10,
         n_restarts: int = 3,
         name: str | None = None,
@@ -106,12 +110,18 @@ class BayesianOptimisation:
         self.pool_size = int(pool_size)
         self.beta0 = float(beta0)
         self.quality_temperature = float(quality_temperature)
+        if quality not in ("acquisition", "mean"):
+            raise ValueError(f"quality must be 'acquisition' or 'mean', got {quality!r}")
+        self.quality = quality
         self.top_parents = int(top_parents)
         self.name = name or f"bo-{self.kernel.name}-{acquisition}-{pool}-{batch}"
         self.rng = np.random.default_rng(seed)
         self.gp = GaussianProcess(self.kernel, transform=transform, n_restarts=n_restarts, seed=seed)
         self.domain = list(domain) if domain is not None else None
         self._domain_set = set(self.domain) if self.domain is not None else None
+        # One instance per distinct architecture: Architecture caches its reduced graph per
+        # instance, so re-using instances across steps saves the kernels recomputing it.
+        self._instances: dict[Architecture, Architecture] = {a: a for a in self.domain} if self.domain is not None else {}
         self.observed: list[tuple[Architecture, float]] = []
         self.seen: set[Architecture] = set()
         self._pending: set[Architecture] = set()
@@ -155,6 +165,10 @@ class BayesianOptimisation:
             return ucb(mean, std, kappa)
         return expected_improvement(mean, std, best)
 
+    def _mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
+        child = self.space.mutate(arch, rng)
+        return self._instances.setdefault(child, child)
+
     def _parents(self) -> list[Architecture]:
         order = sorted(range(len(self.observed)), key=lambda i: -self.observed[i][1])
         return [self.observed[i][0] for i in order[: self.top_parents]]
@@ -196,7 +210,7 @@ class BayesianOptimisation:
         if self.pool_method == "evolution":
             pool, _ = candidates.evolutionary_pool(
                 self.space, self.rng, score, parents, self.pool_size,
-                exclude=exclude, domain=self.domain, domain_set=self._domain_set,
+                exclude=exclude, domain=self.domain, domain_set=self._domain_set, mutate=self._mutate,
             )
         elif self.pool_method == "random":
             pool = candidates.Pool(
@@ -206,7 +220,8 @@ class BayesianOptimisation:
             pool.origin = ["random"] * len(pool.archs)
         elif self.pool_method == "mixed":
             pool = candidates.mixed_pool(
-                self.space, self.rng, parents, self.pool_size, exclude=exclude, domain=self.domain, domain_set=self._domain_set
+                self.space, self.rng, parents, self.pool_size, exclude=exclude, domain=self.domain,
+                domain_set=self._domain_set, mutate=self._mutate,
             )
         else:  # gradient
             pool = candidates.gradient_pool(
@@ -264,7 +279,8 @@ class BayesianOptimisation:
             return batch_mod.select_random(len(acq), k, self.rng, acquisition=acq)
         assert cov is not None
         if method == "kdpp-quality":
-            return batch_mod.select_kdpp_quality(cov, acq, k, self.rng, temperature=self.quality_temperature, acquisition=acq)
+            values = acq if self.quality == "acquisition" else mean
+            return batch_mod.select_kdpp_quality(cov, values, k, self.rng, temperature=self.quality_temperature, acquisition=acq)
         if method == "kdpp":
             return batch_mod.select_kdpp(cov, k, self.rng, acquisition=acq)
         if method == "bucb":
