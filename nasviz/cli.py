@@ -113,10 +113,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         if store is None:
             raise ValueError("--resume RUN_ID needs --store FILE (the store that holds the run)")
-        run = store.get_run(args.resume)  # marks a killed run interrupted
-        if run["status"] == "running":
-            raise ValueError(f"run {args.resume} is still running (pid {run['pid']} on {run['host']}); stop it first")
-        setup, run_id = build_search(run["config"]), args.resume
+        from nasviz.runner import resume_setup
+
+        setup, run_id = resume_setup(store, args.resume), args.resume  # refused while another process runs it
     else:
         setup = build_search(_run_config(args))
         if store is not None:

@@ -158,7 +158,7 @@ def run_search(
                 "metric": getattr(objective, "metric", None), "budget": budget, "batch_size": batch_size,
             })
         else:
-            store.set_status(run_id, "running", claim=True)
+            store.claim_run(run_id, force=True)  # callers that must not steal a live run claim first
         if resume:
             for ev in store.evaluations(run_id):
                 replay.setdefault(ev["step"], []).append(ev)
@@ -442,6 +442,21 @@ def start_run(store: RunStore, config: Mapping[str, Any], *, name: str | None = 
     return _run_setup(setup, store, run_id, resume=False, on_step=on_step, should_stop=should_stop)
 
 
+def resume_setup(store: RunStore, run_id: int, *, force: bool = False) -> SearchSetup:
+    """Claim stored run ``run_id`` for this process and rebuild its search from the stored config.
+
+    Refused (``StoreError``, a ``ValueError``) while another live process runs it, unless
+    ``force=True``. If the search cannot be rebuilt (e.g. the table moved), the run is marked
+    ``failed`` with the reason and the error is raised.
+    """
+    run = store.claim_run(run_id, force=force)  # atomic: of two resumers, one wins
+    try:
+        return build_search(run["config"])
+    except Exception as err:
+        store.set_status(run_id, "failed", error=f"cannot rebuild the search: {err}")
+        raise
+
+
 def resume_run(store: RunStore, run_id: int, *, on_step: Callable[[Snapshot], None] | None = None,
                should_stop: Callable[[], bool] | None = None, force: bool = False) -> RunResult:
     """Continue stored run ``run_id`` from its last stored evaluation (see the module docstring).
@@ -450,12 +465,7 @@ def resume_run(store: RunStore, run_id: int, *, on_step: Callable[[Snapshot], No
     and finishes again at once). A run still ``running`` in a live process is refused unless
     ``force=True``. With the same seed the result is the evaluation set of an uninterrupted run.
     """
-    run = store.get_run(run_id)  # marks a dead owner's run interrupted first
-    if run["status"] == "running" and not force:
-        raise ValueError(
-            f"run {run_id} is still running (pid {run['pid']} on {run['host']}); stop it first, "
-            "or pass force=True if you know its process is gone")
-    setup = build_search(run["config"])
+    setup = resume_setup(store, run_id, force=force)
     return _run_setup(setup, store, int(run_id), resume=True, on_step=on_step, should_stop=should_stop)
 
 

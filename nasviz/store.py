@@ -394,6 +394,12 @@ class RunStore:
 
         self._write(update)
 
+    def _owner_gone(self, row: Mapping[str, Any], now: float, host: str) -> bool:
+        """Whether the process recorded as running ``row`` is gone (dead pid here, or stale)."""
+        if row["host"] == host and row["pid"] is not None and not _pid_alive(row["pid"]):
+            return True
+        return row["heartbeat"] is None or now - row["heartbeat"] > self.stale_after
+
     def mark_interrupted(self) -> list[int]:
         """Mark ``running`` runs whose process is gone as ``interrupted``; return their ids.
 
@@ -403,19 +409,39 @@ class RunStore:
         now, host = time.time(), socket.gethostname()
         with self._read() as conn:
             rows = conn.execute("SELECT id, pid, host, heartbeat FROM runs WHERE status=?", (RUNNING,)).fetchall()
-        gone = [
-            r["id"] for r in rows
-            if (r["host"] == host and r["pid"] is not None and not _pid_alive(r["pid"]))
-            or r["heartbeat"] is None or now - r["heartbeat"] > self.stale_after
-        ]
-        if gone:
-            def update(conn):
-                for run_id in gone:  # re-check under the write lock: it may have finished meanwhile
-                    conn.execute("UPDATE runs SET status=?, updated=? WHERE id=? AND status=?",
-                                 (INTERRUPTED, now, run_id, RUNNING))
+        gone = [(r["id"], r["pid"], r["heartbeat"]) for r in rows if self._owner_gone(r, now, host)]
+        if not gone:
+            return []
 
-            self._write(update, durable=False)
-        return gone
+        def update(conn):
+            # Only if nothing changed meanwhile: the run may have finished, or been claimed by a
+            # resuming process (new pid, fresh heartbeat).
+            return [run_id for run_id, pid, beat in gone if conn.execute(
+                "UPDATE runs SET status=?, updated=? WHERE id=? AND status=? AND pid IS ? AND heartbeat IS ?",
+                (INTERRUPTED, now, run_id, RUNNING, pid, beat)).rowcount]
+
+        return self._write(update, durable=False)
+
+    def claim_run(self, run_id: int, *, force: bool = False) -> dict[str, Any]:
+        """Atomically make this process the owner of ``run_id`` (status ``running``); return the run.
+
+        Refused (``StoreError``) while another live process runs it, unless ``force=True`` (for a
+        worker launched on behalf of a server that already marked the run running). Two
+        processes resuming the same run at once: exactly one wins.
+        """
+        host = socket.gethostname()
+
+        def claim(conn):
+            row = self._require(conn, run_id)
+            # Our own pid is no exemption: a server may run several searches in threads.
+            if not force and row["status"] == RUNNING and not self._owner_gone(row, time.time(), host):
+                raise StoreError(f"run {run_id} is still running (pid {row['pid']} on {row['host']}); stop it first")
+            now = time.time()
+            conn.execute("UPDATE runs SET status=?, error=NULL, updated=?, pid=?, host=?, heartbeat=?, "
+                         "stop_requested=0 WHERE id=?", (RUNNING, now, os.getpid(), host, now, int(run_id)))
+
+        self._write(claim)
+        return self.get_run(run_id)
 
     def get_run(self, run_id: int) -> dict[str, Any]:
         """One run as a dict: the :meth:`list_runs` fields plus ``config`` (a dict)."""

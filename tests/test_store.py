@@ -7,7 +7,9 @@ import math
 import multiprocessing
 import subprocess
 import sys
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -245,3 +247,33 @@ def test_evaluations_are_fsynced_and_regenerable_writes_are_not(tmp_path):
     fast.add_evaluations(fast.create_run(CONFIG), evs(2), 0, step=1)
     assert fast._connection().execute("PRAGMA synchronous").fetchone()[0] == 1
     assert fast.list_runs()[0]["n_evaluations"] == 2
+
+
+def test_of_two_processes_claiming_a_run_exactly_one_wins(store):
+    run_id = store.create_run(CONFIG)
+    store.set_status(run_id, "interrupted")
+    claimed = store.claim_run(run_id)
+    assert claimed["status"] == "running" and claimed["pid"] == os.getpid()
+    with pytest.raises(StoreError, match=f"run {run_id} is still running"):
+        store.claim_run(run_id)  # a second resumer (here: a second thread of this process)
+    assert store.claim_run(run_id, force=True)["status"] == "running"
+
+
+def test_a_run_claimed_after_it_was_found_dead_is_not_marked_interrupted(store, monkeypatch):
+    run_id = store.create_run(CONFIG)
+    seen = store.get_run(run_id)
+    # mark_interrupted read the row as gone; a resumer claims it before the update is written
+    real_write = store._write
+
+    def claim_first(fn, *args, **kwargs):
+        monkeypatch.setattr(store, "_write", real_write)
+        real_write(lambda conn: conn.execute("UPDATE runs SET heartbeat=?, pid=? WHERE id=?",
+                                             (time.time() + 1, os.getpid(), run_id)))
+        return real_write(fn, *args, **kwargs)
+
+    store.stale_after = -1.0  # everything looks stale to this reader
+    monkeypatch.setattr(store, "_write", claim_first)
+    assert store.mark_interrupted() == []  # nothing marked: the row changed since it was read
+    assert seen["status"] == "running"
+    store.stale_after = 90.0
+    assert store.get_run(run_id)["status"] == "running"  # the claim survived
