@@ -249,6 +249,59 @@ def cmd_tabulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_runs_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("runs", help="list, export, stop or delete stored runs",
+                       description="Manage the runs of a run store (written by `run --store FILE`).")
+    rsub = p.add_subparsers(dest="runs_command", required=True)
+    ls = rsub.add_parser("list", help="runs with status, strategy, best value and progress",
+                         description="List the runs of a store, newest first.")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    exp = rsub.add_parser("export", help="write a run's evaluations as CSV and/or the whole run as JSON",
+                          description="Export a run: --csv writes its evaluations, --json-out the run with its "
+                                      "config, evaluations and snapshots.")
+    exp.add_argument("--csv", type=Path, help="CSV file to write")
+    exp.add_argument("--json-out", type=Path, help="JSON file to write")
+    stop = rsub.add_parser("stop", help="ask a running search to stop after its current step",
+                           description="Ask a running search to stop after its current step (cooperative).")
+    delete = rsub.add_parser("delete", help="delete a run that is not running",
+                             description="Delete a run with its evaluations and snapshots (stop it first).")
+    for q in (ls, exp, stop, delete):
+        q.add_argument("--store", type=Path, required=True, metavar="FILE", help="the run store")
+    for q in (exp, stop, delete):
+        q.add_argument("run_id", type=int, metavar="RUN_ID")
+    p.set_defaults(func=cmd_runs)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from nasviz.store import RunStore
+
+    if not args.store.is_file():
+        raise ValueError(f"run store {args.store} does not exist")
+    store = RunStore(args.store)
+    if args.runs_command == "list":
+        runs = store.list_runs()
+        if args.json:
+            _print_json([{k: v for k, v in r.items()} for r in runs])
+        for r in runs if not args.json else []:
+            print(f"{r['id']:>4}  {r['status']:<11} {r['strategy'] or '-':<18} {r['n_evaluations']:>5}/{r['budget'] or '?':<5} "
+                  f"best {r['best_value']}  {r['name']}")
+    elif args.runs_command == "export":
+        if args.csv is None and args.json_out is None:
+            raise ValueError("runs export needs --csv FILE and/or --json-out FILE")
+        if args.csv is not None:
+            print(f"wrote {store.export_csv(args.run_id, args.csv)} evaluations to {args.csv}")
+        if args.json_out is not None:
+            store.export_json(args.run_id, args.json_out)
+            print(f"wrote run {args.run_id} to {args.json_out}")
+    elif args.runs_command == "stop":
+        store.request_stop(args.run_id)
+        print(f"asked run {args.run_id} to stop after its current step")
+    elif args.runs_command == "delete":
+        store.delete_run(args.run_id)
+        print(f"deleted run {args.run_id}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m nasviz", description="nasviz: see neural architecture search work.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -256,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_table_parser(sub)
     _add_bench_parser(sub)
     _add_tabulate_parser(sub)
+    _add_runs_parser(sub)
     return parser
 
 

@@ -284,3 +284,27 @@ def test_stateful_strategies_resume_by_replay_to_the_uninterrupted_result(small_
         resumed = resume_run(store, first.run_id)
     assert resumed.replayed == len(first.evaluations)
     assert pairs(resumed.evaluations) == pairs(uninterrupted.evaluations)
+
+
+def test_runs_command_lists_exports_stops_and_deletes(small_table, tmp_path, capsys):
+    db = tmp_path / "runs.sqlite"
+    assert main(["run", "--table", str(small_table), "--budget", "6", "--store", str(db), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["runs", "list", "--store", str(db), "--json"]) == 0
+    (run,) = json.loads(capsys.readouterr().out)
+    assert run["id"] == 1 and run["status"] == "finished" and run["n_evaluations"] == 6
+    assert main(["runs", "list", "--store", str(db)]) == 0
+    assert "finished" in capsys.readouterr().out
+    assert main(["runs", "export", "--store", str(db), "1", "--csv", str(tmp_path / "r.csv"),
+                 "--json-out", str(tmp_path / "r.json")]) == 0
+    from nasviz.store import read_csv_export
+
+    assert [e["arch"] for e in read_csv_export(tmp_path / "r.csv")] == [e["arch"] for e in RunStore(db).evaluations(1)]
+    assert json.loads((tmp_path / "r.json").read_text())["run"]["id"] == 1
+    assert main(["runs", "stop", "--store", str(db), "1"]) == 0 and RunStore(db).stop_requested(1)
+    assert main(["runs", "delete", "--store", str(db), "1"]) == 0 and RunStore(db).list_runs() == []
+    capsys.readouterr()
+    assert main(["runs", "delete", "--store", str(db), "1"]) == 2
+    assert "no run 1" in capsys.readouterr().err
+    assert main(["runs", "list", "--store", str(tmp_path / "none.sqlite")]) == 2
+    assert "does not exist" in capsys.readouterr().err
