@@ -312,3 +312,16 @@ def test_bad_input_is_rejected():
         k = OTMANNKernel(n_jobs=1)
         a = nb201.sample(np.random.default_rng(0), 2)
         k.combine(k.components(a, a), [1.0, 2.0])
+
+
+def test_degenerate_cells_are_finite():
+    empty = cell(["none"] * 6)  # output unreachable: reduces to input, output, no edge
+    skip_only = cell(["skip_connect", "none", "none", "skip_connect", "none", "none"])  # input -> output
+    conv = cell(["nor_conv_3x3", "none", "none", "none", "nor_conv_3x3", "none"])
+    k = OTMANNKernel(n_jobs=1)
+    comps = k.components([empty, skip_only, conv], [empty, skip_only, conv])
+    for name, D in comps.items():
+        assert np.all(np.isfinite(D)), name
+        assert np.allclose(np.diag(D), 0)
+    assert comps["d_0.1"][0, 1] > 0  # same unit masses, different structure
+    assert layer_masses(empty.reduced()).tolist() == [1.0, 1.0]
