@@ -1,0 +1,235 @@
+"""Evaluate architectures in parallel: local worker processes or a Dask cluster.
+
+API (every executor)
+--------------------
+``submit(arch) -> future``
+    Start evaluating one architecture; returns at once. ``future.result()`` is an
+    :class:`~nasviz.objectives.base.Evaluation` (never an exception for a bad architecture: a
+    failed training is a failed Evaluation).
+``wait_first(futures) -> (done, pending)``
+    Block until at least one of ``futures`` has finished; two sets. This is the asynchronous
+    mode of paper 001 §4.2 / paper 003 §4.3: when a worker frees up, the search proposes the
+    next architecture while the others are still training (the search loop treats the pending
+    ones as hallucinated observations; that belongs to the runner).
+``as_completed(futures)``
+    Iterate over futures in the order they finish.
+``evaluate(archs) -> list[Evaluation]``
+    Synchronous batch evaluation, results in input order.
+``close()`` / context manager
+    Shut the workers down.
+
+Executors
+---------
+:class:`SerialExecutor` (in this process; futures are already done when returned),
+:class:`LocalExecutor` (``n_workers`` processes started with ``spawn``; each rebuilds the
+objective from a picklable spec once and trains with one torch thread, so results do not depend
+on the number of workers), :class:`DaskExecutor` (``tcp://host:port`` connects to a running
+scheduler; ``local:N`` starts a ``LocalCluster`` of N single-threaded worker processes on
+loopback). :func:`make_executor` picks one from CLI-style options.
+
+What is shipped to workers is a *spec*: an object with ``build() -> objective`` that pickles
+(e.g. :class:`nasviz.objectives.trainer.TrainingSpec`, ``TrainingObjective.spec()``). Workers keep
+the built objective keyed by the spec, so the dataset is loaded once per worker.
+
+Example::
+
+    spec = TrainingObjective(get_space("nb201"), "digits").spec()
+    with LocalExecutor(spec, n_workers=2) as ex:
+        pending = {ex.submit(a) for a in first_batch}
+        while pending:
+            done, pending = ex.wait_first(pending)
+            for fut in done:
+                strategy.tell([fut.result()])
+                pending.add(ex.submit(strategy.ask(1)[0]))   # propose while others train
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from multiprocessing import get_context
+from typing import Any, Iterable, Iterator, Protocol, Sequence
+
+from nasviz.arch import Architecture
+from nasviz.objectives.base import FAILED, Evaluation
+
+_OBJECTIVES: dict[Any, Any] = {}
+_THREADS_SET = False
+
+
+class ObjectiveSpec(Protocol):
+    """A picklable recipe for an objective, hashable so workers can cache what it builds."""
+
+    def build(self) -> Any: ...
+
+
+def _set_single_thread() -> None:
+    global _THREADS_SET
+    if not _THREADS_SET:
+        import torch
+
+        torch.set_num_threads(1)
+        _THREADS_SET = True
+
+
+def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture) -> Evaluation:
+    """Evaluate one architecture in a worker process (one torch thread; objective cached)."""
+    _set_single_thread()
+    objective = _OBJECTIVES.get(spec)
+    if objective is None:
+        _OBJECTIVES.clear()  # one spec at a time per worker keeps memory bounded
+        objective = _OBJECTIVES[spec] = spec.build()
+    try:
+        return objective.evaluate([arch])[0]
+    except Exception as err:  # noqa: BLE001 - objectives should not raise; if one does, record it
+        return Evaluation(arch, None, 0.0, FAILED, f"{type(err).__name__}: {err}")
+
+
+class _Base:
+    n_workers: int = 1
+
+    def submit(self, arch: Architecture):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def wait_first(self, futures: Iterable) -> tuple[set, set]:
+        done, pending = cf.wait(set(futures), return_when=cf.FIRST_COMPLETED)
+        return set(done), set(pending)
+
+    def as_completed(self, futures: Iterable) -> Iterator:
+        return cf.as_completed(list(futures))
+
+    def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
+        futures = [self.submit(a) for a in archs]
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class SerialExecutor(_Base):
+    """Evaluate in this process; ``submit`` trains before it returns (a finished future).
+
+    Takes an objective (anything with ``evaluate``) or a spec with ``build``.
+    """
+
+    def __init__(self, objective_or_spec: Any) -> None:
+        has_eval = hasattr(objective_or_spec, "evaluate")
+        self.objective = objective_or_spec if has_eval else objective_or_spec.build()
+        self.n_workers = 1
+
+    def submit(self, arch: Architecture) -> cf.Future:
+        fut: cf.Future = cf.Future()
+        try:
+            fut.set_result(self.objective.evaluate([arch])[0])
+        except Exception as err:  # noqa: BLE001
+            fut.set_result(Evaluation(arch, None, 0.0, FAILED, f"{type(err).__name__}: {err}"))
+        return fut
+
+
+class LocalExecutor(_Base):
+    """``n_workers`` local processes (``spawn`` start method, one torch thread each)."""
+
+    def __init__(self, spec: ObjectiveSpec, n_workers: int = 2) -> None:
+        if int(n_workers) < 1:
+            raise ValueError(f"n_workers must be at least 1, got {n_workers}")
+        if not hasattr(spec, "build"):
+            raise ValueError("LocalExecutor needs a picklable spec with build() (e.g. TrainingObjective.spec())")
+        self.spec = spec
+        self.n_workers = int(n_workers)
+        self._pool = cf.ProcessPoolExecutor(max_workers=self.n_workers, mp_context=get_context("spawn"))
+
+    def submit(self, arch: Architecture) -> cf.Future:
+        return self._pool.submit(evaluate_in_worker, self.spec, arch)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor(_Base):
+    """Evaluate on a Dask cluster.
+
+    ``address``: ``"tcp://host:port"`` of a running scheduler, or ``"local:N"`` to start a
+    ``LocalCluster`` of N worker processes with one thread each, bound to 127.0.0.1 with no
+    dashboard (nothing listens beyond loopback). The cluster this executor started is closed by
+    :meth:`close`; a remote one is only disconnected from.
+    """
+
+    def __init__(self, spec: ObjectiveSpec, address: str, processes: bool = True) -> None:
+        from distributed import Client, LocalCluster
+
+        if not hasattr(spec, "build"):
+            raise ValueError("DaskExecutor needs a picklable spec with build() (e.g. TrainingObjective.spec())")
+        self.spec = spec
+        self._cluster = None
+        if address.startswith("local:"):
+            try:
+                n = int(address.split(":", 1)[1])
+            except ValueError:
+                raise ValueError(f"--dask local:N needs an integer N, got {address!r}") from None
+            if n < 1:
+                raise ValueError(f"--dask local:N needs N >= 1, got {n}")
+            self._cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=processes, host="127.0.0.1",
+                dashboard_address=None, silence_logs=40,
+            )
+            self.client = Client(self._cluster)
+        elif address.startswith(("tcp://", "tls://", "inproc://")):
+            self.client = Client(address)
+        else:
+            raise ValueError(f"Dask address must be tcp://host:port or local:N, got {address!r}")
+        self.n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def submit(self, arch: Architecture):
+        return self.client.submit(evaluate_in_worker, self.spec, arch, pure=False)
+
+    def wait_first(self, futures: Iterable) -> tuple[set, set]:
+        from distributed import wait
+
+        done, pending = wait(list(futures), return_when="FIRST_COMPLETED")
+        return set(done), set(pending)
+
+    def as_completed(self, futures: Iterable) -> Iterator:
+        from distributed import as_completed
+
+        return iter(as_completed(list(futures)))
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_executor(spec_or_objective: Any, workers: int = 1, dask: str | None = None) -> _Base:
+    """``dask`` address -> :class:`DaskExecutor`; ``workers > 1`` -> :class:`LocalExecutor`;
+    otherwise :class:`SerialExecutor`. ``spec_or_objective`` may be an objective with ``spec()``."""
+    spec = spec_or_objective.spec() if hasattr(spec_or_objective, "spec") else spec_or_objective
+    if dask:
+        return DaskExecutor(spec, dask)
+    if workers is not None and workers > 1:
+        return LocalExecutor(spec, workers)
+    return SerialExecutor(spec_or_objective)
+
+
+class ExecutorObjective:
+    """An objective whose ``evaluate`` runs on an executor (same name, metric, optimum, domain)."""
+
+    def __init__(self, objective: Any, executor: _Base) -> None:
+        self.objective = objective
+        self.executor = executor
+        self.name = objective.name
+        self.metric = objective.metric
+        self.space = getattr(objective, "space", None)
+
+    def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
+        return self.executor.evaluate(archs)
+
+    def optimum(self):
+        return self.objective.optimum()
+
+    def domain(self):
+        return self.objective.domain()

@@ -1,0 +1,509 @@
+"""Train real networks: a generic trainer with early stopping, and an objective that trains.
+
+:func:`train_model` trains any ``torch.nn.Module`` on a :class:`~nasviz.objectives.datasets.Dataset`:
+
+* **Early stopping** (paper 003, App. D, following scikit-learn's MLP): training stops when the
+  validation *loss* has not decreased for ``patience`` (tau) consecutive epochs, or after
+  ``epochs``. The performance **estimate** is the mean of the validation scores of the last tau
+  epochs run ("more accurate than the final metric value on the validation set", App. D).
+  Scores are higher-is-better: accuracy in percent for classification, R^2 for regression.
+* **Device**: CUDA when available, else CPU (``device=None``); or a name such as ``"cpu"``.
+* **Divergence**: a non-finite loss (NaN/inf, e.g. a huge learning rate) stops training and is
+  reported as ``status="failed"`` with the epoch and step; the search goes on.
+* **GPU memory adaptation** (paper 003 §4.4): a :class:`MemoryGuard` holds an upper bound on the
+  estimated size of a network (parameters, gradients, optimiser state and the activations of one
+  batch, in float32 scalars). A network whose estimate exceeds the bound is discarded (a failed
+  evaluation, no training). When training runs out of memory anyway (``torch.cuda.
+  OutOfMemoryError`` or a ``RuntimeError`` saying "out of memory"), the bound is lowered below the
+  estimate of the network that crashed and the evaluation is retried with half the batch size
+  (smaller activations), until it fits or the batch cannot shrink further.
+
+:class:`TrainingObjective` implements the objective protocol of :mod:`nasviz.objectives.base`: it
+builds the network of each architecture (:func:`nasviz.models.nb201_net.build_nb201_network` for
+NAS-Bench-201 cells; ``nasviz.models.layer_net`` for layer DAGs), seeds it, trains it and returns
+an :class:`~nasviz.objectives.base.Evaluation` whose ``info`` carries the curves, the parameter
+count, the training seconds and the test score.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from nasviz.arch import Architecture
+from nasviz.objectives.base import FAILED, OK, Evaluation
+from nasviz.objectives.datasets import CLASSIFICATION, Dataset, load_dataset
+
+#: Hook called before every optimisation step as ``hook(epoch, step)``; tests use it to inject
+#: failures (an out-of-memory error) without needing a GPU.
+BatchHook = Callable[[int, int], None]
+
+
+@dataclass
+class TrainResult:
+    """What one training run produced (plain data, JSON-serialisable via :meth:`to_dict`).
+
+    ``valid_score`` is the early-stopping estimate (mean of the last ``patience`` validation
+    scores); ``test_score`` is the final network's score on the test split. ``valid_curve`` /
+    ``valid_loss_curve`` / ``train_loss_curve`` have one entry per epoch run.
+    """
+
+    status: str
+    valid_score: float | None
+    test_score: float | None
+    valid_curve: list[float]
+    valid_loss_curve: list[float]
+    train_loss_curve: list[float]
+    n_parameters: int
+    seconds: float
+    epochs_run: int
+    device: str
+    metric: str
+    error: str | None = None
+    batch_size: int | None = None
+    retries: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """Whether ``err`` is an accelerator out-of-memory error."""
+    oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom_type is not None and isinstance(err, oom_type):
+        return True
+    return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` or ``"auto"``: CUDA when available, else CPU."""
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def estimate_size(model: nn.Module, input_shape: Sequence[int], batch_size: int) -> int:
+    """Estimated training memory of ``model`` in float32 scalars.
+
+    ``4 * parameters`` (weights, gradients and two optimiser moments at most) plus
+    ``2 * batch_size * activations`` (forward outputs of every leaf module for one sample,
+    measured by one forward pass on a single zero sample on the CPU, kept for the backward pass,
+    times two for their gradients). Like Auto-Keras's estimate it is an approximation: the
+    :class:`MemoryGuard` corrects for its errors by lowering the bound after a real OOM.
+    """
+    activations = 0
+
+    def hook(_module, _inputs, output):
+        nonlocal activations
+        if isinstance(output, torch.Tensor):
+            activations += output.numel()
+
+    handles = [m.register_forward_hook(hook) for m in model.modules() if not list(m.children())]
+    was_training = model.training
+    try:
+        model.eval()
+        device = next((p.device for p in model.parameters()), torch.device("cpu"))
+        with torch.no_grad():
+            model(torch.zeros((1, *input_shape), device=device))
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+    return 4 * count_parameters(model) + 2 * batch_size * activations
+
+
+@dataclass
+class MemoryGuard:
+    """Paper 003 §4.4: an upper bound on network size, lowered after an out-of-memory error.
+
+    ``cap`` is in float32 scalars (see :func:`estimate_size`); ``None`` means no bound until the
+    first out-of-memory error sets one. On an OOM the bound becomes ``shrink * estimate`` of the
+    network that crashed, so that network (at the batch size that crashed) and every larger one
+    are refused from then on; the trainer retries with a smaller batch.
+    """
+
+    cap: float | None = None
+    shrink: float = 0.8
+    max_retries: int = 4
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.shrink < 1:
+            raise ValueError(f"shrink must be in (0, 1), got {self.shrink}")
+        if self.cap is not None and self.cap <= 0:
+            raise ValueError(f"cap must be positive, got {self.cap}")
+
+    def allows(self, size: float) -> bool:
+        return self.cap is None or size <= self.cap
+
+    def lower(self, size: float) -> None:
+        new = self.shrink * size
+        self.cap = new if self.cap is None else min(self.cap, new)
+        self.events.append({"size": float(size), "cap": float(self.cap)})
+
+
+def _score(task: str, out: torch.Tensor, y: torch.Tensor) -> float:
+    if task == CLASSIFICATION:
+        return float((out.argmax(1) == y).float().mean().item() * 100.0)
+    pred = out.reshape(-1)
+    ss_res = float(((pred - y) ** 2).sum().item())
+    ss_tot = float(((y - y.mean()) ** 2).sum().item()) or 1.0
+    return 1.0 - ss_res / ss_tot
+
+
+def _loss_fn(task: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    if task == CLASSIFICATION:
+        return nn.functional.cross_entropy
+    return lambda out, y: nn.functional.mse_loss(out.reshape(-1), y)
+
+
+def _evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, task: str, chunk: int = 1024) -> tuple[float, float]:
+    """(loss, score) of ``model`` on a split, in eval mode, without gradients."""
+    model.eval()
+    loss_fn = _loss_fn(task)
+    outs = []
+    with torch.no_grad():
+        for i in range(0, len(x), chunk):
+            outs.append(model(x[i : i + chunk]))
+    out = torch.cat(outs)
+    model.train()
+    return float(loss_fn(out, y).item()), _score(task, out, y)
+
+
+def _failed(reason: str, metric: str, n_params: int, start: float, device: torch.device, **extra) -> TrainResult:
+    curves = {k: extra.pop(k, []) for k in ("valid_curve", "valid_loss_curve", "train_loss_curve")}
+    return TrainResult(
+        status=FAILED, valid_score=None, test_score=None, n_parameters=n_params,
+        seconds=time.perf_counter() - start, epochs_run=len(curves["valid_curve"]), device=str(device),
+        metric=metric, error=reason, **curves, **extra,
+    )
+
+
+def train_model(
+    model: nn.Module,
+    dataset: Dataset,
+    *,
+    epochs: int = 12,
+    patience: int = 3,
+    lr: float = 0.05,
+    batch_size: int = 128,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    optimizer: str = "sgd",
+    weight_decay: float = 5e-4,
+    memory_guard: MemoryGuard | None = None,
+    on_batch: BatchHook | None = None,
+) -> TrainResult:
+    """Train ``model`` on ``dataset`` with early stopping; never raises for a bad run.
+
+    Parameters
+    ----------
+    model : nn.Module mapping (B, *dataset.input_shape) -> (B, dataset.n_outputs)
+        Trained in place (moved to ``device``); its initial weights are the caller's (seed
+        ``torch.manual_seed`` before building it for reproducible runs).
+    epochs : maximum number of epochs.
+    patience : tau of paper 003 App. D (stop after tau epochs without a lower validation loss;
+        the estimate is the mean of the last tau validation scores). Must be >= 1.
+    lr, weight_decay, optimizer : ``"sgd"`` (Nesterov momentum 0.9, cosine-annealed learning rate
+        over ``epochs`` as in NAS-Bench-201) or ``"adam"``.
+    batch_size : mini-batch size; halved on each out-of-memory retry.
+    seed : seeds the mini-batch order (a private generator: the global RNG is not touched).
+    memory_guard : the size bound of paper 003 §4.4, shared across calls to learn from OOMs.
+    on_batch : ``hook(epoch, step)`` called before each step (test hook for failure injection).
+
+    Returns
+    -------
+    TrainResult with ``status="ok"``, or ``"failed"`` and ``error`` (diverged, too large, OOM).
+    """
+    for name, value in (("epochs", epochs), ("patience", patience), ("batch_size", batch_size)):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if not (lr > 0 and math.isfinite(lr)):
+        raise ValueError(f"lr must be a positive finite number, got {lr}")
+    if optimizer not in ("sgd", "adam"):
+        raise ValueError(f"optimizer must be 'sgd' or 'adam', got {optimizer!r}")
+    dev = resolve_device(device)
+    metric = "accuracy" if dataset.task == CLASSIFICATION else "r2"
+    guard = memory_guard if memory_guard is not None else MemoryGuard()
+    start = time.perf_counter()
+    n_params = count_parameters(model)
+    initial_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    retries = 0
+    bs = int(batch_size)
+    while True:
+        size = estimate_size(model, dataset.input_shape, bs)
+        if not guard.allows(size):
+            if retries > 0 and bs > 1:  # after an OOM, first try smaller batches
+                bs = max(1, bs // 2)
+                continue
+            return _failed(
+                f"estimated size {size} exceeds the memory cap {guard.cap:.0f} (paper 003 §4.4)",
+                metric, n_params, start, dev, batch_size=bs, retries=retries,
+            )
+        try:
+            result = _train_once(model, dataset, epochs, patience, lr, bs, seed, dev, optimizer, weight_decay, on_batch)
+        except Exception as err:  # noqa: BLE001 - classify: OOM is retried, the rest re-raised
+            if not is_out_of_memory(err):
+                raise
+            guard.lower(size)
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+            retries += 1
+            model.load_state_dict(initial_state)  # retry from the same initial weights
+            if retries > guard.max_retries or bs == 1:
+                return _failed(f"out of memory after {retries} attempt(s): {err}", metric, n_params, start, dev,
+                               batch_size=bs, retries=retries)
+            bs = max(1, bs // 2)
+            continue
+        result.seconds = time.perf_counter() - start
+        result.retries = retries
+        result.batch_size = bs
+        result.n_parameters = n_params
+        return result
+
+
+def _train_once(
+    model: nn.Module, dataset: Dataset, epochs: int, patience: int, lr: float, batch_size: int, seed: int,
+    dev: torch.device, optimizer: str, weight_decay: float, on_batch: BatchHook | None,
+) -> TrainResult:
+    task = dataset.task
+    metric = "accuracy" if task == CLASSIFICATION else "r2"
+    model.to(dev).train()
+    x_train, y_train = dataset.x_train.to(dev), dataset.y_train.to(dev)
+    x_valid, y_valid = dataset.x_valid.to(dev), dataset.y_valid.to(dev)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if optimizer == "sgd":
+        opt: torch.optim.Optimizer = torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=weight_decay)
+    else:
+        opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    n = len(x_train)
+    steps_per_epoch = max(1, math.ceil(n / batch_size))
+    total_steps = epochs * steps_per_epoch
+    loss_fn = _loss_fn(task)
+    gen = torch.Generator().manual_seed(int(seed))
+    start = time.perf_counter()
+    valid_curve: list[float] = []
+    valid_loss_curve: list[float] = []
+    train_loss_curve: list[float] = []
+    best_loss, since_best, step = math.inf, 0, 0
+    for epoch in range(epochs):
+        order = torch.randperm(n, generator=gen).to(dev)
+        running, seen = 0.0, 0
+        for s in range(steps_per_epoch):
+            if on_batch is not None:
+                on_batch(epoch, s)
+            # Cosine annealing per step (NAS-Bench-201 anneals the learning rate to zero).
+            for group in opt.param_groups:
+                group["lr"] = 0.5 * lr * (1.0 + math.cos(math.pi * step / total_steps)) if optimizer == "sgd" else lr
+            idx = order[s * batch_size : (s + 1) * batch_size]
+            if len(idx) < 2 and n >= 2:  # BatchNorm cannot train on a batch of one sample
+                continue
+            out = model(x_train[idx])
+            loss = loss_fn(out, y_train[idx])
+            if not torch.isfinite(loss):
+                return _failed(f"diverged: the training loss is {loss.item()} at epoch {epoch + 1}, step {s + 1}",
+                               metric, 0, start, dev, valid_curve=valid_curve, valid_loss_curve=valid_loss_curve,
+                               train_loss_curve=train_loss_curve)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            running += float(loss.item()) * len(idx)
+            seen += len(idx)
+            step += 1
+        train_loss_curve.append(running / max(seen, 1))
+        v_loss, v_score = _evaluate(model, x_valid, y_valid, task)
+        if not math.isfinite(v_loss) or not math.isfinite(v_score):
+            return _failed(f"diverged: the validation loss is {v_loss} after epoch {epoch + 1}", metric, 0, start, dev,
+                           valid_curve=valid_curve, valid_loss_curve=valid_loss_curve, train_loss_curve=train_loss_curve)
+        valid_curve.append(v_score)
+        valid_loss_curve.append(v_loss)
+        if v_loss < best_loss:
+            best_loss, since_best = v_loss, 0
+        else:
+            since_best += 1
+            if since_best >= patience:
+                break
+    estimate = float(np.mean(valid_curve[-patience:]))
+    _, test_score = _evaluate(model, dataset.x_test.to(dev), dataset.y_test.to(dev), task)
+    return TrainResult(
+        status=OK, valid_score=estimate, test_score=test_score, valid_curve=valid_curve,
+        valid_loss_curve=valid_loss_curve, train_loss_curve=train_loss_curve, n_parameters=0,
+        seconds=time.perf_counter() - start, epochs_run=len(valid_curve), device=str(dev), metric=metric,
+    )
+
+
+# ---------------------------------------------------------------------------------- objective
+def arch_seed(key: str, base_seed: int = 0) -> int:
+    """A stable 31-bit seed for an architecture key (crc32, identical across processes)."""
+    return (zlib.crc32(key.encode("utf-8")) + 1_000_003 * int(base_seed)) % (2**31 - 1)
+
+
+def default_builder(space_name: str) -> Callable[[Architecture, Dataset], nn.Module]:
+    """The network builder for a space: NB201 cells, or layer DAGs (``nasviz.models.layer_net``)."""
+    if space_name == "nb201":
+        from nasviz.models.nb201_net import build_nb201_network
+
+        def build(arch: Architecture, data: Dataset, channels: int = 8, n_cells: int = 1) -> nn.Module:
+            if len(data.input_shape) != 3:
+                raise ValueError(f"NAS-Bench-201 cells need image inputs (C, H, W); dataset {data.name!r} has shape {data.input_shape}")
+            return build_nb201_network(arch, channels=channels, n_cells=n_cells, n_classes=data.n_outputs,
+                                       in_channels=data.input_shape[0])
+
+        return build
+    try:
+        from nasviz.models import layer_net
+    except ImportError as err:  # the layer builder is another module; say what is missing
+        raise ValueError(f"no network builder for space {space_name!r}: {err}") from err
+    for name in ("build_layer_network", "build_layer_net", "build_model", "build_network"):
+        fn = getattr(layer_net, name, None)
+        if fn is not None:
+            return lambda arch, data, **_: fn(arch, data.input_shape[0] if len(data.input_shape) == 1 else data.input_shape, data.n_outputs)
+    raise ValueError(f"nasviz.models.layer_net has no builder function for space {space_name!r}")
+
+
+#: Default training settings of :class:`TrainingObjective`: those of the committed NB201-on-digits
+#: table (:data:`nasviz.tabulate.DEFAULT_SETTINGS`), so a search that trains reproduces its values.
+DEFAULT_TRAINING: dict[str, Any] = {"epochs": 3, "patience": 2, "lr": 0.4, "batch_size": 256}
+#: Default network size of NB201 cells on digits (C = 4 channels, N = 1 cell per stage).
+DEFAULT_NB201_MODEL: dict[str, Any] = {"channels": 4, "n_cells": 1}
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """Plain, picklable settings that rebuild a :class:`TrainingObjective` in another process.
+
+    Executors send a spec (not the objective, which holds a module and a builder function) to
+    their workers; :meth:`build` is called once per worker and the objective is cached there.
+    ``model_options`` and ``training`` are stored as sorted tuples of items so the spec hashes.
+    """
+
+    space: str = "nb201"
+    dataset: str = "digits"
+    dataset_seed: int = 0
+    metric: str = "valid_accuracy"
+    seed: int = 0
+    device: str | None = None
+    model_options: tuple[tuple[str, Any], ...] = ()
+    training: tuple[tuple[str, Any], ...] = ()
+
+    def build(self) -> "TrainingObjective":
+        from nasviz.spaces import get_space
+
+        return TrainingObjective(
+            get_space(self.space), load_dataset(self.dataset, seed=self.dataset_seed), self.metric, seed=self.seed,
+            device=self.device, model_options=dict(self.model_options) or None, training=dict(self.training),
+        )
+
+
+class TrainingObjective:
+    """Evaluate architectures by training them (the objective protocol of :mod:`.base`).
+
+    Parameters
+    ----------
+    space : a space module (``nasviz.spaces.get_space(name)``)
+    dataset : a :class:`Dataset` or the name of a bundled one
+    metric : ``"valid_accuracy"`` (the early-stopping estimate; ``"valid_score"`` for regression
+        sets, whose score is R^2) or ``"test_accuracy"`` / ``"test_score"``.
+    seed : base seed; each architecture is trained with ``arch_seed(arch.canonical_key(), seed)``
+        so equivalent cells get the same initialisation and batch order.
+    builder : ``builder(arch, dataset, **model_options) -> nn.Module``; default by space.
+    model_options : e.g. ``{"channels": 8, "n_cells": 1}`` for NB201.
+    training : overrides of :data:`DEFAULT_TRAINING` passed to :func:`train_model`.
+    """
+
+    def __init__(
+        self,
+        space,
+        dataset: Dataset | str = "digits",
+        metric: str = "valid_accuracy",
+        *,
+        seed: int = 0,
+        device: str | None = None,
+        builder: Callable[..., nn.Module] | None = None,
+        model_options: dict[str, Any] | None = None,
+        training: dict[str, Any] | None = None,
+        memory_guard: MemoryGuard | None = None,
+    ) -> None:
+        if metric not in ("valid_accuracy", "valid_score", "test_accuracy", "test_score"):
+            raise ValueError(f"metric must be valid_accuracy, valid_score, test_accuracy or test_score, got {metric!r}")
+        self.space = space
+        self.dataset = load_dataset(dataset, seed=0) if isinstance(dataset, str) else dataset
+        self.metric = metric
+        self.seed = int(seed)
+        self.device = device
+        space_name = getattr(space, "NAME", str(space))
+        self._custom_builder = builder is not None
+        self.builder = builder or default_builder(space_name)
+        if model_options is None and space_name == "nb201" and not self._custom_builder:
+            model_options = DEFAULT_NB201_MODEL
+        self.model_options = dict(model_options or {})
+        unknown = set(training or {}) - set(DEFAULT_TRAINING) - {"optimizer", "weight_decay"}
+        if unknown:
+            raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
+        self.training = {**DEFAULT_TRAINING, **(training or {})}
+        self.memory_guard = memory_guard or MemoryGuard()
+        self.name = f"train:{self.dataset.name}:{metric}"
+
+    def settings(self) -> dict[str, Any]:
+        """Plain data that, with the space, determines every result."""
+        return {"dataset": self.dataset.name, "dataset_seed": self.dataset.seed, "metric": self.metric,
+                "seed": self.seed, "model_options": self.model_options, "training": self.training}
+
+    def spec(self) -> TrainingSpec:
+        """A picklable :class:`TrainingSpec` that rebuilds this objective (default builders only)."""
+        if self._custom_builder:
+            raise ValueError("an objective with a custom builder cannot be rebuilt in another process; use the default builder")
+        return TrainingSpec(
+            space=getattr(self.space, "NAME", str(self.space)), dataset=self.dataset.name,
+            dataset_seed=self.dataset.seed, metric=self.metric, seed=self.seed, device=self.device,
+            model_options=tuple(sorted(self.model_options.items())), training=tuple(sorted(self.training.items())),
+        )
+
+    def train(self, arch: Architecture) -> TrainResult:
+        """Build, seed and train the network of one architecture."""
+        seed = arch_seed(arch.canonical_key(), self.seed)
+        torch.manual_seed(seed)
+        model = self.builder(arch, self.dataset, **self.model_options)
+        return train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
+                           **self.training)
+
+    def evaluate_one(self, arch: Architecture) -> Evaluation:
+        start = time.perf_counter()
+        try:
+            res = self.train(arch)
+        except Exception as err:  # noqa: BLE001 - one bad architecture must not stop the search
+            return Evaluation(arch, None, time.perf_counter() - start, FAILED, f"{type(err).__name__}: {err}")
+        info = {
+            "valid_curve": res.valid_curve, "valid_loss_curve": res.valid_loss_curve,
+            "train_loss_curve": res.train_loss_curve, "n_parameters": res.n_parameters,
+            "train_seconds": res.seconds, "epochs_run": res.epochs_run, "device": res.device,
+            "test_score": res.test_score, "valid_score": res.valid_score, "score_metric": res.metric,
+        }
+        if not res.ok:
+            return Evaluation(arch, None, res.seconds, FAILED, res.error, info)
+        value = res.valid_score if self.metric.startswith("valid") else res.test_score
+        return Evaluation(arch, float(value), res.seconds, OK, None, info)
+
+    def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
+        return [self.evaluate_one(a) for a in archs]
+
+    def optimum(self) -> None:
+        return None
+
+    def domain(self) -> None:
+        return None
