@@ -158,6 +158,9 @@ def run_search(
                 "metric": getattr(objective, "metric", None), "budget": budget, "batch_size": batch_size,
             })
         else:
+            if not resume and store.n_evaluations(run_id):
+                raise ValueError(f"run {run_id} already has {store.n_evaluations(run_id)} evaluations; "
+                                 "pass resume=True to continue it")
             store.claim_run(run_id, force=True)  # callers that must not steal a live run claim first
         if resume:
             for ev in store.evaluations(run_id):
@@ -200,10 +203,9 @@ def run_search(
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in results],
                                           len(evaluations), step=step + 1)
             else:
-                results = _replayed_results(stored, proposals, format_arch, parse_arch, step + 1)
+                results, matched = _replayed_results(stored, proposals, format_arch, parse_arch, step + 1)
                 n_replayed += len(results)
-                missing = proposals[len(results):] if len(results) < len(proposals) and \
-                    [format_arch(a) for a in proposals[:len(results)]] == [ev["arch"] for ev in stored] else []
+                missing = proposals[len(results):] if matched else []
                 if missing:  # killed in the middle of a step: finish the step live
                     fresh = objective.evaluate(missing)
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in fresh],
@@ -279,8 +281,8 @@ def _plain(ev: Evaluation, format_arch: Callable[[Any], str]) -> dict[str, Any]:
 
 
 def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], format_arch: Callable[[Any], str],
-                      parse_arch: Callable[[str], Any] | None, step: int) -> list[Evaluation]:
-    """The stored evaluations of one step as :class:`Evaluation` objects.
+                      parse_arch: Callable[[str], Any] | None, step: int) -> tuple[list[Evaluation], bool]:
+    """The stored evaluations of one step as :class:`Evaluation` objects, and whether they match.
 
     When the replayed proposals match the stored architectures (in order; the stored list may
     be a prefix if the process died mid-step), the proposals' own objects are reused; otherwise
@@ -288,7 +290,8 @@ def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], fo
     """
     strings = [format_arch(a) for a in proposals]
     stored_strings = [ev["arch"] for ev in stored]
-    if strings[: len(stored)] == stored_strings:
+    matched = strings[: len(stored)] == stored_strings
+    if matched:
         archs = list(proposals[: len(stored)])
     else:
         warnings.warn(
@@ -302,7 +305,7 @@ def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], fo
         Evaluation(arch, ev["value"], ev["cost"] if ev["cost"] is not None else 0.0, ev["status"], ev["error"],
                    ev["info"] or {})
         for arch, ev in zip(archs, stored)
-    ]
+    ], matched
 
 
 # ---------------------------------------------------------------------------------------------

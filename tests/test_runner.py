@@ -308,3 +308,12 @@ def test_runs_command_lists_exports_stops_and_deletes(small_table, tmp_path, cap
     assert "no run 1" in capsys.readouterr().err
     assert main(["runs", "list", "--store", str(tmp_path / "none.sqlite")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_run_with_evaluations_is_only_continued_with_resume(small_table, tmp_path):
+    store = RunStore(tmp_path / "r.sqlite")
+    first = start_run(store, config(small_table, budget=6))
+    setup = build_search(config(small_table, budget=6))
+    with pytest.raises(ValueError, match="already has 6 evaluations; pass resume=True"):
+        run_search(setup.strategy, setup.objective, 6, format_arch=nb201.format, store=store, run_id=first.run_id)
+    assert store.get_run(first.run_id)["status"] == "finished"  # untouched
