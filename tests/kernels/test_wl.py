@@ -120,11 +120,15 @@ def test_feature_names_are_readable():
     cell = nb201.parse("|nor_conv_3x3~0|+|none~0|nor_conv_1x1~1|+|skip_connect~0|none~1|avg_pool_3x3~2|")
     labels = wl_labels(cell.reduced(), 2, "in")
     assert "nor_conv_1x1 <- (nor_conv_3x3 <- (input))" in labels[2]
-    kernel = WLKernel(h_max=1)
+    kernel = WLKernel(h_max=1, direction="in")
     _, names, depths = kernel.features([cell])
     assert "nor_conv_1x1 <- (nor_conv_3x3)" in names
     assert "output <- (avg_pool_3x3, input)" in names
     assert set(depths.tolist()) == {0, 1}
+    # The default relabels with out-neighbours (what consumes each node).
+    _, names, _ = WLKernel(h_max=2).features([cell])
+    assert "input -> (nor_conv_3x3, output)" in names
+    assert "nor_conv_3x3 -> (nor_conv_1x1 -> (avg_pool_3x3))" in names
 
 
 @pytest.mark.parametrize("base", ["dot", "oa"])
