@@ -423,6 +423,8 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
         domain = objective.domain()
         strategy = make_strategy(cfg["strategy"], space=space, seed=cfg["seed"], domain=domain,
                                  **cfg["strategy_options"])
+        if hasattr(strategy, "attach"):
+            strategy.attach(objective)  # e.g. Auto-Keras: warm starts through the objective's builder
     except BaseException:
         if executor is not None:
             executor.close()

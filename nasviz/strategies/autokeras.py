@@ -209,7 +209,12 @@ class AutoKeras:
         """
         if not self.warm_start:
             return
-        base = objective.builder
+        base = getattr(objective, "builder", None)
+        if base is None:
+            # e.g. an objective that trains in worker processes: the trained networks never
+            # come back here, so every network is trained from scratch.
+            self._state["warm_start_unavailable"] = f"{type(objective).__name__} has no in-process builder"
+            return
 
         def build(arch: Architecture, data, **options):
             model = None
