@@ -271,6 +271,7 @@ def select_kdpp_quality(
     *,
     temperature: float = 1.0,
     acquisition: np.ndarray | None = None,
+    anchor: int | None = None,
 ) -> BatchSelection:
     """Quality k-DPP (paper 000 Eq. (12), Prop. 2): sample from ``L = diag(q) Sigma diag(q)``.
 
@@ -280,6 +281,14 @@ def select_kdpp_quality(
     acquisition such as UCB), scaled by :func:`quality_scores`. ``L`` is a *matrix* product:
     the reference implementation multiplied elementwise, which zeroes every off-diagonal
     entry and removes all diversity.
+
+    ``anchor`` (optional) conditions the k-DPP on containing that pool member: the batch is the
+    anchor plus a ``(k-1)``-DPP sample from the Schur complement
+    ``L' = L_{-a} - L_{-a,a} L_{a,-a} / L_aa`` (Kulesza & Taskar 2012, §2.4: conditioning a DPP on
+    inclusion), which is exact, and equals the quality-weighted posterior covariance after
+    observing the anchor -- the same conditioning as Prop. 2. The BO strategy anchors on the
+    acquisition's argmax so a batch always contains the sequential choice (a deviation from
+    paper 000, which samples all ``k``; see :class:`~nasviz.strategies.bo.BayesianOptimisation`).
     """
     cov = _check_cov(cov)
     m = cov.shape[0]
@@ -288,7 +297,21 @@ def select_kdpp_quality(
     q = quality_scores(values, temperature)
     L = (q[:, None] * cov) * q[None, :]  # == diag(q) @ cov @ diag(q)
     order = np.argsort(-values, kind="stable")
-    chosen, eigenvalues, info = _kdpp_with_fallback(L, k, rng, order)
+    if anchor is None:
+        chosen, eigenvalues, info = _kdpp_with_fallback(L, k, rng, order)
+    else:
+        a = int(anchor)
+        if not 0 <= a < m:
+            raise ValueError(f"anchor {anchor} is outside the pool 0..{m - 1}")
+        rest = np.delete(np.arange(m), a)
+        eigenvalues = np.linalg.eigvalsh(L)[::-1].copy()
+        chosen, info = [a], {}
+        if k > 1:
+            La = L[a, a] if L[a, a] > 0 else 1e-300
+            Lc = L[np.ix_(rest, rest)] - np.outer(L[rest, a], L[a, rest]) / La
+            sub, _, info = _kdpp_with_fallback(Lc, k - 1, rng, np.argsort(-values[rest], kind="stable"))
+            chosen += [int(rest[i]) for i in sub]
+        info["anchor"] = a
     info["temperature"] = temperature
     return BatchSelection(
         "kdpp-quality", chosen, acquisition=values if acquisition is None else acquisition, qualities=q, eigenvalues=eigenvalues, info=info

@@ -175,3 +175,26 @@ def test_topk_and_input_validation():
         select_kdpp_quality(np.eye(3), np.ones(2), 1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="NaN"):
         select_bucb(np.array([np.nan, 0.0]), np.eye(2), 1, kappa=1.0, noise_variance=0.0)
+
+
+def test_anchored_quality_kdpp_is_the_exact_conditional_kdpp():
+    # Conditioning on item 2: frequencies of the full batch match det(L_A) over subsets holding 2.
+    rng0 = np.random.default_rng(9)
+    cov = _random_psd(6, 6, seed=8) / 6
+    values = rng0.standard_normal(6)
+    q = quality_scores(values)
+    probs = kdpp_probabilities(np.diag(q) @ cov @ np.diag(q), 3)
+    cond = {s: p for s, p in probs.items() if 2 in s}
+    total = sum(cond.values())
+    rng = np.random.default_rng(1)
+    n = 5000
+    draws = [select_kdpp_quality(cov, values, 3, rng, anchor=2).indices for _ in range(n)]
+    assert all(d[0] == 2 and len(set(d)) == 3 for d in draws)
+    counts = Counter(tuple(sorted(d)) for d in draws)
+    subsets = sorted(cond)
+    observed = np.array([counts.get(s, 0) for s in subsets])
+    expected = np.array([cond[s] / total * n for s in subsets])
+    _, p_value = stats.chisquare(observed, expected)
+    assert p_value > 0.001
+    with pytest.raises(ValueError, match="anchor 9"):
+        select_kdpp_quality(cov, values, 2, rng, anchor=9)

@@ -64,6 +64,9 @@ class BayesianOptimisation:
     quality : {"acquisition", "mean"}
         What the k-DPP quality rewards: the acquisition (UCB/EI) or, as paper 000 Eq. (12), the
         posterior mean.
+    kdpp_anchor : bool
+        Quality k-DPP only: condition the sample on containing the acquisition's argmax (see
+        :func:`nasviz.batch.select_kdpp_quality`).
     top_parents : int
         Parents for mutation pools: the best observed architectures (10, paper 002 App. E.2).
     """
@@ -86,6 +89,7 @@ class BayesianOptimisation:
         beta0: float = 1.5,
         quality_temperature: float = 1.0,
         quality: str = "acquisition",
+        kdpp_anchor: bool = False,
         top_parents: int = 10,
         n_restarts: int = 3,
         name: str | None = None,
@@ -113,6 +117,7 @@ class BayesianOptimisation:
         if quality not in ("acquisition", "mean"):
             raise ValueError(f"quality must be 'acquisition' or 'mean', got {quality!r}")
         self.quality = quality
+        self.kdpp_anchor = bool(kdpp_anchor)
         self.top_parents = int(top_parents)
         self.name = name or f"bo-{self.kernel.name}-{acquisition}-{pool}-{batch}"
         self.rng = np.random.default_rng(seed)
@@ -280,7 +285,10 @@ class BayesianOptimisation:
         assert cov is not None
         if method == "kdpp-quality":
             values = acq if self.quality == "acquisition" else mean
-            return batch_mod.select_kdpp_quality(cov, values, k, self.rng, temperature=self.quality_temperature, acquisition=acq)
+            anchor = int(np.argmax(acq)) if self.kdpp_anchor else None
+            return batch_mod.select_kdpp_quality(
+                cov, values, k, self.rng, temperature=self.quality_temperature, acquisition=acq, anchor=anchor
+            )
         if method == "kdpp":
             return batch_mod.select_kdpp(cov, k, self.rng, acquisition=acq)
         if method == "bucb":

@@ -59,7 +59,7 @@ KERNEL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 
 _BO_OPTIONS = {
     "kernel", "kernel_options", "acquisition", "pool", "batch", "batch_size", "n_init", "pool_size",
-    "transform", "beta0", "quality_temperature", "quality", "top_parents", "n_restarts",
+    "transform", "beta0", "quality_temperature", "quality", "kdpp_anchor", "top_parents", "n_restarts",
 }
 _EVOLUTION_OPTIONS = {"population_size", "sample_size"}
 _NASBOT_OPTIONS = {"n_init", "ea_base", "ea_cap", "n_restarts"}
