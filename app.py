@@ -100,6 +100,10 @@ def data_source_sidebar() -> None:
 pages = [
     st.Page("pages/search.py", title="Search", icon=":material/travel_explore:", default=True),
     st.Page("pages/runs.py", title="Runs", icon=":material/list:"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("pages/kernels.py", title="Kernels", icon=":material/grid_on:"),
+    st.Page("pages/architectures.py", title="Architectures", icon=":material/account_tree:"),
+    st.Page("pages/interpretability.py", title="Interpretability", icon=":material/insights:"),
 ]
 nav = st.navigation(pages)
 data_source_sidebar()

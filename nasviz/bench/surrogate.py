@@ -99,6 +99,29 @@ def fit_timing(table, values, ok, kernel_name, options, transform, args, repeats
             "n_restarts": args.n_restarts, "repeats": repeats}
 
 
+def trial(table, values: np.ndarray, train: np.ndarray, test: np.ndarray, kernel_name: str, options: dict,
+          transform: str, *, n_restarts: int = 3, seed: int = 0, learn: bool = True) -> dict:
+    """One split of the protocol: fit a GP (ML-II) on rows ``train`` of ``table``, predict rows ``test``.
+
+    ``values`` has shape ``(len(table),)``; ``train`` / ``test`` are row indices. Returns
+    ``spearman`` (rank correlation of the posterior mean with the truth; 0 if undefined),
+    ``coverage_95``, ``fit`` (the :class:`~nasviz.gp.FitResult`) and, each of shape
+    ``(len(test),)``, ``truth``, ``mean`` and ``std`` (posterior, without observation noise:
+    the error bars of paper 002 Fig. 8).
+    """
+    gp = GaussianProcess(make_kernel(kernel_name, **options), transform=transform, n_restarts=n_restarts,
+                         seed=seed, learn=learn)
+    fit = gp.fit([table.archs[i] for i in train], values[train])
+    test_archs = [table.archs[i] for i in test]
+    mean, std = gp.predict(test_archs, full_cov=False)
+    lo, hi = gp.predict_interval(test_archs, level=0.95, include_noise=True)
+    truth = values[test]
+    rho = spearmanr(mean, truth)[0]
+    return {"spearman": float(rho) if np.isfinite(rho) else 0.0,
+            "coverage_95": float(np.mean((truth >= lo) & (truth <= hi))), "fit": fit,
+            "truth": truth, "mean": mean, "std": std}
+
+
 def run(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     path = args.table or shared_nb201_table_path()
@@ -122,18 +145,12 @@ def run(args: argparse.Namespace) -> dict:
         rng = np.random.default_rng(child)
         idx = ok[rng.choice(len(ok), args.train + args.test, replace=False)]
         train, test = idx[: args.train], idx[args.train :]
-        gp = GaussianProcess(make_kernel(kernel_name, **options), transform=transform,
-                             n_restarts=args.n_restarts, seed=int(rng.integers(2**31)), learn=not args.no_learn)
-        fit = gp.fit([table.archs[i] for i in train], values[train])
-        test_archs = [table.archs[i] for i in test]
-        mean, _ = gp.predict(test_archs, full_cov=False)
-        lo, hi = gp.predict_interval(test_archs, level=0.95, include_noise=True)
-        truth = values[test]
-        rho = spearmanr(mean, truth)[0]
-        spearman.append(float(rho) if np.isfinite(rho) else 0.0)
-        coverage.append(float(np.mean((truth >= lo) & (truth <= hi))))
-        fit_seconds.append(fit.seconds)
-        thetas.append({**fit.theta, "amplitude": fit.amplitude, "noise": fit.noise})
+        t = trial(table, values, train, test, kernel_name, options, transform, n_restarts=args.n_restarts,
+                  seed=int(rng.integers(2**31)), learn=not args.no_learn)
+        spearman.append(t["spearman"])
+        coverage.append(t["coverage_95"])
+        fit_seconds.append(t["fit"].seconds)
+        thetas.append({**t["fit"].theta, "amplitude": t["fit"].amplitude, "noise": t["fit"].noise})
 
     result = {
         "kernel": args.kernel,

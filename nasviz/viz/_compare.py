@@ -1,0 +1,214 @@
+"""Comparing runs: best-so-far / regret curves across seeds, final values, parallel coordinates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from nasviz.viz._common import empty_figure
+
+_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac")
+
+
+def best_so_far(values: np.ndarray) -> np.ndarray:
+    """Running maximum ``(n,)`` ignoring failures (NaN): NaN until the first success."""
+    v = np.asarray(values, dtype=float)
+    filled = np.where(np.isnan(v), -np.inf, v)
+    out = np.maximum.accumulate(filled) if len(v) else filled
+    return np.where(np.isfinite(out), out, np.nan)
+
+
+@dataclass
+class CurvesInfo:
+    """Per group (strategy): ``x`` evaluation counts ``(L,)``, ``mean`` and ``se`` ``(L,)`` of the
+    best-so-far value (or regret = optimum - best) across runs, ``n`` runs reaching each x."""
+
+    groups: list[str]
+    x: list[np.ndarray]
+    mean: list[np.ndarray]
+    se: list[np.ndarray]
+    n: list[np.ndarray]
+    regret: bool
+    metric: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long table for export: group, evaluations, mean, se, runs."""
+        y = "regret" if self.regret else "best"
+        return pd.concat([pd.DataFrame({"strategy": g, "evaluations": x, f"mean_{y}": m, f"se_{y}": s, "runs": n})
+                          for g, x, m, s, n in zip(self.groups, self.x, self.mean, self.se, self.n)],
+                         ignore_index=True) if self.groups else pd.DataFrame()
+
+
+def _stack(curves: Sequence, regret: bool) -> np.ndarray:
+    """``(runs, L)`` best-so-far (or regret) with NaN past a run's end."""
+    L = max(len(c.values) for c in curves)
+    M = np.full((len(curves), L), np.nan)
+    for i, c in enumerate(curves):
+        b = best_so_far(c.values)
+        if regret:
+            if c.optimum is None:
+                raise ValueError(f"run {c.run_id} has no known optimum (live training): plot best values instead")
+            b = c.optimum - b
+        M[i, : len(b)] = b
+    return M
+
+
+def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
+    """Group :class:`nasviz.explore.RunCurve` by strategy; mean and standard error across the
+    runs (seeds) that have reached each evaluation (s.e. 0 with a single run)."""
+    groups: dict[str, list] = {}
+    for c in curves:
+        groups.setdefault(c.strategy, []).append(c)
+    xs, means, ses, ns = [], [], [], []
+    for runs in groups.values():
+        M = _stack(runs, regret)
+        n = np.sum(np.isfinite(M), axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, np.nansum(M, axis=0) / np.maximum(n, 1), np.nan)
+            dev = np.where(np.isfinite(M), (M - mean[None, :]) ** 2, 0.0).sum(axis=0)
+            se = np.where(n > 1, np.sqrt(dev / np.maximum(n - 1, 1)) / np.sqrt(np.maximum(n, 1)), 0.0)
+        keep = n > 0
+        xs.append(np.arange(1, M.shape[1] + 1)[keep])
+        means.append(mean[keep])
+        ses.append(se[keep])
+        ns.append(n[keep])
+    metric = curves[0].metric if curves else "value"
+    return CurvesInfo(list(groups), xs, means, ses, ns, regret, metric)
+
+
+def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
+    if not info.groups:
+        return empty_figure("pick runs to compare", height)
+    fig = go.Figure()
+    for k, g in enumerate(info.groups):
+        c = _COLOURS[k % len(_COLOURS)]
+        x, m, s = info.x[k], info.mean[k], info.se[k]
+        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + s, (m - s)[::-1]]),
+                                 fill="toself", fillcolor=c, opacity=0.2, line=dict(width=0), hoverinfo="skip",
+                                 showlegend=False, legendgroup=g))
+        fig.add_trace(go.Scatter(x=x, y=m, mode="lines", name=f"{g} ({int(info.n[k].max())} runs)", legendgroup=g,
+                                 line=dict(color=c, width=2), customdata=np.stack([s, info.n[k]], axis=1),
+                                 hovertemplate="%{x} evaluations: %{y:.4g} ± %{customdata[0]:.3g} "
+                                               "(%{customdata[1]} runs)<extra>" + g + "</extra>"))
+    y = "regret (optimum − best so far)" if info.regret else f"best {info.metric} so far"
+    fig.update_layout(height=height, xaxis_title="evaluations", yaxis_title=y, margin=dict(l=50, r=20, t=50, b=40),
+                      title=dict(text=f"{'Regret' if info.regret else 'Best so far'}: mean ± standard error across seeds", x=0))
+    if info.regret and all(np.all(m > 0) for m in info.mean):
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def plot_curves(curves, regret: bool = False) -> go.Figure:
+    return _get_curves_plot(_get_curves_info(curves, regret))
+
+
+def final_table(curves: Sequence) -> pd.DataFrame:
+    """Per strategy: runs, evaluations (mean), final best value and final regret, mean ± s.e."""
+    rows = []
+    groups: dict[str, list] = {}
+    for c in curves:
+        groups.setdefault(c.strategy, []).append(c)
+    for g, runs in groups.items():
+        finals = np.array([np.nanmax(c.values) if np.isfinite(c.values).any() else np.nan for c in runs])
+        regrets = np.array([(c.optimum - f) if c.optimum is not None else np.nan for c, f in zip(runs, finals)])
+
+        def se(v):
+            v = v[np.isfinite(v)]
+            return float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+
+        rows.append({"strategy": g, "runs": len(runs), "evaluations": float(np.mean([len(c.values) for c in runs])),
+                     "final best (mean)": float(np.nanmean(finals)) if np.isfinite(finals).any() else None,
+                     "final best (s.e.)": se(finals),
+                     "final regret (mean)": float(np.nanmean(regrets)) if np.isfinite(regrets).any() else None,
+                     "final regret (s.e.)": se(regrets)})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class FinalValuesInfo:
+    """Per group the sorted final best values ``(runs,)`` and their ECDF levels ``(runs,)``."""
+
+    groups: list[str]
+    values: list[np.ndarray]
+    ecdf: list[np.ndarray]
+    metric: str
+
+
+def _get_final_values_info(curves: Sequence) -> FinalValuesInfo:
+    groups: dict[str, list] = {}
+    for c in curves:
+        if np.isfinite(c.values).any():
+            groups.setdefault(c.strategy, []).append(float(np.nanmax(c.values)))
+    vals = [np.sort(np.array(v)) for v in groups.values()]
+    return FinalValuesInfo(list(groups), vals, [np.arange(1, len(v) + 1) / len(v) for v in vals],
+                           curves[0].metric if curves else "value")
+
+
+def _get_final_values_plot(info: FinalValuesInfo, height: int = 340) -> go.Figure:
+    if not info.groups:
+        return empty_figure("no successful evaluation in the chosen runs", height)
+    fig = go.Figure()
+    for k, g in enumerate(info.groups):
+        fig.add_trace(go.Scatter(x=info.values[k], y=info.ecdf[k], mode="lines+markers", line_shape="hv", name=g,
+                                 line=dict(color=_COLOURS[k % len(_COLOURS)])))
+    fig.update_layout(height=height, xaxis_title=f"final best {info.metric}", yaxis_title="fraction of runs ≤ x",
+                      yaxis_range=[0, 1.05], margin=dict(l=50, r=20, t=50, b=40),
+                      title=dict(text="Empirical distribution of the final best value", x=0))
+    return fig
+
+
+def plot_final_values(curves) -> go.Figure:
+    return _get_final_values_plot(_get_final_values_info(curves))
+
+
+@dataclass
+class ParallelInfo:
+    """One row per successful evaluation: ``frame`` with the cell's edge operations (one column
+    per edge), the value, strategy and run; ``operations`` the category order of every axis."""
+
+    frame: pd.DataFrame
+    edges: list[str]
+    operations: list[str]
+    metric: str
+
+
+def _get_parallel_info(curves: Sequence, space: str = "nb201") -> ParallelInfo:
+    from nasviz.spaces import get_space
+
+    sp = get_space(space)
+    if not hasattr(sp, "operations"):
+        raise ValueError(f"space {space!r} has no per-edge operations to draw")
+    edges = [f"edge {u}→{v}" for u, v in getattr(sp, "CELL_EDGES", [])]
+    rows = []
+    for c in curves:
+        for a, v in zip(c.archs, c.values):
+            if np.isfinite(v):
+                ops = sp.operations(sp.parse(a))
+                rows.append({**dict(zip(edges, ops)), "value": float(v), "strategy": c.strategy, "run": c.run_id, "arch": a})
+    return ParallelInfo(pd.DataFrame(rows), edges, list(sp.OPERATIONS), curves[0].metric if curves else "value")
+
+
+def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
+    if info.frame.empty:
+        return empty_figure("no successful evaluation in the chosen runs", height)
+    f = info.frame
+    index = {op: i for i, op in enumerate(info.operations)}
+    short = [op.replace("nor_conv_", "conv ").replace("avg_pool_3x3", "pool").replace("skip_connect", "skip")
+             for op in info.operations]
+    dims = [dict(label=e, values=f[e].map(index).to_numpy(), tickvals=list(range(len(short))), ticktext=short,
+                 range=[-0.3, len(short) - 0.7]) for e in info.edges]
+    dims.append(dict(label=info.metric, values=f["value"].to_numpy()))
+    fig = go.Figure(go.Parcoords(line=dict(color=f["value"].to_numpy(), colorscale="Viridis", showscale=True,
+                                           colorbar=dict(title=info.metric)), dimensions=dims))
+    fig.update_layout(height=height, margin=dict(l=60, r=40, t=70, b=30),
+                      title=dict(text=f"Evaluated cells: operation on each edge, coloured by {info.metric} "
+                                      f"({len(f):,} evaluations)", x=0))
+    return fig
+
+
+def plot_parallel(curves, space: str = "nb201") -> go.Figure:
+    return _get_parallel_plot(_get_parallel_info(curves, space))

@@ -1,0 +1,109 @@
+"""Compare runs: best-so-far / regret vs evaluations (mean ± standard error across seeds), final
+regret table, distribution of final values, parallel coordinates of the evaluated cells; launch a
+study (strategies × seeds) in the background; export every figure's data as CSV."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from nasviz import explore, live, viz
+from nasviz.objectives import TableError
+from nasviz.store import RUNNING, RunStore, StoreError
+from nasviz.strategies.factory import strategy_names
+
+# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
+# st.navigation; switch that mode off and rerun through app.py (see pages/search.py).
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
+if PagesManager.uses_pages_directory:
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+store_path = live.default_store_path()
+st.title("Compare runs")
+source = st.session_state.get("source")
+
+with st.expander("Launch a study (strategies × seeds)", expanded=False):
+    if source is None:
+        st.error(st.session_state.get("source_error") or "Choose a data source in the sidebar.")
+    else:
+        c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+        names = strategy_names()
+        strategies = c1.multiselect("Strategies", names, default=[s for s in ("random", "evolution") if s in names],
+                                    key="c_strategies")
+        metric = c2.selectbox("Metric", source.metrics, key="c_metric")
+        n_seeds = c3.number_input("Seeds", min_value=0, max_value=20, value=3, key="c_seeds")
+        budget = c4.number_input("Budget", min_value=0, value=50, step=10, key="c_budget")
+        if st.button("Launch", type="primary", key="c_launch"):
+            try:
+                if int(n_seeds) < 1:
+                    raise ValueError("the number of seeds must be at least 1")
+                ids = explore.start_study(store_path, source, metric, strategies, list(range(int(n_seeds))), int(budget))
+            except (ValueError, StoreError, TableError, OSError) as err:
+                st.error(f"Cannot launch the study: {err}")
+            else:
+                st.session_state["c_study"] = ids
+                st.session_state["c_runs"] = ids
+                st.toast(f"Started {len(ids)} runs.")
+
+try:
+    store = RunStore(store_path)
+    runs = store.list_runs()
+except StoreError as err:
+    st.error(f"Cannot open the run store {store_path}: {err}")
+    st.stop()
+if not runs:
+    st.info("No runs yet: launch a study above or start searches on the Search page.")
+    st.stop()
+by_id = {r["id"]: r for r in runs}
+
+study = [i for i in st.session_state.get("c_study", []) if i in by_id]
+if study:
+    @st.fragment(run_every=1.0 if any(by_id[i]["status"] == RUNNING for i in study) else None)
+    def study_progress() -> None:
+        current = {r["id"]: r for r in RunStore(store_path).list_runs()}
+        done = sum(current[i]["n_evaluations"] for i in study if i in current)
+        total = sum(current[i]["budget"] for i in study if i in current)
+        running = sum(current[i]["status"] == RUNNING for i in study if i in current)
+        st.progress(done / max(total, 1), text=f"Study: {done} / {total} evaluations, {running} run(s) still running")
+        if running == 0 and any(by_id[i]["status"] == RUNNING for i in study):
+            st.rerun()  # finished: redraw the comparison once
+
+    study_progress()
+
+default = [i for i in st.session_state.get("c_runs", []) if i in by_id] or list(by_id)[:12]
+chosen = st.multiselect("Runs", list(by_id), default=default, key="c_selected",
+                        format_func=lambda i: f"{i}: {by_id[i]['strategy']} seed {by_id[i]['seed']} "
+                                              f"({by_id[i]['n_evaluations']}/{by_id[i]['budget']}, {by_id[i]['status']})")
+if not chosen:
+    st.info("Pick runs to compare.")
+    st.stop()
+metrics = {by_id[i]["metric"] for i in chosen}
+if len(metrics) > 1:
+    st.error(f"The chosen runs optimise different metrics ({', '.join(sorted(map(str, metrics)))}): pick runs of one.")
+    st.stop()
+try:
+    curves = explore.run_curves(store_path, chosen)
+except ValueError as err:
+    st.error(str(err))
+    st.stop()
+has_optimum = all(c.optimum is not None for c in curves)
+regret = st.toggle("Regret (optimum − best so far)", value=has_optimum, disabled=not has_optimum, key="c_regret",
+                   help=None if has_optimum else "Live-training runs have no known optimum.")
+
+info = viz._compare._get_curves_info(curves, regret and has_optimum)
+st.plotly_chart(viz._compare._get_curves_plot(info), key="chart_curves")
+finals = viz.final_table(curves)
+st.dataframe(finals, hide_index=True, key="c_final_table")
+left, right = st.columns(2)
+left.plotly_chart(viz.plot_final_values(curves), key="chart_final_values")
+parallel = viz._compare._get_parallel_info(curves)
+right.plotly_chart(viz._compare._get_parallel_plot(parallel), key="chart_parallel")
+
+d1, d2, d3 = st.columns(3)
+d1.download_button("Curves (CSV)", data=info.to_frame().to_csv(index=False), file_name="nasviz-curves.csv",
+                   mime="text/csv", key="c_dl_curves")
+d2.download_button("Final values (CSV)", data=finals.to_csv(index=False), file_name="nasviz-final.csv",
+                   mime="text/csv", key="c_dl_final")
+d3.download_button("Evaluations (CSV)", data=parallel.frame.to_csv(index=False), file_name="nasviz-evaluations.csv",
+                   mime="text/csv", key="c_dl_evals")

@@ -1,0 +1,83 @@
+"""Interpretability (paper 002, NAS-BOWL): WL feature gradients of a GP fitted on a table sample,
+mean gradient per operation vs its count next to the true values (Fig. 2), the most positive and
+negative WL features drawn as small graphs, and how gradient-guided mutation would change a cell."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from nasviz import explore, viz
+from nasviz.objectives import TableError
+from nasviz.spaces import get_space
+
+# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
+# st.navigation; switch that mode off and rerun through app.py (see pages/search.py).
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
+if PagesManager.uses_pages_directory:
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+st.title("Interpretability")
+source = st.session_state.get("source")
+try:
+    table = explore.current_table(source)
+except (TableError, ValueError, OSError) as err:
+    st.error(f"Cannot read the table: {err}")
+    st.stop()
+if table is None:
+    st.error(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar (the GP is fitted "
+             "on a sample of it).")
+    st.stop()
+
+c1, c2, c3, c4 = st.columns(4)
+metric = c1.selectbox("Metric", table.metrics, key="i_metric")
+n = c2.number_input("Architectures in the sample N", min_value=3, max_value=2000, value=200, step=50, key="i_n")
+seed = c3.number_input("Seed", min_value=0, value=0, step=1, key="i_seed")
+top = c4.number_input("Top features", min_value=1, max_value=10, value=4, key="i_top")
+
+key = (source.path, metric, int(n), int(seed), int(top))
+if st.session_state.get("i_result", (None,))[0] != key:
+    try:
+        with st.spinner("Fitting a WL GP and computing its feature gradients..."):
+            sample = explore.sample_table(table, metric, int(n), int(seed))
+            st.session_state["i_result"] = (key, explore.interpret_sample(sample, top=int(top), seed=int(seed)))
+    except ValueError as err:
+        st.error(f"Cannot interpret this sample: {err}")
+        st.stop()
+it: explore.Interpretation = st.session_state["i_result"][1]
+st.caption(f"GP with the WL kernel fitted by ML-II on {len(it.sample.archs)} architectures (depth h = {it.h}, "
+           f"target transform {it.transform}, fit {it.fit_seconds:.2f} s); gradients d(mean)/d(feature count), "
+           f"paper 002 Eq. 3.2, averaged over the same architectures.")
+
+st.plotly_chart(viz.plot_operation_profile(it.profiles, metric), key="chart_profile")
+st.caption("NB201 cells are reduced before the WL kernel reads them: 'none' edges are removed and 'skip_connect' "
+           "bypassed, so only the convolutions and pooling have node features.")
+
+st.subheader("Most positive and most negative WL features")
+fg = it.gradients
+st.plotly_chart(viz.plot_feature_gradients(fg.names, fg.mean_gradient, int(top)), key="chart_features")
+for label, feats in (("Raise the prediction", it.top_positive), ("Lower the prediction", it.top_negative)):
+    if not feats:
+        continue
+    st.markdown(f"**{label}**")
+    cols = st.columns(len(feats))
+    for j, (col, (name, g)) in enumerate(zip(cols, feats)):
+        col.plotly_chart(viz.plot_feature_graph(explore.parse_wl_feature(name), g),
+                         key=f"chart_feature_{label[:5]}_{j}")
+        col.caption(f"`{name}`")
+
+st.subheader("Gradient-guided mutation of a cell")
+default = it.sample.strings[len(it.sample.strings) // 2]
+text = st.text_input("Cell (NB201 string); default: the sample's median architecture", value=default,
+                     key="i_cell").strip()
+try:
+    cell = get_space("nb201").parse(text)
+except ValueError as err:
+    st.error(f"Invalid architecture: {err}")
+    st.stop()
+left, right = st.columns([1, 2])
+left.plotly_chart(viz.plot_architecture(cell, text), key="chart_cell")
+right.plotly_chart(viz.plot_mutation(explore.mutation_probabilities(cell, it.op_gradients)), key="chart_mutation")
+st.caption("Edges holding operations with a negative mean gradient are the likeliest to be mutated, and they most "
+           "likely become operations with a positive one (gradients standardised, then a sigmoid).")

@@ -1,0 +1,134 @@
+"""Kernel explorer: each kernel's distance components on a sample, distance vs performance,
+Auto-Keras kernel quality (paper 003 §5.4) and surrogate quality (paper 002 §5.1, Fig. 8)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from nasviz import explore, live, viz
+from nasviz.objectives import TableError
+from nasviz.store import RunStore, StoreError
+
+# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
+# st.navigation; switch that mode off and rerun through app.py (see pages/search.py).
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
+if PagesManager.uses_pages_directory:
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _distances(spec: str, strings: tuple[str, ...]) -> dict:
+    return explore.kernel_distances(spec, live.parse_archs(strings))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _gram(spec: str, strings: tuple[str, ...]):
+    return explore.kernel_matrix(spec, live.parse_archs(strings))
+
+
+st.title("Kernels")
+source = st.session_state.get("source")
+try:
+    table = explore.current_table(source)
+except (TableError, ValueError, OSError) as err:
+    st.error(f"Cannot read the table: {err}")
+    st.stop()
+kernels = live.available_kernels()
+
+c1, c2, c3, c4 = st.columns([1.2, 1, 1, 1])
+origin = c1.radio("Architectures from", ["table sample", "a run's evaluations"], horizontal=True, key="k_origin")
+n = c2.number_input("Number of architectures N", min_value=2, max_value=1000, value=100, step=10, key="k_n")
+seed = c3.number_input("Seed", min_value=0, value=0, step=1, key="k_seed")
+chosen = st.multiselect("Kernels", kernels, default=[k for k in ("tw2g", "wl") if k in kernels], key="k_kernels")
+
+try:
+    if origin == "table sample":
+        if table is None:
+            st.error(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar "
+                     "(live training has no table to sample).")
+            st.stop()
+        metric = c4.selectbox("Metric", table.metrics, key="k_metric")
+        sample = explore.sample_table(table, metric, int(n), int(seed))
+    else:
+        runs = RunStore(live.default_store_path()).list_runs()
+        if not runs:
+            st.info("No runs in the store yet: start one on the Search page, or sample the table.")
+            st.stop()
+        by_id = {r["id"]: r for r in runs}
+        run_id = c4.selectbox("Run", list(by_id), key="k_run",
+                              format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['n_evaluations']} evals)")
+        metric = by_id[run_id]["metric"] or "value"
+        evals = RunStore(live.default_store_path()).evaluations(run_id)
+        sample = explore.sample_run(evals, metric, int(n), by_id[run_id]["config"].get("space", "nb201"),
+                                    f"run {run_id}")
+except (ValueError, StoreError, TableError) as err:
+    st.error(str(err))
+    st.stop()
+
+st.caption(f"{len(sample.archs)} architectures from the {sample.source}, ordered by {metric} (best first; "
+           f"best {sample.values[0]:.4g}, worst {sample.values[-1]:.4g}).")
+if not chosen:
+    st.info("Choose at least one kernel.")
+    st.stop()
+
+strings = tuple(sample.strings)
+distances: dict = {}
+with st.spinner("Computing distances..."):
+    for spec in chosen:
+        distances[spec] = _distances(spec, strings)
+
+st.subheader("Distance matrices, per component")
+st.caption("Rows and columns are the architectures ordered by performance, best first: a kernel that tracks "
+           "performance shows dark (small-distance) blocks along the diagonal (cf. paper 000 Fig. 10).")
+for spec in chosen:
+    fig = viz.plot_distance_matrices(distances[spec], sample.strings, sample.values, order="value")
+    fig.update_layout(title=dict(text=f"{spec}: distance components, ordered by {metric} (best first)"))
+    st.plotly_chart(fig, key=f"chart_dist_{spec}")
+
+st.subheader("Distance vs performance difference")
+induced = {spec: explore.kernel_distance(spec, sample.archs) for spec in chosen}
+st.caption("Each point is a pair of architectures: the distance the kernel induces with its default "
+           "hyperparameters, sqrt(k(a,a) + k(b,b) − 2k(a,b)), against their difference in value.")
+st.plotly_chart(viz.plot_distance_performance(induced, sample.values, metric), key="chart_dist_perf")
+
+st.subheader("Kernel quality (Auto-Keras)")
+matrices = {spec: _gram(spec, strings) for spec in chosen}
+st.plotly_chart(viz.plot_kernel_quality(matrices, sample.values), key="chart_quality")
+
+st.subheader("Surrogate quality (NAS-BOWL §5.1)")
+if table is None:
+    st.info("The surrogate protocol samples train and test sets from a table: choose one in the sidebar.")
+    st.stop()
+s1, s2, s3, s4 = st.columns(4)
+n_train = s1.number_input("Training architectures", min_value=1, value=50, step=10, key="k_train")
+n_test = s2.number_input("Test architectures", min_value=1, value=100, step=50, key="k_test")
+trials = s3.number_input("Trials", min_value=1, max_value=50, value=5, key="k_trials")
+s4.write("")
+if s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
+    bar = st.progress(0.0, text="Fitting GPs...")
+    total = len(chosen) * int(trials)
+    results = []
+    try:
+        for k, spec in enumerate(chosen):
+            results.append(explore.surrogate_quality(
+                table, metric, spec, n_train=int(n_train), n_test=int(n_test), trials=int(trials), seed=int(seed),
+                on_trial=lambda i, k=k, spec=spec: bar.progress((k * int(trials) + i + 1) / total,
+                                                                text=f"{spec}: trial {i + 1} of {int(trials)}")))
+    except ValueError as err:
+        bar.empty()
+        st.error(f"Cannot run the protocol: {err}")
+    else:
+        bar.empty()
+        st.session_state["k_surrogate"] = {"key": (source.path, metric), "results": results}
+stored = st.session_state.get("k_surrogate")
+if stored and stored["key"] == (source.path, metric):
+    res = stored["results"]
+    st.plotly_chart(viz.plot_surrogate_quality(res, metric), key="chart_surrogate")
+    st.dataframe([{"kernel": r.kernel, "Spearman ρ (mean)": round(r.spearman_mean, 4),
+                   "s.e.": round(r.spearman_se, 4), "95% interval coverage": round(r.coverage_95, 3),
+                   "transform": r.transform} for r in res], hide_index=True, key="k_surrogate_table")
+else:
+    st.caption("Per trial: a GP (ML-II) is fitted on random training architectures and scored by Spearman's rank "
+               "correlation of its posterior mean with the true values of random test architectures.")

@@ -1,0 +1,97 @@
+"""AppTest of the explorer pages: Kernels, Architectures, Interpretability, Compare."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from nasviz import live
+from nasviz.store import RunStore
+from tests_app_helpers import APP, errors, use_server_csv
+
+
+def open_page(table, page: str) -> AppTest:
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=180), table)
+    at.switch_page(page).run()
+    return at
+
+
+def chart_keys(at: AppTest) -> set[str]:
+    return {c.key for c in at.get("plotly_chart") if getattr(c, "key", None)} | {
+        c.proto.id for c in at.get("plotly_chart")}
+
+
+def test_kernels_page_draws_every_kernel_and_the_quality_views(store_path, synthetic_table):
+    at = open_page(synthetic_table, "pages/kernels.py")
+    assert not errors(at), errors(at)
+    assert at.title[0].value == "Kernels"
+    assert at.multiselect(key="k_kernels").value == ["tw2g", "wl"]
+    n_charts = len(at.get("plotly_chart"))
+    assert n_charts == 2 + 2  # one distance figure per kernel, scatter, quality
+    assert "100 architectures from the table" in at.caption[0].value
+    at.multiselect(key="k_kernels").set_value(["tw2g"]).run()
+    assert len(at.get("plotly_chart")) == 3 and not errors(at)
+
+
+def test_kernels_page_surrogate_protocol_and_too_large_a_split(store_path, synthetic_table):
+    at = open_page(synthetic_table, "pages/kernels.py")
+    at.number_input(key="k_trials").set_value(2).run()
+    at.number_input(key="k_test").set_value(40).run()
+    at.number_input(key="k_train").set_value(20).run()
+    at.button(key="k_run_surrogate").click().run()
+    assert not errors(at), errors(at)
+    df = at.dataframe[0].value
+    assert list(df["kernel"]) == ["tw2g", "wl"]
+    # the synthetic value grows with the number of convolutions: every kernel ranks it well
+    assert (df["Spearman ρ (mean)"] > 0.3).all()
+    at.number_input(key="k_train").set_value(290).run()
+    at.button(key="k_run_surrogate").click().run()
+    assert any("exceed the 300 rows" in e.value for e in at.error)
+
+
+def test_architectures_page_compares_two_cells_and_rejects_a_bad_string(store_path, synthetic_table):
+    at = open_page(synthetic_table, "pages/architectures.py")
+    assert not errors(at), errors(at)
+    df = at.dataframe[0].value
+    assert {"tw2g", "wl", "otmann"} <= set(df["kernel"])
+    assert set(df[df["kernel"] == "tw2g"]["component"]) == {"operations", "in_degree", "out_degree"}
+    neighbours = at.dataframe[1].value
+    assert len(neighbours) == 24
+    at.radio(key="a_mode_B").set_value("typed NB201 string").run()
+    at.text_input(key="a_text_B").input("|nor_conv_3x3~0|+|bogus~0|").run()
+    assert any("Architecture B is invalid" in e.value for e in at.error)
+    # the same cell on both sides: every distance is zero
+    a = live.table_from_path(synthetic_table)
+    best = a.strings[int(np.argmax(a.values["acc"]))]
+    at.text_input(key="a_text_B").input(best).run()
+    assert not errors(at)
+    assert np.allclose(at.dataframe[0].value["distance"], 0.0, atol=1e-9)
+
+
+def test_interpretability_page_profiles_features_and_mutation(store_path, synthetic_table):
+    at = open_page(synthetic_table, "pages/interpretability.py")
+    assert not errors(at), errors(at)
+    assert at.title[0].value == "Interpretability"
+    assert len(at.get("plotly_chart")) >= 6  # profile, bars, feature graphs, cell, mutation
+    at.text_input(key="i_cell").input("not a cell").run()
+    assert any("Invalid architecture" in e.value for e in at.error)
+
+
+def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
+    at = open_page(synthetic_table, "pages/compare.py")
+    assert any("No runs yet" in i.value for i in at.info)
+    at.number_input(key="c_seeds").set_value(2).run()
+    at.number_input(key="c_budget").set_value(8).run()
+    at.button(key="c_launch").click().run()  # synchronous in tests
+    assert not errors(at), errors(at)
+    runs = RunStore(store_path).list_runs()
+    assert len(runs) == 4 and {r["status"] for r in runs} == {"finished"}
+    df = at.dataframe[0].value
+    assert sorted(df["strategy"]) == ["evolution", "random"] and set(df["runs"]) == {2}
+    assert len(at.get("download_button")) == 3
+    at.number_input(key="c_seeds").set_value(0).run()
+    at.button(key="c_launch").click().run()
+    assert any("seeds must be at least 1" in e.value for e in at.error)
