@@ -10,6 +10,15 @@ import streamlit as st
 from nasviz import live
 from nasviz.store import RUNNING, RunStore, StoreError
 
+# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
+# st.navigation; a first request for this page right after the server starts would then run this
+# file alone, without app.py's sidebar. Switch the old mode off and rerun through app.py.
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
+if PagesManager.uses_pages_directory:
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
 store_path = live.default_store_path()
 st.title("Runs")
 
@@ -42,6 +51,10 @@ by_id = {r["id"]: r for r in runs}
 run_id = st.selectbox("Run", list(by_id), key="selected_run",
                       format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['status']})")
 run = by_id[run_id]
+st.subheader(f"Run {run_id}: {run['name']}")
+best = "-" if run["best_value"] is None else f"{run['best_value']:.4g}"
+st.caption(f"Status: {run['status']} · {run['n_evaluations']}/{run['budget']} evaluations · best {best}"
+           + (f" (`{run['best_arch']}`)" if run["best_arch"] else ""))  # code span: '~' is markdown
 if run.get("error"):
     st.error(f"Run {run_id} failed: {run['error']}")
 

@@ -16,6 +16,15 @@ from nasviz.spaces import get_space, space_names
 from nasviz.store import RUNNING, StoreError, UnknownRunError
 from nasviz.strategies.factory import strategy_names
 
+# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
+# st.navigation; a first request for this page right after the server starts would then run this
+# file alone, without app.py's sidebar. Switch the old mode off and rerun through app.py.
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
+if PagesManager.uses_pages_directory:
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
 #: Seconds between live refreshes.
 REFRESH_SECONDS = 1.0
 #: Architecture graphs drawn for the latest selection.
@@ -130,16 +139,19 @@ if b2.button("Resume", key="resume", disabled=watcher.status in (RUNNING, "finis
 if b3.button("Detach", key="detach"):
     attach(None)
     st.rerun()
-paused = b4.toggle("Pause live view", key="paused")
-live_every = REFRESH_SECONDS if watcher.status == RUNNING and not paused else None
+paused = b4.toggle("Pause live view", key="paused", help="Freeze the view; the search itself goes on.")
+live_every = REFRESH_SECONDS if watcher.status == RUNNING else None
 
 
 @st.fragment(run_every=live_every)
 def live_view() -> None:
-    was_running = watcher.status == RUNNING
-    watcher.refresh()
-    if was_running and watcher.status != RUNNING and live_every is not None:
-        st.rerun()  # finished or stopped: redraw the page once, without the timer
+    # The timer keeps ticking while paused (a fragment's timer is set by the browser); a paused
+    # view simply does not read the store, so it holds still.
+    if not st.session_state.get("paused"):
+        was_running = watcher.status == RUNNING
+        watcher.refresh()
+        if was_running and watcher.status != RUNNING:
+            st.rerun()  # finished or stopped: redraw the page once, without the timer
     render(watcher)
 
 
@@ -152,7 +164,8 @@ def render(w: live.RunWatcher) -> None:
     m3.metric("Elapsed", viz.format_seconds(progress.elapsed))
     m4.metric("Time per step", viz.format_seconds(progress.seconds_per_step))
     m5.metric("Best", "-" if progress.best_value is None else f"{progress.best_value:.4g}")
-    st.caption(f"Status: {progress.status_line}")
+    st.caption(f"Status: {progress.status_line}" + (" · view paused (the search goes on)"
+                                                     if st.session_state.get("paused") else ""))
     if w.run.get("error"):
         st.error(f"The search failed: {w.run['error']}")
 
