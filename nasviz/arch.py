@@ -141,36 +141,50 @@ class Architecture:
         """
         if "reduced" in self._cache:
             return self._cache["reduced"]
-        g = self.to_networkx()
+        # Plain sets, not networkx: this runs once per architecture but for thousands of them.
         first, last = 0, self.n_nodes - 1
+        pred = {v: set(p) for v, p in enumerate(self.predecessors())}
+        succ = {u: set(s) for u, s in enumerate(self.successors())}
+
+        def remove(node: int) -> None:
+            for p in pred.pop(node):
+                succ[p].discard(node)
+            for s in succ.pop(node):
+                pred[s].discard(node)
+
         while True:
             changed = False
-            for node in list(g.nodes):
+            for node in list(pred):
                 if node in (first, last):
                     continue
-                label = g.nodes[node]["label"]
+                label = self.labels[node]
                 if label in ZERO_LABELS:
-                    g.remove_node(node)
+                    remove(node)
                     changed = True
                 elif label in IDENTITY_LABELS:
-                    g.add_edges_from(itertools.product(g.predecessors(node), g.successors(node)))
-                    g.remove_node(node)
+                    for p in pred[node]:
+                        for s in succ[node]:
+                            succ[p].add(s)
+                            pred[s].add(p)
+                    remove(node)
                     changed = True
-            alive = nx.descendants(g, first) & nx.ancestors(g, last)
-            dead = [n for n in g.nodes if n not in alive and n not in (first, last)]
-            if dead:
-                g.remove_nodes_from(dead)
-                changed = True
+            alive = _reachable(first, succ) & _reachable(last, pred)
+            dead = [n for n in pred if n not in alive and n not in (first, last)]
+            for node in dead:
+                remove(node)
+            changed = changed or bool(dead)
             if not changed:
                 break
-        if not nx.has_path(g, first, last):
-            g.remove_edges_from(list(g.edges))
-        keep = sorted(g.nodes)
+        keep = sorted(pred)
+        if last not in _reachable(first, succ):
+            edges: list[tuple[int, int]] = []
+        else:
+            edges = [(u, v) for u in keep for v in succ[u]]
         index = {node: i for i, node in enumerate(keep)}
         widths = None if self.widths is None else tuple(self.widths[n] for n in keep)
         result = Architecture(
             tuple(self.labels[n] for n in keep),
-            tuple((index[u], index[v]) for u, v in g.edges),
+            tuple((index[u], index[v]) for u, v in edges),
             widths,
         )
         if result == self:
@@ -194,6 +208,17 @@ class Architecture:
     def __repr__(self) -> str:  # compact, readable in logs and tracebacks
         w = "" if self.widths is None else f", widths={list(self.widths)}"
         return f"Architecture(labels={list(self.labels)}, edges={list(self.edges)}{w})"
+
+
+def _reachable(start: int, neighbours: dict[int, set[int]]) -> set[int]:
+    """Nodes reachable from ``start`` (itself included) following ``neighbours``."""
+    seen, stack = {start}, [start]
+    while stack:
+        for nxt in neighbours[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
 
 
 def _topological_order(n: int, edges: Sequence[tuple[int, int]]) -> tuple[int, ...] | None:

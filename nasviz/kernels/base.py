@@ -115,23 +115,30 @@ def feature_distances(gram_ab: np.ndarray, diag_a: np.ndarray, diag_b: np.ndarra
     return np.sqrt(np.maximum(sq, 0.0))
 
 
-def make_psd(K: np.ndarray, max_tries: int = 12) -> tuple[np.ndarray, float]:
-    """Add the smallest power-of-ten jitter to the diagonal that makes ``K`` Cholesky-factorable.
+def make_psd(K: np.ndarray, rel_floor: float = 1e-8) -> tuple[np.ndarray, float]:
+    """Add the smallest diagonal jitter that makes ``K`` Cholesky-factorable.
 
-    Used for kernels that are not positive definite (plain OT, GW, OTMANN). Returns the new
-    matrix and the jitter added (0.0 if none was needed).
+    Used for kernels that are not positive definite (plain OT, GW, OTMANN). If ``K`` (made
+    exactly symmetric) already factorises, nothing is added. Otherwise the jitter is the
+    magnitude of the most negative eigenvalue plus ``rel_floor`` times the mean diagonal -- the
+    least shift that makes the spectrum positive -- doubled until Cholesky succeeds. (Powers of
+    ten, the usual escalation, can overshoot by almost 10x and drown a strongly indefinite
+    kernel such as GW in noise.) Returns the new matrix and the jitter added (0.0 if none).
     """
     K = 0.5 * (K + K.T)
-    scale = float(np.mean(np.diag(K))) if K.size else 1.0
-    scale = scale if scale > 0 else 1.0
-    jitter = 0.0
-    for attempt in range(max_tries + 1):
+    n = len(K)
+    try:
+        np.linalg.cholesky(K)
+        return K, 0.0
+    except np.linalg.LinAlgError:
+        pass
+    scale = float(np.mean(np.diag(K))) if n else 1.0
+    floor = rel_floor * (scale if scale > 0 else 1.0)
+    jitter = max(-float(np.linalg.eigvalsh(K)[0]), 0.0) + floor
+    eye = np.eye(n)
+    while True:
         try:
-            np.linalg.cholesky(K + jitter * np.eye(len(K)))
-            return K + jitter * np.eye(len(K)), jitter
+            np.linalg.cholesky(K + jitter * eye)
+            return K + jitter * eye, jitter
         except np.linalg.LinAlgError:
-            jitter = scale * 10.0 ** (attempt - 10)
-    # Fall back on the spectrum: shift by the most negative eigenvalue.
-    lam_min = float(np.linalg.eigvalsh(K)[0])
-    jitter = -lam_min + scale * 1e-8
-    return K + jitter * np.eye(len(K)), jitter
+            jitter *= 2.0
