@@ -250,6 +250,9 @@ class GaussianProcess:
         Upper bound of an accuracy-like target for ``transform="log_error"`` (100 for percent).
     """
 
+    #: Random starting points drawn per random restart; the best by likelihood are kept.
+    SCREEN = 4
+
     def __init__(
         self,
         kernel: Kernel,
@@ -290,8 +293,6 @@ class GaussianProcess:
         self.max_iter = int(max_iter)
         self.ftol = float(ftol)
         self.components_cache = ComponentsCache(kernel)
-        #: random starting points drawn per random restart (the best are kept; see ``fit``)
-        self.SCREEN = 4
         self._rng = np.random.default_rng(seed)
         self._fitted = False
         self._last_params: dict[tuple, np.ndarray] = {}
@@ -339,8 +340,8 @@ class GaussianProcess:
         if bad.size:
             raise ValueError(f"y[{bad[0]}] = {y[bad[0]]} is not finite")
         u = self._to_latent(y)
-        self._u_mean, self._u_std = self._standardise(u)
-        z = (u - self._u_mean) / self._u_std
+        u_mean, u_std = self._standardise(u)
+        z = (u - u_mean) / u_std
         comps = self.components_cache.get(archs)
 
         hps = self.kernel.hyperparameters
@@ -406,6 +407,7 @@ class GaussianProcess:
         assert best is not None
         lml, theta, a, s = best
         self._set_posterior(archs, comps, z, theta, a, s)
+        self._u_mean, self._u_std = u_mean, u_std
         self._fitted = True
         self.fit_result = FitResult(
             theta=self.kernel.theta_dict(theta),
@@ -423,14 +425,13 @@ class GaussianProcess:
         return self.fit_result
 
     def _set_posterior(self, archs, comps, z, theta, a, s) -> None:
-        self._train = archs
-        self._theta = np.asarray(theta, dtype=float)
-        self._amplitude = float(a)
-        self._noise = float(s)
-        K = self.kernel.combine(comps, self._theta)
-        C = a * K + s * np.eye(len(z))
-        self._L, self._jitter = cholesky_with_jitter(C, context=f"n={len(z)}")
-        self._alpha = sla.cho_solve((self._L, True), z)
+        theta = np.asarray(theta, dtype=float)
+        C = a * np.asarray(self.kernel.combine(comps, theta), dtype=float) + s * np.eye(len(z))
+        # Factor first: if it fails, the previous posterior stays intact.
+        L, jitter = cholesky_with_jitter(C, context=f"n={len(z)}")
+        self._train, self._theta, self._amplitude, self._noise = archs, theta, float(a), float(s)
+        self._L, self._jitter = L, jitter
+        self._alpha = sla.cho_solve((L, True), z)
         self._z = z
 
     def _lml_exact(self, z: np.ndarray) -> float:
