@@ -88,7 +88,7 @@ st.subheader("Distances between A and B, component by component")
 kernels = live.available_kernels()
 rows = explore.pair_distances(kernels, a, b)
 frame = pd.DataFrame(rows)
-st.dataframe(frame, hide_index=True, key="a_distances", height=min(38 * (len(rows) + 1), 420))
+st.table(frame.set_index(["kernel", "component"]))
 
 if "otmann" in kernels:
     st.subheader("OTMANN: where each layer's mass goes")
@@ -107,4 +107,4 @@ n_a, n_b = st.columns(2)
 for col, arch, side in ((n_a, a, "A"), (n_b, b, "B")):
     nb = pd.DataFrame(explore.neighbour_values(arch, table, metric))
     col.caption(f"The {len(nb)} neighbours of {side}" + (f", by {metric}" if metric else ""))
-    col.dataframe(nb, hide_index=True, key=f"a_neighbours_{side}", height=300)
+    col.table(nb.set_index("arch"))

@@ -96,6 +96,8 @@ st.plotly_chart(viz.plot_distance_performance(induced, sample.values, metric), k
 st.subheader("Kernel quality (Auto-Keras)")
 matrices = {spec: _gram(spec, strings) for spec in chosen}
 st.plotly_chart(viz.plot_kernel_quality(matrices, sample.values), key="chart_quality")
+st.caption("K with the kernel's default hyperparameters; P_ij = −|y_i − y_j|. Both are min-max scaled to [−1, 1] as in "
+           "the paper, so a few outliers (e.g. diverged trainings) push most of P towards 1.")
 
 st.subheader("Surrogate quality (NAS-BOWL §5.1)")
 if table is None:

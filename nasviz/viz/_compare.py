@@ -87,7 +87,10 @@ def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
     for k, g in enumerate(info.groups):
         c = _COLOURS[k % len(_COLOURS)]
         x, m, s = info.x[k], info.mean[k], info.se[k]
-        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + s, (m - s)[::-1]]),
+        lower = m - s
+        if info.regret and np.all(m > 0):  # log axis: keep the band's lower edge on the plot
+            lower = np.maximum(lower, m / 10)
+        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + s, lower[::-1]]),
                                  fill="toself", fillcolor=c, opacity=0.2, line=dict(width=0), hoverinfo="skip",
                                  showlegend=False, legendgroup=g))
         fig.add_trace(go.Scatter(x=x, y=m, mode="lines", name=f"{g} ({int(info.n[k].max())} runs)", legendgroup=g,
@@ -153,7 +156,8 @@ def _get_final_values_plot(info: FinalValuesInfo, height: int = 340) -> go.Figur
         return empty_figure("no successful evaluation in the chosen runs", height)
     fig = go.Figure()
     for k, g in enumerate(info.groups):
-        fig.add_trace(go.Scatter(x=info.values[k], y=info.ecdf[k], mode="lines+markers", line_shape="hv", name=g,
+        x = np.concatenate([info.values[k][:1], info.values[k]])  # the step starts at 0
+        fig.add_trace(go.Scatter(x=x, y=np.concatenate([[0.0], info.ecdf[k]]), mode="lines+markers", line_shape="hv", name=g,
                                  line=dict(color=_COLOURS[k % len(_COLOURS)])))
     fig.update_layout(height=height, xaxis_title=f"final best {info.metric}", yaxis_title="fraction of runs ≤ x",
                       yaxis_range=[0, 1.05], margin=dict(l=50, r=20, t=50, b=40),
@@ -202,11 +206,16 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
     dims = [dict(label=e, values=f[e].map(index).to_numpy(), tickvals=list(range(len(short))), ticktext=short,
                  range=[-0.3, len(short) - 0.7]) for e in info.edges]
     dims.append(dict(label=info.metric, values=f["value"].to_numpy()))
-    fig = go.Figure(go.Parcoords(line=dict(color=f["value"].to_numpy(), colorscale="Viridis", showscale=True,
-                                           colorbar=dict(title=info.metric)), dimensions=dims))
-    fig.update_layout(height=height, margin=dict(l=60, r=40, t=70, b=30),
-                      title=dict(text=f"Evaluated cells: operation on each edge, coloured by {info.metric} "
-                                      f"({len(f):,} evaluations)", x=0))
+    values = f["value"].to_numpy()
+    # Colour from the 10th percentile up: a few diverged trainings (NB201: ~10% accuracy) would
+    # otherwise squeeze every good cell into one colour.
+    cmin = float(np.quantile(values, 0.1)) if len(values) > 9 else float(values.min())
+    fig = go.Figure(go.Parcoords(line=dict(color=values, colorscale="Viridis", showscale=True, cmin=cmin,
+                                           cmax=float(values.max()), colorbar=dict(title=info.metric)),
+                                 dimensions=dims))
+    fig.update_layout(height=height, margin=dict(l=60, r=40, t=90, b=30),
+                      title=dict(text=f"Evaluated cells by edge operation ({len(f):,})<br>"
+                                      f"<sup>colour: {info.metric}, from its 10th percentile up</sup>", x=0))
     return fig
 
 

@@ -49,8 +49,12 @@ def _get_transport_plan_plot(info: TransportPlanInfo, height: int = 420) -> go.F
     fig = make_subplots(rows=1, cols=2, column_widths=[0.68, 0.32], horizontal_spacing=0.16,
                         subplot_titles=["Mass moved from A's layers (rows) to B's (columns)",
                                         f"Cost terms (total {info.distance:.4g}, normalised {info.normalised:.3f})"])
-    text = np.where(info.plan > 1e-9, np.vectorize(lambda v: f"{v:.3g}")(info.plan), "")
-    fig.add_trace(go.Heatmap(z=info.plan, x=info.cols, y=info.rows, colorscale="Blues", text=text,
+    # The unassigned -> unassigned corner only balances the augmented program (zero cost): leave it
+    # out of the colour scale, where it would dwarf every real layer-to-layer flow.
+    z = info.plan.copy()
+    z[-1, -1] = np.nan
+    text = np.where(z > 1e-9, np.vectorize(lambda v: f"{v:.3g}")(np.nan_to_num(z)), "")
+    fig.add_trace(go.Heatmap(z=z, x=info.cols, y=info.rows, colorscale="Blues", text=text,
                              texttemplate="%{text}", customdata=info.cost, showscale=False,
                              hovertemplate="%{y} → %{x}<br>mass %{z:.4g}<br>cost per unit %{customdata:.3g}<extra></extra>"),
                   row=1, col=1)
