@@ -27,6 +27,8 @@ if PagesManager.uses_pages_directory:
 
 #: Seconds between live refreshes.
 REFRESH_SECONDS = 1.0
+#: The live views, one tab each.
+VIEWS = ["Candidate pool", "Hyperparameters", "Distances", "WL features", "Selected architectures"]
 #: Architecture graphs drawn for the latest selection.
 MAX_GRAPHS = 5
 
@@ -172,47 +174,53 @@ def render(w: live.RunWatcher) -> None:
     st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value")), key="chart_history")
 
     kernel = live.run_kernel(cfg) or st.session_state.get("view_kernel")
-    t_pool, t_hp, t_dist, t_wl, t_arch = st.tabs(
-        ["Candidate pool", "Hyperparameters", "Distances", "WL features", "Selected architectures"])
+    # Lazy tabs: only the open tab's view is computed on a refresh (the pool embedding and the
+    # heatmaps need kernel distances; the others are cheap).
+    t_pool, t_hp, t_dist, t_wl, t_arch = st.tabs(VIEWS, key="view_tab", on_change="rerun")
     latest = w.latest or {}
-    with t_pool:
-        view = live.pool_view(latest.get("strategy") or {})
-        if view is None or kernel is None:
-            st.info("This step has no candidate pool (random search, or the initial random design of BO).")
-        else:
-            st.plotly_chart(live.pool_figure(w, view, kernel), key="chart_pool")
-            if view["qualities"] is not None:
-                st.caption(f"Batch selector: {view['batch_method']}; hover a point for its k-DPP quality.")
-    with t_hp:
-        st.plotly_chart(viz.plot_hyperparameters(w.steps), key="chart_hyperparameters")
-    with t_dist:
-        kernels = live.available_kernels()
-        if not kernels:
-            st.info("No kernel is available in this installation.")
-        else:
-            c1, c2 = st.columns(2)
-            dist_kernel = c1.selectbox("Kernel", kernels, key="view_kernel",
-                                       index=kernels.index(kernel) if kernel in kernels else 0)
-            order = c2.radio("Order", ["evaluation", "value"], horizontal=True, key="dist_order")
-            st.plotly_chart(live.distance_figure(w, dist_kernel, order), key="chart_distances")
-    with t_wl:
-        if kernel != "wl":
-            st.info("WL feature gradients are shown when the search uses the WL kernel.")
-        else:
-            fig = live.feature_gradient_figure(w)
-            if fig is None:
-                st.info("No WL feature gradients yet (they need a fitted GP).")
+    if t_pool.open:
+        with t_pool:
+            view = live.pool_view(latest.get("strategy") or {})
+            if view is None or kernel is None:
+                st.info("This step has no candidate pool (random search, or the initial random design of BO).")
             else:
-                st.plotly_chart(fig, key="chart_wl_gradients")
-    with t_arch:
-        proposals = latest.get("proposals") or []
-        if not proposals:
-            st.info("No selection yet.")
-        else:
-            st.caption(f"Step {latest.get('step')}: the {len(proposals)} architecture(s) chosen.")
-            cols = st.columns(min(len(proposals), MAX_GRAPHS))
-            for i, (col, fig) in enumerate(zip(cols, live.selection_figures(w, MAX_GRAPHS))):
-                col.plotly_chart(fig, key=f"chart_arch_{i}")
+                st.plotly_chart(live.pool_figure(w, view, kernel), key="chart_pool")
+                if view["qualities"] is not None:
+                    st.caption(f"Batch selector: {view['batch_method']}; hover a point for its k-DPP quality.")
+    if t_hp.open:
+        with t_hp:
+            st.plotly_chart(viz.plot_hyperparameters(w.steps), key="chart_hyperparameters")
+    if t_dist.open:
+        with t_dist:
+            kernels = live.available_kernels()
+            if not kernels:
+                st.info("No kernel is available in this installation.")
+            else:
+                c1, c2 = st.columns(2)
+                dist_kernel = c1.selectbox("Kernel", kernels, key="view_kernel",
+                                           index=kernels.index(kernel) if kernel in kernels else 0)
+                order = c2.radio("Order", ["evaluation", "value"], horizontal=True, key="dist_order")
+                st.plotly_chart(live.distance_figure(w, dist_kernel, order), key="chart_distances")
+    if t_wl.open:
+        with t_wl:
+            if kernel != "wl":
+                st.info("WL feature gradients are shown when the search uses the WL kernel.")
+            else:
+                fig = live.feature_gradient_figure(w)
+                if fig is None:
+                    st.info("No WL feature gradients yet (they need a fitted GP).")
+                else:
+                    st.plotly_chart(fig, key="chart_wl_gradients")
+    if t_arch.open:
+        with t_arch:
+            proposals = latest.get("proposals") or []
+            if not proposals:
+                st.info("No selection yet.")
+            else:
+                st.caption(f"Step {latest.get('step')}: the {len(proposals)} architecture(s) chosen.")
+                cols = st.columns(min(len(proposals), MAX_GRAPHS))
+                for i, (col, fig) in enumerate(zip(cols, live.selection_figures(w, MAX_GRAPHS))):
+                    col.plotly_chart(fig, key=f"chart_arch_{i}")
 
 
 live_view()

@@ -75,15 +75,16 @@ def _get_distance_matrix_plot(info: DistanceMatrixInfo, height: int = 380) -> go
         return empty_figure("no evaluated architectures to compare yet", height)
     names = list(info.components)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.09)
-    ticks = np.arange(len(info.archs))
-    hover_y = [f"{a}<br>value {v:.4g}" for a, v in zip(info.archs, info.values)]
+    # Rows and columns are labelled "position: arch (value)" so the hover names both cells'
+    # architectures while sending only 2m strings (per-cell text would be m^2 per refresh).
+    labels = [f"{i}: {a} ({v:.4g})" for i, (a, v) in enumerate(zip(info.archs, info.values))]
     for c, name in enumerate(names, start=1):
         fig.add_trace(go.Heatmap(
-            z=info.components[name], x=ticks, y=ticks, colorscale="Magma_r",
-            customdata=np.broadcast_to(np.array(hover_y, dtype=object)[:, None], (len(ticks), len(ticks))),
-            hovertemplate="%{customdata}<br>distance %{z:.4g}<extra>" + name + "</extra>",
+            z=info.components[name], x=labels, y=labels, colorscale="Magma_r",
+            hovertemplate="%{y}<br>%{x}<br>distance %{z:.4g}<extra>" + name + "</extra>",
         ), row=1, col=c)
-        fig.update_yaxes(autorange="reversed", row=1, col=c, showticklabels=c == 1)
+        fig.update_yaxes(autorange="reversed", showticklabels=False, row=1, col=c)
+        fig.update_xaxes(showticklabels=False, title_text="architectures in display order", row=1, col=c)
     for c in range(1, len(names) + 1):  # components differ in scale: one colour bar per panel
         domain = fig.layout["xaxis" if c == 1 else f"xaxis{c}"].domain
         fig.data[c - 1].colorbar = dict(x=domain[1] + 0.005, thickness=8, len=0.9, tickfont=dict(size=9))

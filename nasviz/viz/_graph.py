@@ -65,10 +65,10 @@ def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
         ex += [info.x[u], info.x[v], None]
         ey += [info.y[u], info.y[v], None]
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#999", width=1.2), hoverinfo="skip"))
-    for u, v in info.edges:
-        fig.add_annotation(x=info.x[v], y=info.y[v], ax=info.x[u], ay=info.y[u], xref="x", yref="y", axref="x",
-                           ayref="y", showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.2, arrowcolor="#999",
-                           standoff=14, startstandoff=14, text="")
+    arrows = [dict(x=info.x[v], y=info.y[v], ax=info.x[u], ay=info.y[u], xref="x", yref="y", axref="x", ayref="y",
+                   showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.2, arrowcolor="#999", standoff=14,
+                   startstandoff=14, text="") for u, v in info.edges]
+    fig.update_layout(annotations=arrows)  # one layout update: add_annotation per edge is slow
     fig.add_trace(go.Scatter(
         x=info.x, y=info.y, mode="markers+text", text=[l.replace("_", " ") for l in info.labels],
         textposition="top center", textfont=dict(size=12),

@@ -36,13 +36,20 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     assert metrics["Step"] == "7" and metrics["Evaluations"] == "14 / 14"
     assert any(c.value.startswith("Status: finished · step 7 · 14/14 evaluations") for c in at.caption)
     charts = [c.key for c in at.get("plotly_chart")]
-    # WL gradients appear only for WL kernels; two graphs for the batch of two
-    assert charts == ["chart_history", "chart_pool", "chart_hyperparameters", "chart_distances", "chart_arch_0",
-                      "chart_arch_1"]
-    assert any("WL feature gradients are shown when" in i.value for i in at.info)
+    # lazy tabs: only the open one (the pool, first) is drawn on a refresh
+    assert charts == ["chart_history", "chart_pool"]
     assert [t.label for t in at.tabs] == ["Candidate pool", "Hyperparameters", "Distances", "WL features",
                                           "Selected architectures"]
+    for tab, expected in [("Hyperparameters", ["chart_hyperparameters"]), ("Distances", ["chart_distances"]),
+                          ("Selected architectures", ["chart_arch_0", "chart_arch_1"]), ("WL features", [])]:
+        at.session_state["view_tab"] = tab
+        at.run()
+        assert not errors(at), (tab, [e.value for e in at.error])
+        assert [c.key for c in at.get("plotly_chart")] == ["chart_history", *expected], tab
+    assert any("WL feature gradients are shown when" in i.value for i in at.info)
     # the distance view's order toggle reruns the view
+    at.session_state["view_tab"] = "Distances"
+    at.run()
     at.radio(key="dist_order").set_value("value").run()
     assert not errors(at)
 
@@ -120,4 +127,7 @@ def test_a_wl_search_shows_feature_gradients(store_path, synthetic_table):
     at.number_input(key="budget").set_value(12)  # 10 initial random cells, then 2 BO steps
     at.button(key="start").click().run()
     assert not errors(at), [e.value for e in at.error]
+    at.session_state["view_tab"] = "WL features"
+    at.run()
+    assert not errors(at)
     assert "chart_wl_gradients" in [c.key for c in at.get("plotly_chart")]
