@@ -84,7 +84,7 @@ def data_source_sidebar() -> None:
         datasets = live.training_datasets()
         dataset = st.sidebar.selectbox("Bundled dataset", datasets, key="train_dataset")
         st.sidebar.caption("Every architecture is trained for real: expect seconds per evaluation.")
-        _use(live.DataSource("train", f"live training on {dataset}", dataset=dataset, metrics=["valid_accuracy"]))
+        _use(live.DataSource("train", f"live training on {dataset}", dataset=dataset, metrics=["valid_accuracy", "test_accuracy"]))
 
     source, error = st.session_state.get("source"), st.session_state.get("source_error")
     if source is not None:

@@ -226,7 +226,10 @@ def make_config(
             raise ValueError(f"metric {metric!r} is not a numeric column of {source.label}; metrics: {', '.join(source.metrics)}")
         config.update(objective="table", table=source.path, metric=metric)
     elif source.kind == "train":
-        config.update(objective="train", dataset=source.dataset, metric=metric or "valid_accuracy")
+        metric = metric or "valid_accuracy"
+        if metric not in source.metrics:
+            raise ValueError(f"metric {metric!r} cannot be measured by training; metrics: {', '.join(source.metrics)}")
+        config.update(objective="train", dataset=source.dataset, metric=metric)
     else:
         raise ValueError(f"unknown data source kind {source.kind!r}")
     return config
@@ -296,23 +299,6 @@ def request_stop(store_path: str | os.PathLike, run_id: int) -> None:
     RunStore(store_path).request_stop(run_id)
 
 
-def build_objective(config: Mapping[str, Any]):
-    """The objective a run's ``config`` describes (table lookup or live training)."""
-    if config.get("objective", "table") == "table":
-        from nasviz.objectives import TableObjective
-
-        return TableObjective(table_from_path(config["table"], config.get("space", "nb201")), config["metric"])
-    if not trainer_available():
-        raise ValueError("live training is not available in this installation")
-    from nasviz.objectives import trainer
-    from nasviz.objectives.datasets import load_dataset
-    from nasviz.spaces import get_space
-
-    return trainer.TrainingObjective(get_space(config.get("space", "nb201")),
-                                     load_dataset(config["dataset"], seed=int(config.get("seed", 0))),
-                                     metric=config.get("metric", "valid_accuracy"))
-
-
 def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
     """Run (or continue) search ``run_id`` to its end, writing every step to the store.
 
@@ -326,23 +312,11 @@ def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
         config = store.get_run(run_id)["config"]
         delay = float(config.get("step_delay") or 0.0)
         on_step = (lambda snapshot: time.sleep(delay)) if delay > 0 else None
-        if config.get("objective", "table") == "table":
-            # The runner rebuilds the search from the stored config, replays stored steps
-            # deterministically, then continues live, writing each step and honouring stop
-            # requests. force=True: this process was launched to own the run, which the server
-            # marked running on its behalf.
-            result = runner.resume_run(store, run_id, force=True, on_step=on_step)
-        else:
-            from nasviz.spaces import get_space
-            from nasviz.strategies.factory import make_strategy
-
-            space = get_space(config.get("space", "nb201"))
-            objective = build_objective(config)
-            strategy = make_strategy(config["strategy"], space=space, seed=int(config["seed"]), domain=None,
-                                     **config.get("strategy_options", {}))
-            result = runner.run_search(strategy, objective, int(config["budget"]), format_arch=space.format,
-                                       parse_arch=space.parse, batch_size=int(config.get("batch_size", 1)),
-                                       on_step=on_step, store=store, run_id=run_id, resume=True)
+        # The runner rebuilds the search from the stored config (table lookup or training),
+        # replays stored steps deterministically, then continues live, writing each step and
+        # honouring stop requests. force=True: this process was launched to own the run, which
+        # the server marked running on its behalf.
+        result = runner.resume_run(store, run_id, force=True, on_step=on_step)
         return STOPPED if result.stopped else FINISHED
     except Exception as err:  # recorded for the dashboard; the worker's log keeps the traceback
         traceback.print_exc()

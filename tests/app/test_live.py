@@ -131,3 +131,23 @@ def test_exports_are_bytes_of_csv_and_json(tmp_path, synthetic_table):
 
     doc = json.loads(live.export_bytes(store_path, run_id, "json"))
     assert doc["format"] == "nasviz-run" and len(doc["evaluations"]) == 4
+
+
+def test_two_searches_run_at_the_same_time(tmp_path, synthetic_table):
+    store_path = tmp_path / "s.sqlite"
+    src = source_for(synthetic_table)
+    ids = [live.start_run(store_path, live.make_config(src, metric="acc", strategy="random", budget=30, seed=s,
+                                                       step_delay=0.05), background=True) for s in (0, 1)]
+    store = RunStore(store_path)
+    deadline = time.time() + 120
+    both_running = False
+    while time.time() < deadline:
+        runs = {r["id"]: r for r in store.list_runs()}
+        if all(runs[i]["status"] == "running" and 0 < runs[i]["n_evaluations"] < 30 for i in ids):
+            both_running = True
+        if all(runs[i]["status"] == "finished" for i in ids):
+            break
+        time.sleep(0.05)
+    assert both_running, "the two searches never made progress at the same time"
+    assert [store.get_run(i)["status"] for i in ids] == ["finished", "finished"]
+    assert all(store.n_evaluations(i) == 30 for i in ids)

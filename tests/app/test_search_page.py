@@ -131,3 +131,16 @@ def test_a_wl_search_shows_feature_gradients(store_path, synthetic_table):
     at.run()
     assert not errors(at)
     assert "chart_wl_gradients" in [c.key for c in at.get("plotly_chart")]
+
+
+def test_live_training_is_offered_with_its_metrics(store_path):
+    from nasviz import live
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    kinds = at.sidebar.radio(key="source_kind").options
+    assert ("Live training" in kinds) == live.trainer_available()
+    if live.trainer_available():
+        at.sidebar.radio(key="source_kind").set_value("Live training").run()
+        assert not errors(at)
+        assert at.selectbox(key="metric").options == ["valid_accuracy", "test_accuracy"]
+        assert at.sidebar.selectbox(key="train_dataset").options == live.training_datasets()
