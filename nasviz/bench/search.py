@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes (default: 2)")
     parser.add_argument("--checkpoints", default="25,50,100", help="report regret after these evaluation counts (default: 25,50,100; the budget is always added)")
     parser.add_argument("--n-init", type=int, help="random initial points of BO strategies (default: the strategy's, 10)")
-    parser.add_argument("--runs", action="store_true", help="also list every run's final regret")
+    parser.add_argument("--runs", action="store_true", help="also list every run's regret at each checkpoint")
     parser.add_argument(
         "--time-step-at", type=int, metavar="N",
         help="instead of full runs, time one BO step (fit + pool + posterior + batch) after N random "
@@ -239,5 +239,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         summary = summarise(runs, checkpoints)
         if args.runs:
             summary["final_regrets"] = [_regret_at(r, args.budget) for r in runs]
+            summary["regrets_per_run"] = {str(t): [_regret_at(r, t) for r in runs] for t in checkpoints}
+            summary["seeds_run"] = [r["seed"] for r in runs]
         report["strategies"][name] = summary
     return report
