@@ -27,15 +27,18 @@ layer reads the concatenation of its parents through a ``Linear``:
 
 Weight inheritance (App. B, Net2Net style): weights the child shares with the parent are
 copied; every *new* weight that multiplies an existing signal is zero, so the child computes
-exactly the parent's function; new units (``wide``) get random incoming weights with the scale
-of the layer's existing weights -- the symmetry-breaking noise -- which cannot change the output
-because their outgoing weights are zero ("the largest noise possible not changing the output").
+exactly the parent's function; new units (``wide``) get random incoming weights as a fresh layer
+would (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``) -- the symmetry-breaking noise -- which cannot
+change the output because their outgoing weights are zero ("the largest noise possible not
+changing the output").
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Sequence
+
+import math
 
 import numpy as np
 import torch
@@ -276,7 +279,7 @@ def inherit_weights(parent_net: LayerNet, result: MorphResult, seed: int | None 
     Copied: every weight and bias of a layer the child keeps, placed at the columns of the
     features it multiplied (:func:`~nasviz.models.layer_net.input_layout`). Zero: columns for new
     connections (add / concat / the new features of a widened parent). Identity: a ``deep``
-    layer. Random (``N(0, std of the layer's weights)``): the incoming weights of new units,
+    layer. Random (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``): the incoming weights of new units,
     whose outgoing weights are zero.
     """
     if parent_net.arch != result.parent:
@@ -306,8 +309,12 @@ def inherit_weights(parent_net: LayerNet, result: MorphResult, seed: int | None 
                 weight[:n_old, cols] = old_w[:, ps:pe]
             bias[:n_old] = old_b
             if weight.shape[0] > n_old:  # wide: new units, random in, zero out (set in children)
-                scale = float(old_w.std()) if old_w.numel() > 1 else 0.1
-                noise = torch.randn(weight.shape[0] - n_old, weight.shape[1], generator=gen) * scale
+                # PyTorch's default Linear initialisation U(-1/sqrt(fan_in), 1/sqrt(fan_in)):
+                # what the units would get in a fresh layer. Any value keeps the function (the
+                # outgoing weights are zero); larger trained-weight scales made warm-started
+                # children diverge under a fresh learning-rate schedule.
+                bound = 1.0 / math.sqrt(weight.shape[1])
+                noise = (torch.rand(weight.shape[0] - n_old, weight.shape[1], generator=gen) * 2 - 1) * bound
                 weight[n_old:] = noise.to(weight.dtype)
         lin.weight.copy_(weight)
         lin.bias.copy_(bias)

@@ -34,7 +34,9 @@ def test_each_morph_preserves_the_function(kind):
     net = build_layer_network(BASE, 6, 3, seed=0)
     ops = [m for ms in MO.possible_morphs(BASE).values() for m in ms if m.kind == kind]
     assert ops
-    for m in ops:
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(ops), size=min(6, len(ops)), replace=False):
+        m = ops[int(i)]
         r = MO.apply_morph(BASE, m)
         L.validate(r.child)
         child = MO.inherit_weights(net, r, seed=1)
@@ -91,7 +93,7 @@ def test_morphs_respect_constraints():
 
 def test_random_morph_sequences_preserve_the_function():
     rng = np.random.default_rng(0)
-    pool = L.initial_pool()[:6]
+    pool = [L.initial_pool()[i] for i in (0, 7, 8)]  # relu, crelu, relu/tanh
     for i, arch in enumerate(pool):
         net = build_layer_network(arch, 10, 4, seed=i)
         seq, cur = [], arch

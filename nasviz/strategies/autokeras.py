@@ -15,8 +15,9 @@ One step (Sec. 3):
    network it builds is remembered (the trainer trains it in place, so the reference holds the
    trained weights afterwards).
 
-Choices the paper leaves open: the cooling rate ``r = 0.9`` and ``T_low = 1e-3`` (Sec. 5.3 calls
-them ordinary SA hyperparameters), and costs are divided by the standard deviation of the
+Choices the paper leaves open: the cooling rate ``r = 0.85`` and ``T_low = 0.01`` (Sec. 5.3 calls
+them ordinary SA hyperparameters; these give 29 expansions, about 230 scored children, a few
+seconds per step with ~50 observations), and costs are divided by the standard deviation of the
 observed costs so that temperatures do not depend on the metric's units.
 """
 
@@ -70,8 +71,8 @@ def tree_search(
     alpha: CostFn,
     rng: np.random.Generator,
     *,
-    r: float = 0.9,
-    t_low: float = 1e-3,
+    r: float = 0.85,
+    t_low: float = 0.01,
     n_children: int = 8,
     constraints: Constraints = DEFAULT_CONSTRAINTS,
     exclude: Callable[[Architecture], bool] | None = None,
@@ -161,8 +162,8 @@ class AutoKeras:
         kernel=None,
         beta: float = 2.5,
         n_init: int = 3,
-        r: float = 0.9,
-        t_low: float = 1e-3,
+        r: float = 0.85,
+        t_low: float = 0.01,
         n_children: int = 8,
         warm_start: bool = True,
         constraints: Constraints = DEFAULT_CONSTRAINTS,

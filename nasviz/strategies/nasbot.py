@@ -37,11 +37,14 @@ from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
 AcquisitionFn = Callable[[Sequence[Architecture]], np.ndarray]
 
 
-def ea_schedule(t: int, base: int = 20, cap: int = 300) -> tuple[int, int]:
+def ea_schedule(t: int, base: int = 10, cap: int = 150) -> tuple[int, int]:
     """``(n_EA, N_mut)`` at BO step ``t >= 1`` (App. B.2).
 
     ``n_EA = min(cap, ceil(base * sqrt(t)))`` acquisition evaluations grow as O(sqrt t) and
-    ``N_mut = ceil(sqrt(n_EA))`` mutations per generation grow as O(sqrt n_EA).
+    ``N_mut = ceil(sqrt(n_EA))`` mutations per generation grow as O(sqrt n_EA). The paper gives
+    only the rates; ``base = 10`` keeps one step's acquisition optimisation (OTMANN distances
+    of every candidate to every observation) at a few seconds with ~50 observations, so that
+    on small datasets the optimiser does not cost more time than training.
     """
     if t < 1:
         raise ValueError(f"the BO step t must be >= 1, got {t}")
@@ -138,8 +141,8 @@ class NASBOT:
         *,
         kernel=None,
         n_init: int = 10,
-        ea_base: int = 20,
-        ea_cap: int = 300,
+        ea_base: int = 10,
+        ea_cap: int = 150,
         constraints: Constraints = DEFAULT_CONSTRAINTS,
         n_restarts: int = 2,
     ) -> None:

@@ -28,10 +28,11 @@ def test_otmann_orders_fig1_networks():
 
 
 def test_ea_schedule_grows_like_sqrt():
-    n1, m1 = ea_schedule(1)
-    n4, m4 = ea_schedule(4)
-    n16, _ = ea_schedule(16)
+    n1, m1 = ea_schedule(1, base=20)
+    n4, m4 = ea_schedule(4, base=20)
+    n16, _ = ea_schedule(16, base=20)
     assert (n1, m1) == (20, 5) and n4 == 40 and n16 == 80 and m4 == 7
+    assert ea_schedule(9) == (30, 6)  # defaults: base 10
     assert ea_schedule(10_000, cap=300)[0] == 300
     with pytest.raises(ValueError, match="t must be >= 1"):
         ea_schedule(0)
