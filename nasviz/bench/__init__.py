@@ -13,6 +13,7 @@ BENCHMARKS: dict[str, str] = {
     "search": "nasviz.bench.search",
     "trainer": "nasviz.bench.trainer",
     "dashboard": "nasviz.bench.dashboard",
+    "explorer": "nasviz.bench.explorer",
     "store": "nasviz.bench.store",
     "warmstart": "nasviz.bench.warmstart",
     "layer-search": "nasviz.bench.layer_search",

@@ -213,7 +213,7 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
     fig = go.Figure(go.Parcoords(line=dict(color=values, colorscale="Viridis", showscale=True, cmin=cmin,
                                            cmax=float(values.max()), colorbar=dict(title=info.metric)),
                                  dimensions=dims))
-    fig.update_layout(height=height, margin=dict(l=60, r=40, t=90, b=30),
+    fig.update_layout(height=height, margin=dict(l=60, r=40, t=110, b=30),
                       title=dict(text=f"Evaluated cells by edge operation ({len(f):,})<br>"
                                       f"<sup>colour: {info.metric}, from its 10th percentile up</sup>", x=0))
     return fig

@@ -29,12 +29,12 @@ pytestmark = [
                                                        "(apt-get install chromium; CI does)"),
 ]
 
-#: page link name -> (screenshot, number of plotly figures the page draws at least)
+#: page link name -> (screenshot, number of plotly figures the page draws at least, text its last element shows)
 PAGES = {
-    "Kernels": ("5-kernels.png", 4),
-    "Architectures": ("6-architectures.png", 4),
-    "Interpretability": ("7-interpretability.png", 6),
-    "Compare": ("8-compare.png", 3),
+    "Kernels": ("5-kernels.png", 4, "Per trial: a GP"),
+    "Architectures": ("6-architectures.png", 4, "neighbours of B"),
+    "Interpretability": ("7-interpretability.png", 6, "Edges holding operations"),
+    "Compare": ("8-compare.png", 3, "Evaluations (CSV)"),
 }
 
 
@@ -98,16 +98,19 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
         page.set_default_timeout(90_000)
         page.goto(server_with_runs)
         _wait(lambda: page.get_by_role("link", name="Kernels").count() > 0, 60, "the navigation")
-        for name, (shot, n_figures) in PAGES.items():
+        for name, (shot, n_figures, last) in PAGES.items():
             page.get_by_role("link", name=name).click()
             _wait(lambda: page.get_by_role("heading", name=name if name != "Compare" else "Compare runs").count() > 0,
                   60, f"the {name} page")
             figures = page.locator(".stPlotlyChart .main-svg")
             _wait(lambda: page.locator(".stPlotlyChart").count() >= n_figures, 120, f"{n_figures} figures on {name}")
             _wait(lambda: figures.count() >= n_figures, 60, f"the {name} figures to draw")
-            running = page.locator('[data-testid="stStatusWidget"]')
-            _wait(lambda: running.count() == 0, 120, f"the {name} page to finish running", poll=0.5)
-            time.sleep(1.0)
+            end = page.get_by_text(last)
+            _wait(lambda: end.count() > 0 and end.first.is_visible(), 120, f"the end of the {name} page")
+            # elements left from the previous page fade out until the rerun replaces them
+            stale = page.locator('[data-stale="true"]')
+            _wait(lambda: stale.count() == 0, 60, f"the {name} page to finish its rerun", poll=0.5)
+            time.sleep(1.5)
             assert page.locator('[data-testid="stException"]').count() == 0, f"exception on {name}"
             page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
         browser.close()
