@@ -91,19 +91,18 @@ has_optimum = all(c.optimum is not None for c in curves)
 regret = st.toggle("Regret (optimum − best so far)", value=has_optimum, disabled=not has_optimum, key="c_regret",
                    help=None if has_optimum else "Live-training runs have no known optimum.")
 
-info = viz._compare._get_curves_info(curves, regret and has_optimum)
-st.plotly_chart(viz._compare._get_curves_plot(info), key="chart_curves")
+regret = bool(regret and has_optimum)
+st.plotly_chart(viz.plot_curves(curves, regret), key="chart_curves")
 finals = viz.final_table(curves)
 st.dataframe(finals, hide_index=True, key="c_final_table")
 left, right = st.columns(2)
 left.plotly_chart(viz.plot_final_values(curves), key="chart_final_values")
-parallel = viz._compare._get_parallel_info(curves)
-right.plotly_chart(viz._compare._get_parallel_plot(parallel), key="chart_parallel")
+right.plotly_chart(viz.plot_parallel(curves), key="chart_parallel")
 
 d1, d2, d3 = st.columns(3)
-d1.download_button("Curves (CSV)", data=info.to_frame().to_csv(index=False), file_name="nasviz-curves.csv",
+d1.download_button("Curves (CSV)", data=viz.curves_table(curves, regret).to_csv(index=False), file_name="nasviz-curves.csv",
                    mime="text/csv", key="c_dl_curves")
 d2.download_button("Final values (CSV)", data=finals.to_csv(index=False), file_name="nasviz-final.csv",
                    mime="text/csv", key="c_dl_final")
-d3.download_button("Evaluations (CSV)", data=parallel.frame.to_csv(index=False), file_name="nasviz-evaluations.csv",
+d3.download_button("Evaluations (CSV)", data=viz.evaluations_table(curves).to_csv(index=False), file_name="nasviz-evaluations.csv",
                    mime="text/csv", key="c_dl_evals")

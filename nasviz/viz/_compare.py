@@ -109,6 +109,11 @@ def plot_curves(curves, regret: bool = False) -> go.Figure:
     return _get_curves_plot(_get_curves_info(curves, regret))
 
 
+def curves_table(curves, regret: bool = False) -> pd.DataFrame:
+    """The curves figure's data (for CSV export): strategy, evaluations, mean, s.e., runs."""
+    return _get_curves_info(curves, regret).to_frame()
+
+
 def final_table(curves: Sequence) -> pd.DataFrame:
     """Per strategy: runs, evaluations (mean), final best value and final regret, mean ± s.e."""
     rows = []
@@ -221,3 +226,8 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
 
 def plot_parallel(curves, space: str = "nb201") -> go.Figure:
     return _get_parallel_plot(_get_parallel_info(curves, space))
+
+
+def evaluations_table(curves, space: str = "nb201") -> pd.DataFrame:
+    """The parallel-coordinates data (for CSV export): one row per successful evaluation."""
+    return _get_parallel_info(curves, space).frame

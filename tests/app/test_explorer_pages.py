@@ -95,3 +95,18 @@ def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     at.number_input(key="c_seeds").set_value(0).run()
     at.button(key="c_launch").click().run()
     assert any("seeds must be at least 1" in e.value for e in at.error)
+
+
+def test_kernels_and_architectures_read_a_runs_evaluations(store_path, synthetic_table):
+    src = live.DataSource.from_table(synthetic_table, live.table_from_path(synthetic_table))
+    run_id = live.start_run(store_path, live.make_config(src, metric="acc", strategy="random", budget=12, seed=0),
+                            background=False)
+    at = open_page(synthetic_table, "pages/kernels.py")
+    at.radio(key="k_origin").set_value("a run's evaluations").run()
+    assert not errors(at), errors(at)
+    assert "12 architectures from the run 1" in at.caption[0].value
+    at.switch_page("pages/architectures.py").run()
+    at.radio(key="a_mode_A").set_value("a run's evaluation").run()
+    assert not errors(at), errors(at)
+    best = RunStore(store_path).get_run(run_id)["best_arch"]
+    assert at.selectbox(key="a_eval_A").value == best  # best first
