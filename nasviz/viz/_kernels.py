@@ -134,7 +134,9 @@ def plot_kernel_quality(matrices: dict[str, np.ndarray], values) -> go.Figure:
 @dataclass
 class SurrogateInfo:
     """Per kernel: Spearman mean and standard error; the last trial's test predictions
-    (``truth``, ``mean``, ``std`` each ``(m,)``) for the predicted-vs-true panel."""
+    (``truth``, ``mean``, ``std`` each ``(m,)``) for the predicted-vs-true panel. ``error_scale``:
+    values are accuracies in percent, so the panel shows error ``100 - value`` on log-log axes
+    as paper 002 Fig. 8 does (where a few diverged trainings would otherwise flatten the rest)."""
 
     kernels: list[str]
     rho_mean: np.ndarray
@@ -142,13 +144,20 @@ class SurrogateInfo:
     truth: list[np.ndarray]
     mean: list[np.ndarray]
     std: list[np.ndarray]
+    error_scale: bool = False
 
 
 def _get_surrogate_info(results: Sequence) -> SurrogateInfo:
     """``results``: :class:`nasviz.explore.SurrogateQuality` objects (or anything with the same fields)."""
+    truth = [np.asarray(r.truth, dtype=float) for r in results]
+    mean = [np.asarray(r.mean, dtype=float) for r in results]
+    everything = np.concatenate(truth + mean) if results else np.zeros(0)
+    error_scale = bool(len(everything)) and bool(np.all((everything >= 0) & (everything < 100)))
+    if error_scale:
+        truth, mean = [100.0 - t for t in truth], [100.0 - m for m in mean]
     return SurrogateInfo([r.kernel for r in results], np.array([r.spearman_mean for r in results]),
-                         np.array([r.spearman_se for r in results]), [np.asarray(r.truth) for r in results],
-                         [np.asarray(r.mean) for r in results], [np.asarray(r.std) for r in results])
+                         np.array([r.spearman_se for r in results]), truth, mean,
+                         [np.asarray(r.std, dtype=float) for r in results], error_scale)
 
 
 def _get_surrogate_plot(info: SurrogateInfo, metric: str = "value", height: int = 380) -> go.Figure:
@@ -170,8 +179,12 @@ def _get_surrogate_plot(info: SurrogateInfo, metric: str = "value", height: int 
         fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(dash="dot", color="#999"),
                                  showlegend=False, hoverinfo="skip"), row=1, col=2)
     fig.update_yaxes(range=[min(0.0, float(np.min(info.rho_mean - info.rho_se)) - 0.05), 1.0], row=1, col=1)
-    fig.update_xaxes(title_text=f"true {metric}", row=1, col=2)
-    fig.update_yaxes(title_text=f"predicted {metric}", row=1, col=2)
+    what = f"error (100 − {metric})" if info.error_scale else metric
+    fig.update_xaxes(title_text=f"true {what}", row=1, col=2)
+    fig.update_yaxes(title_text=f"predicted {what}", row=1, col=2)
+    if info.error_scale:  # log-log, as paper 002 Fig. 8
+        fig.update_xaxes(type="log", row=1, col=2)
+        fig.update_yaxes(type="log", row=1, col=2)
     fig.update_layout(height=height, margin=dict(l=50, r=20, t=60, b=40), legend=dict(orientation="h", y=-0.2))
     return fig
 

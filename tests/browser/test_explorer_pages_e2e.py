@@ -113,4 +113,16 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
             time.sleep(1.5)
             assert page.locator('[data-testid="stException"]').count() == 0, f"exception on {name}"
             page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+            if name == "Kernels":  # run the surrogate protocol (2 short trials) and look at its figure
+                for key, value in (("k_trials", "2"), ("k_test", "50")):
+                    box = page.locator(f".st-key-{key} input")
+                    box.fill(value)
+                    box.press("Enter")
+                    time.sleep(1.0)
+                page.locator(".st-key-k_run_surrogate button").click()
+                chart = page.locator(".st-key-chart_surrogate .main-svg")
+                _wait(lambda: chart.count() > 0, 180, "the surrogate-quality figure")
+                time.sleep(1.5)
+                assert page.locator('[data-testid="stException"]').count() == 0
+                page.locator(".st-key-chart_surrogate").screenshot(path=str(ARTIFACTS / "5b-surrogate.png"))
         browser.close()

@@ -132,3 +132,17 @@ def test_parallel_coordinates_have_one_row_per_successful_evaluation():
     assert tuple(info.frame.iloc[1][info.edges]) == nb201.operations(nb201.parse(archs[2]))
     fig = viz.plot_parallel([curve([1.0, np.nan, 3.0], archs=archs)])
     assert [d.label for d in fig.data[0].dimensions][-1] == "acc"
+
+
+def test_surrogate_panel_shows_errors_on_log_axes_for_percent_accuracies():
+    r = explore.SurrogateQuality("wl", np.array([0.8, 0.9]), 0.85, 0.05, 0.9, np.array([90.0, 80.0]),
+                                 np.array([89.0, 85.0]), np.array([1.0, 2.0]), "log_error")
+    from nasviz.viz._kernels import _get_surrogate_info
+
+    info = _get_surrogate_info([r])
+    assert info.error_scale and info.truth[0].tolist() == [10.0, 20.0] and info.mean[0].tolist() == [11.0, 15.0]
+    fig = viz.plot_surrogate_quality([r], "acc")
+    assert fig.layout.xaxis2.type == "log" and "error" in fig.layout.xaxis2.title.text
+    other = explore.SurrogateQuality("wl", np.array([0.5]), 0.5, 0.0, 0.9, np.array([-3.0, 120.0]),
+                                     np.array([0.0, 100.0]), np.array([1.0, 1.0]), "standardize")
+    assert not _get_surrogate_info([other]).error_scale
