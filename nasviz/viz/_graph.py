@@ -60,14 +60,28 @@ def _get_graph_info(arch: Architecture, title: str = "") -> GraphInfo:
 def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
     """Nodes as labelled circles, edges as arrows."""
     fig = go.Figure()
-    ex, ey = [], []
+    ex, ey, arrows = [], [], []
+    columns = np.unique(np.round(info.x, 6))
+    step = float(np.diff(columns).min()) if len(columns) > 1 else 1.0
+    span_y = float(np.ptp(info.y)) or 1.0
+    t = np.linspace(0.0, 1.0, 24)
     for u, v in info.edges:
-        ex += [info.x[u], info.x[v], None]
-        ey += [info.y[u], info.y[v], None]
+        p0, p2 = np.array([info.x[u], info.y[u]]), np.array([info.x[v], info.y[v]])
+        gap = round(abs(p2[0] - p0[0]) / step)
+        if gap <= 1:  # neighbouring columns: a straight arrow
+            curve = np.vstack([p0, p2])
+        else:  # skips a column: bow outwards (a quadratic Bezier) so it does not cross the nodes between
+            mid = (p0 + p2) / 2
+            side = 1.0 if mid[1] >= np.median(info.y) else -1.0
+            p1 = mid + np.array([0.0, side * 0.35 * span_y * min(gap - 1, 2)])
+            curve = ((1 - t)[:, None] ** 2) * p0 + (2 * (1 - t) * t)[:, None] * p1 + (t[:, None] ** 2) * p2
+        ex += [*curve[:, 0], None]
+        ey += [*curve[:, 1], None]
+        tail = curve[-2] if len(curve) > 2 else p0
+        arrows.append(dict(x=p2[0], y=p2[1], ax=tail[0], ay=tail[1], xref="x", yref="y", axref="x", ayref="y",
+                           showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.2, arrowcolor="#999",
+                           standoff=12, text=""))
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#999", width=1.2), hoverinfo="skip"))
-    arrows = [dict(x=info.x[v], y=info.y[v], ax=info.x[u], ay=info.y[u], xref="x", yref="y", axref="x", ayref="y",
-                   showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.2, arrowcolor="#999", standoff=14,
-                   startstandoff=14, text="") for u, v in info.edges]
     fig.update_layout(annotations=arrows)  # one layout update: add_annotation per edge is slow
     fig.add_trace(go.Scatter(
         x=info.x, y=info.y, mode="markers+text", text=[l.replace("_", " ") for l in info.labels],
@@ -77,7 +91,9 @@ def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
     ))
     pad = 0.15
     fig.update_xaxes(visible=False, range=[info.x.min() - pad, info.x.max() + pad] if len(info.x) else None)
-    fig.update_yaxes(visible=False, range=[info.y.min() - 2 * pad, info.y.max() + 2 * pad] if len(info.y) else None)
+    span = float(np.ptp(info.y)) if len(info.y) else 0.0
+    fig.update_yaxes(visible=False, range=[info.y.min() - 2 * pad - 0.4 * span, info.y.max() + 2 * pad + 0.4 * span]
+                     if len(info.y) else None)
     fig.update_layout(height=height, showlegend=False, margin=dict(l=10, r=10, t=40, b=10),
                       title=dict(text=info.title, x=0, font=dict(size=12)), plot_bgcolor="white")
     return fig
