@@ -141,7 +141,7 @@ if b2.button("Resume", key="resume", disabled=watcher.status in (RUNNING, "finis
 if b3.button("Detach", key="detach"):
     attach(None)
     st.rerun()
-paused = b4.toggle("Pause live view", key="paused", help="Freeze the view; the search itself goes on.")
+paused = b4.toggle("Pause view", key="paused", help="Freeze the view; the search itself goes on.")
 live_every = REFRESH_SECONDS if watcher.status == RUNNING else None
 
 
