@@ -91,12 +91,30 @@ def kernel_matrix(spec: str, archs: Sequence[Architecture]) -> np.ndarray:
     return k.combine(k.components(archs, archs), k.default_theta())
 
 
-def kernel_distance(spec: str, archs: Sequence[Architecture]) -> np.ndarray:
-    """One distance per pair, the one the kernel induces with its default hyperparameters:
-    ``sqrt(k(a,a) + k(b,b) - 2 k(a,b))`` (clipped at 0 for kernels that are not PD). Shape ``(n, n)``."""
-    K = kernel_matrix(spec, archs)
+def induced_distance(K: np.ndarray) -> np.ndarray:
+    """The distance a square Gram matrix ``(n, n)`` induces, ``sqrt(k(a,a) + k(b,b) - 2 k(a,b))``
+    (clipped at 0 for kernels that are not PD). Shape ``(n, n)``."""
     d = np.diag(K)
     return np.sqrt(np.maximum(d[:, None] + d[None, :] - 2.0 * K, 0.0))
+
+
+def kernel_distance(spec: str, archs: Sequence[Architecture]) -> np.ndarray:
+    """One distance per pair, the one the kernel induces with its default hyperparameters
+    (:func:`induced_distance` of :func:`kernel_matrix`). Shape ``(n, n)``."""
+    return induced_distance(kernel_matrix(spec, archs))
+
+
+def kernel_views(spec: str, archs: Sequence[Architecture]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Distance components (each ``(n, n)``) and the Gram matrix ``(n, n)`` with default
+    hyperparameters, computing the expensive components once: for distance kernels (OTMANN,
+    OT, GW, ...) the distance components *are* the kernel's components."""
+    from nasviz.kernels.base import Kernel
+
+    k = live.get_kernel(spec)
+    archs = list(archs)
+    dist = k.distances(archs, archs)
+    comps = dist if type(k).distances is Kernel.distances else k.components(archs, archs)
+    return dist, k.combine(comps, k.default_theta())
 
 
 @dataclass
@@ -425,7 +443,7 @@ def start_study(store_path, source: "live.DataSource", metric: str, strategies: 
 
 __all__ = [
     "FeatureTree", "Interpretation", "RunCurve", "Sample", "SurrogateQuality", "TreeEdgeMass", "interpret_sample",
-    "kernel_distance", "kernel_distances", "kernel_matrix", "mutation_probabilities", "neighbour_values",
+    "induced_distance", "kernel_distance", "kernel_distances", "kernel_views", "kernel_matrix", "mutation_probabilities", "neighbour_values",
     "otmann_plan", "pair_distances", "parse_wl_feature", "run_curves", "sample_run", "sample_table",
     "start_study", "surrogate_quality", "tw_edge_masses",
 ]

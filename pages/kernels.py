@@ -19,13 +19,9 @@ if PagesManager.uses_pages_directory:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _distances(spec: str, strings: tuple[str, ...]) -> dict:
-    return explore.kernel_distances(spec, live.parse_archs(strings))
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _gram(spec: str, strings: tuple[str, ...]):
-    return explore.kernel_matrix(spec, live.parse_archs(strings))
+def _views(spec: str, strings: tuple[str, ...]) -> tuple[dict, object]:
+    """Distance components and Gram matrix of one kernel on the sample (kept across reruns)."""
+    return explore.kernel_views(spec, live.parse_archs(strings))
 
 
 st.title("Kernels")
@@ -75,9 +71,10 @@ if not chosen:
 
 strings = tuple(sample.strings)
 distances: dict = {}
+matrices: dict = {}
 with st.spinner("Computing distances..."):
     for spec in chosen:
-        distances[spec] = _distances(spec, strings)
+        distances[spec], matrices[spec] = _views(spec, strings)
 
 st.subheader("Distance matrices, per component")
 st.caption("Rows and columns are the architectures ordered by performance, best first: a kernel that tracks "
@@ -88,13 +85,12 @@ for spec in chosen:
     st.plotly_chart(fig, key=f"chart_dist_{spec}")
 
 st.subheader("Distance vs performance difference")
-induced = {spec: explore.kernel_distance(spec, sample.archs) for spec in chosen}
+induced = {spec: explore.induced_distance(matrices[spec]) for spec in chosen}
 st.caption("Each point is a pair of architectures: the distance the kernel induces with its default "
            "hyperparameters, sqrt(k(a,a) + k(b,b) − 2k(a,b)), against their difference in value.")
 st.plotly_chart(viz.plot_distance_performance(induced, sample.values, metric), key="chart_dist_perf")
 
 st.subheader("Kernel quality (Auto-Keras)")
-matrices = {spec: _gram(spec, strings) for spec in chosen}
 st.plotly_chart(viz.plot_kernel_quality(matrices, sample.values), key="chart_quality")
 st.caption("K with the kernel's default hyperparameters; P_ij = −|y_i − y_j|. Both are min-max scaled to [−1, 1] as in "
            "the paper, so a few outliers (e.g. diverged trainings) push most of P towards 1.")

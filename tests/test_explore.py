@@ -133,3 +133,15 @@ def test_study_runs_every_strategy_and_seed_and_curves_read_them(tmp_path, table
         explore.start_study(store, source, "acc", ["nope"], [0], 6)
     with pytest.raises(ValueError, match="run 999 is not in the store"):
         explore.run_curves(store, [999])
+
+
+def test_kernel_views_match_the_kernels_own_distances_and_matrix(table):
+    archs = explore.sample_table(table, "acc", 12, seed=5).archs
+    for spec in ("tw2g", "wl", "path"):
+        dist, K = explore.kernel_views(spec, archs)
+        k = live.get_kernel(spec)
+        ref = k.distances(archs, archs)
+        assert dist.keys() == ref.keys() and all(np.allclose(dist[c], ref[c]) for c in ref)
+        assert np.allclose(K, k.matrix(archs, archs))
+        D = explore.induced_distance(K)
+        assert np.allclose(np.diag(D), 0) and np.allclose(D, D.T)

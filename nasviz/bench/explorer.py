@@ -4,7 +4,7 @@ sidebar and the page, every figure built; the browser's drawing is not included)
 
 ``python -m nasviz bench explorer [--table CSV] [--n 200] [--repeats 3]``
 
-* ``kernels``: the Kernels page with ``n`` sampled architectures and the default kernels (TW-2G, WL);
+* ``kernels``: the Kernels page with ``n`` sampled architectures and ``--kernels`` (default TW-2G, WL);
   each repeat uses a new sample (new seed), so distances and Gram matrices are computed, not cached;
 * ``architectures``: two table architectures compared with every kernel, OTMANN plan, TW masses,
   neighbours (a new pair each repeat);
@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=200, help="architectures per page (default 200)")
     parser.add_argument("--repeats", type=int, default=3, help="renders timed per page (default 3)")
     parser.add_argument("--runs", type=int, default=6, help="runs on the Compare page (default 6)")
+    parser.add_argument("--kernels", default="tw2g,wl", help="kernels on the Kernels page, comma-separated (default tw2g,wl)")
 
 
 def _apptest(table: Path):
@@ -84,6 +85,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, list[float]] = {p: [] for p in ("kernels", "architectures", "interpretability", "compare")}
     at.switch_page("pages/kernels.py").run()
     at.number_input(key="k_n").set_value(args.n)
+    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    unknown = sorted(set(kernels) - set(live.available_kernels()))
+    if unknown:
+        raise ValueError(f"--kernels: unknown {', '.join(unknown)}; available: {', '.join(live.available_kernels())}")
+    at.multiselect(key="k_kernels").set_value(kernels)
     for r in range(args.repeats):
         at.number_input(key="k_seed").set_value(100 + r)
         times["kernels"].append(_timed(at))
@@ -101,7 +107,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for _ in range(args.repeats):
         times["compare"].append(_timed(at))
     return {
-        "table": str(table), "n": args.n, "repeats": args.repeats, "compare_runs": args.runs,
+        "table": str(table), "n": args.n, "repeats": args.repeats, "compare_runs": args.runs, "kernels": kernels,
         "pages": {p: {"median_seconds": round(statistics.median(v), 3), "max_seconds": round(max(v), 3),
                       "seconds": [round(x, 3) for x in v]} for p, v in times.items()},
         "cpu_count": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
