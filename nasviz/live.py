@@ -38,7 +38,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from nasviz.objectives import Table, TableError, load_table, shared_nb201_table_path
-from nasviz.viz._hyperparameters import flatten_hyperparameters
 from nasviz.store import FAILED, FINISHED, RUNNING, STOPPED, RunStore, StoreError
 
 #: Environment variable naming the run store file the dashboard uses.
@@ -602,6 +601,8 @@ class RunWatcher:
         self.cache: dict[Any, Any] = {}
 
     def refresh(self) -> "RunWatcher":
+        from nasviz.viz._hyperparameters import flatten_hyperparameters  # viz is heavy to import; only here
+
         self.run = self.store.get_run(self.run_id)
         new_evals = self.store.evaluations(self.run_id, since_index=len(self.evaluations))
         for ev in new_evals:
