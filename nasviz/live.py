@@ -425,6 +425,8 @@ def run_kernel(config: Mapping[str, Any]) -> str | None:
     from nasviz.strategies.factory import BO_PRESETS
 
     name = str(config.get("strategy", ""))
+    if name in ("nasbot", "autokeras"):  # their GPs: OTMANN (paper 001), edit distance (paper 003)
+        return "otmann" if name == "nasbot" else "edit"
     if name != "bo" and name not in BO_PRESETS:
         return None
     options = config.get("strategy_options") or {}

@@ -151,3 +151,15 @@ def test_two_searches_run_at_the_same_time(tmp_path, synthetic_table):
     assert both_running, "the two searches never made progress at the same time"
     assert [store.get_run(i)["status"] for i in ids] == ["finished", "finished"]
     assert all(store.n_evaluations(i) == 30 for i in ids)
+
+
+@pytest.mark.parametrize("config, kernel", [
+    ({"strategy": "random"}, None),
+    ({"strategy": "bo-tw2g-ucb"}, "tw2g"),
+    ({"strategy": "bo-wl-ei"}, "wl"),
+    ({"strategy": "bo", "strategy_options": {"kernel": "otmann"}}, "otmann"),
+    ({"strategy": "bo"}, "tw2g"),
+    ({"strategy": "nasbot"}, "otmann"),
+])
+def test_the_views_use_the_kernel_of_the_runs_strategy(config, kernel):
+    assert live.run_kernel(config) == kernel
