@@ -215,18 +215,14 @@ class BayesianOptimisation:
         t1 = time.perf_counter()
         exclude = self.seen
         parents = self._parents()
-        pool_info: dict[str, Any] = {}
         if self.pool_method == "evolution":
             pool, _ = candidates.evolutionary_pool(
                 self.space, self.rng, score, parents, self.pool_size,
                 exclude=exclude, domain=self.domain, domain_set=self._domain_set, mutate=self._mutate,
             )
         elif self.pool_method == "random":
-            pool = candidates.Pool(
-                candidates.random_pool(self.space, self.rng, self.pool_size, exclude=exclude, domain=self.domain),
-                [], {},
-            )
-            pool.origin = ["random"] * len(pool.archs)
+            fresh = candidates.random_pool(self.space, self.rng, self.pool_size, exclude=exclude, domain=self.domain)
+            pool = candidates.Pool(fresh, ["random"] * len(fresh), {})
         elif self.pool_method == "mixed":
             pool = candidates.mixed_pool(
                 self.space, self.rng, parents, self.pool_size, exclude=exclude, domain=self.domain,

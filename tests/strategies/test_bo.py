@@ -113,3 +113,15 @@ def test_wl_gradient_pool_reports_its_source(nb201_table):
     assert st["phase"] == "bo" and st["acquisition_name"] == "ei"
     info = st["pool_info"]
     assert "op_gradients" in info or "fallback" in info
+
+
+@pytest.mark.parametrize("pool", ["random", "mixed"])
+def test_generic_bo_with_other_pools(nb201_table, pool):
+    objective = TableObjective(nb201_table, "cifar10")
+    strategy = make_strategy("bo", space=nb201, seed=0, domain=objective.domain(), pool=pool, batch="bucb", batch_size=3)
+    snaps = []
+    result = run_search(strategy, objective, 16, format_arch=nb201.format, batch_size=3, on_step=snaps.append)
+    st = snaps[-1].strategy
+    assert st["phase"] == "bo" and st["n_observations"] == 15 and len(st["pool"]) == 100
+    assert set(st["pool_origin"]) <= {"random", "mutation"} and (pool == "mixed") == ("mutation" in st["pool_origin"])
+    assert len({ev.arch for ev in result.evaluations}) == 16
