@@ -43,7 +43,7 @@ with st.expander("Launch a study (strategies × seeds)", expanded=False):
                 st.error(f"Cannot launch the study: {err}")
             else:
                 st.session_state["c_study"] = ids
-                st.session_state["c_runs"] = ids
+                st.session_state["c_selected"] = ids  # compare the study's runs (the widget is drawn below)
                 st.toast(f"Started {len(ids)} runs.")
 
 try:
@@ -71,8 +71,11 @@ if study:
 
     study_progress()
 
-default = [i for i in st.session_state.get("c_runs", []) if i in by_id] or list(by_id)[:12]
-chosen = st.multiselect("Runs", list(by_id), default=default, key="c_selected",
+if "c_selected" in st.session_state:  # drop runs deleted since
+    st.session_state["c_selected"] = [i for i in st.session_state["c_selected"] if i in by_id]
+else:
+    st.session_state["c_selected"] = list(by_id)[:12]
+chosen = st.multiselect("Runs", list(by_id), key="c_selected",
                         format_func=lambda i: f"{i}: {by_id[i]['strategy']} seed {by_id[i]['seed']} "
                                               f"({by_id[i]['n_evaluations']}/{by_id[i]['budget']}, {by_id[i]['status']})")
 if not chosen:

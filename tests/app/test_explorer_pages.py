@@ -92,6 +92,13 @@ def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     df = at.dataframe[0].value
     assert sorted(df["strategy"]) == ["evolution", "random"] and set(df["runs"]) == {2}
     assert len(at.get("download_button")) == 3
+    assert sorted(at.multiselect(key="c_selected").value) == sorted(r["id"] for r in runs)
+    # a second study replaces the selection with its own runs
+    at.number_input(key="c_seeds").set_value(1).run()
+    at.button(key="c_launch").click().run()
+    new = [r["id"] for r in RunStore(store_path).list_runs()][:2]
+    assert sorted(at.multiselect(key="c_selected").value) == sorted(new)
+    assert set(at.dataframe[0].value["runs"]) == {1}
     at.number_input(key="c_seeds").set_value(0).run()
     at.button(key="c_launch").click().run()
     assert any("seeds must be at least 1" in e.value for e in at.error)

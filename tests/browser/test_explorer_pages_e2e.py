@@ -125,4 +125,19 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
                 time.sleep(1.5)
                 assert page.locator('[data-testid="stException"]').count() == 0
                 page.locator(".st-key-chart_surrogate").screenshot(path=str(ARTIFACTS / "5b-surrogate.png"))
+        # Compare: launch a study (random + evolution, 1 seed, 10 evaluations) in the background
+        page.get_by_text("Launch a study").click()
+        for key, value in (("c_seeds", "1"), ("c_budget", "10")):
+            box = page.locator(f".st-key-{key} input")
+            box.fill(value)
+            box.press("Enter")
+            time.sleep(1.0)
+        page.locator(".st-key-c_launch button").click()
+        done = page.get_by_text("Study: 20 / 20 evaluations, 0 run(s) still running")
+        _wait(lambda: done.count() > 0, 180, "the study's two background runs to finish")
+        _wait(lambda: page.get_by_text("study random seed 0").count() + page.get_by_text("random seed 0 (10/10").count() > 0,
+              60, "the study's runs among the compared runs")
+        time.sleep(2.0)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        page.screenshot(path=str(ARTIFACTS / "8b-compare-study.png"), full_page=True)
         browser.close()
