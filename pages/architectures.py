@@ -4,6 +4,7 @@ each one's neighbours with their table values."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -31,7 +32,8 @@ except (TableError, ValueError, OSError) as err:
 metric = None
 if table is not None:
     metric = st.selectbox("Metric", table.metrics, key="a_metric")
-    ranked = table.values[metric].argsort()[::-1]
+    values = np.asarray(table.values[metric], dtype=float)
+    ranked = np.argsort(np.where(np.isfinite(values), -values, np.inf), kind="stable")  # best first, missing last
 
 
 def choose(side: str, default_rank: int):
