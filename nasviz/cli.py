@@ -65,6 +65,14 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
                         "search options given here are ignored)")
     p.add_argument("--step-delay", type=float, default=0.0, metavar="SECONDS",
                    help="sleep this long after each step, to watch a fast table search live (default: 0)")
+    p.add_argument("--objective", choices=["table", "train"], default="table",
+                   help="look results up in a table (default) or train each architecture for real")
+    p.add_argument("--dataset", help="bundled dataset for --objective train: digits, wine, breast_cancer, diabetes "
+                                     "(default: digits)")
+    p.add_argument("--workers", type=int, help="--objective train: evaluate on N local worker processes (default: 1)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="--objective train: evaluate on a Dask cluster, tcp://host:port or local:N (N local workers)")
+    p.add_argument("--train-seed", type=int, help="--objective train: base seed of initialisation and batch order (default: 0)")
     p.set_defaults(func=cmd_run)
 
 

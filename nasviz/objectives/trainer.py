@@ -379,6 +379,8 @@ def default_builder(space_name: str) -> Callable[[Architecture, Dataset], nn.Mod
 #: Default training settings of :class:`TrainingObjective`: those of the committed NB201-on-digits
 #: table (:data:`nasviz.tabulate.DEFAULT_SETTINGS`), so a search that trains reproduces its values.
 DEFAULT_TRAINING: dict[str, Any] = {"epochs": 3, "patience": 2, "lr": 0.4, "batch_size": 256}
+#: Default training of layer networks (MLPs on the small tabular sets): more, smaller steps.
+DEFAULT_LAYER_TRAINING: dict[str, Any] = {"epochs": 20, "patience": 5, "lr": 0.05, "batch_size": 64}
 #: Default network size of NB201 cells on digits (C = 4 channels, N = 1 cell per stage).
 DEFAULT_NB201_MODEL: dict[str, Any] = {"channels": 4, "n_cells": 1}
 
@@ -423,7 +425,8 @@ class TrainingObjective:
         so equivalent cells get the same initialisation and batch order.
     builder : ``builder(arch, dataset, **model_options) -> nn.Module``; default by space.
     model_options : e.g. ``{"channels": 8, "n_cells": 1}`` for NB201.
-    training : overrides of :data:`DEFAULT_TRAINING` passed to :func:`train_model`.
+    training : overrides of :data:`DEFAULT_TRAINING` (NB201) or :data:`DEFAULT_LAYER_TRAINING`
+        (other spaces), passed to :func:`train_model`.
     """
 
     def __init__(
@@ -455,7 +458,8 @@ class TrainingObjective:
         unknown = set(training or {}) - set(DEFAULT_TRAINING) - {"optimizer", "weight_decay"}
         if unknown:
             raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
-        self.training = {**DEFAULT_TRAINING, **(training or {})}
+        defaults = DEFAULT_TRAINING if space_name == "nb201" else DEFAULT_LAYER_TRAINING
+        self.training = {**defaults, **(training or {})}
         self.memory_guard = memory_guard or MemoryGuard()
         self.name = f"train:{self.dataset.name}:{metric}"
 
