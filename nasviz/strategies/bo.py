@@ -195,7 +195,10 @@ class BayesianOptimisation:
         except ImportError:
             return None
         archs = [a for a, _ in self.observed]
-        return operation_gradients(self.gp, archs)
+        try:
+            return operation_gradients(self.gp, archs)
+        except (ValueError, np.linalg.LinAlgError):
+            return None  # the pool falls back to uniform mutation and records it
 
     def _ask_bo(self, n: int) -> list[Architecture]:
         times: dict[str, float] = {}
