@@ -28,7 +28,8 @@ class RegularizedEvolution:
     space : module
         A search space module (``sample``, ``mutate``, ``format``).
     population_size : int
-        Members kept alive (default 10, NAS-Bench-201's setting for REA with small budgets).
+        Members kept alive (default 10: with budgets of about 100 evaluations a small
+        population leaves most of the budget to evolution rather than to random sampling).
     sample_size : int
         Tournament size (default 3).
     domain : sequence of Architecture, optional
