@@ -1,0 +1,77 @@
+"""Executors: local processes and a real Dask LocalCluster on loopback give the same results."""
+
+from __future__ import annotations
+
+import pytest
+
+from nasviz.executors import DaskExecutor, ExecutorObjective, LocalExecutor, SerialExecutor, make_executor
+from nasviz.objectives.trainer import TrainingObjective, TrainingSpec
+from nasviz.spaces import get_space, nb201
+
+#: Tiny, fast training so that the test measures plumbing, not learning.
+SPEC = TrainingSpec(
+    space="nb201", dataset="digits", seed=3,
+    model_options=(("channels", 2), ("n_cells", 1)),
+    training=(("batch_size", 256), ("epochs", 1), ("lr", 0.2), ("patience", 1)),
+)
+ARCHS = [
+    nb201.parse("|nor_conv_3x3~0|+|avg_pool_3x3~0|skip_connect~1|+|nor_conv_1x1~0|none~1|nor_conv_3x3~2|"),
+    nb201.parse("|avg_pool_3x3~0|+|none~0|nor_conv_1x1~1|+|skip_connect~0|none~1|nor_conv_3x3~2|"),
+    nb201.parse("|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"),
+]
+
+
+def _values(evals):
+    return [(e.status, e.value, e.info.get("test_score")) for e in evals]
+
+
+@pytest.fixture(scope="module")
+def local_results():
+    with LocalExecutor(SPEC, n_workers=2) as ex:
+        futures = [ex.submit(a) for a in ARCHS]
+        first_done, pending = ex.wait_first(futures)
+        assert first_done and len(first_done) + len(pending) == len(ARCHS)
+        finished = list(ex.as_completed(futures))
+        assert len(finished) == len(ARCHS)
+        return [f.result() for f in futures]
+
+
+def test_local_executor_returns_evaluations_in_order(local_results):
+    assert [e.arch for e in local_results] == ARCHS
+    assert all(e.ok for e in local_results)
+    assert local_results[2].value == pytest.approx(local_results[2].info["valid_score"])
+    assert "valid_curve" in local_results[0].info and local_results[0].cost > 0
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_matches_local_processes(local_results):
+    with DaskExecutor(SPEC, "local:2") as ex:
+        assert ex.n_workers == 2
+        futures = [ex.submit(a) for a in ARCHS]
+        done, pending = ex.wait_first(futures)
+        assert done and len(done) + len(pending) == len(ARCHS)
+        dask_results = [f.result() for f in futures]
+    # Same seeds, one torch thread per worker: identical values.
+    assert _values(dask_results) == _values(local_results)
+
+
+def test_serial_executor_and_wrapper_objective():
+    objective = SPEC.build()
+    ex = make_executor(objective, workers=1)
+    assert isinstance(ex, SerialExecutor)
+    wrapped = ExecutorObjective(objective, ex)
+    evs = wrapped.evaluate(ARCHS[2:])
+    assert evs[0].ok and evs[0].arch == ARCHS[2]
+    assert wrapped.name == objective.name and wrapped.optimum() is None and wrapped.domain() is None
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ValueError, match="n_workers"):
+        LocalExecutor(SPEC, n_workers=0)
+    with pytest.raises(ValueError, match="tcp://host:port or local:N"):
+        DaskExecutor(SPEC, "scheduler:8786")
+    with pytest.raises(ValueError, match="integer N"):
+        DaskExecutor(SPEC, "local:two")
+    custom = TrainingObjective(get_space("nb201"), "digits", builder=lambda a, d: None)
+    with pytest.raises(ValueError, match="custom builder"):
+        custom.spec()
