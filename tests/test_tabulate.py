@@ -78,3 +78,33 @@ def test_worker_processes_give_the_same_table_as_in_process(tmp_path):
     ra, rb = _rows(tmp_path / "a.csv"), _rows(tmp_path / "b.csv")
     assert [(r["arch"], r["valid_accuracy"], r["test_accuracy"]) for r in ra] == \
            [(r["arch"], r["valid_accuracy"], r["test_accuracy"]) for r in rb]
+
+
+def test_killed_cli_process_resumes(tmp_path):
+    """A real ``python -m nasviz tabulate`` killed with SIGKILL mid-run resumes where it stopped."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "k.csv"
+    partial = tmp_path / "k.csv.partial.csv"
+    cmd = [sys.executable, "-m", "nasviz", "tabulate", "--out", str(out), "--limit-cells", str(LIMIT),
+           "--workers", "0", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if partial.is_file() and len(read_partial(partial)) >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = read_partial(partial)
+    assert 2 <= len(done) < 5 and not out.exists()
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    summary = json.loads(rerun.stdout)
+    assert summary["complete"] and summary["resumed"] == len(done) and summary["trained"] == 5 - len(done)
+    assert len(_rows(out)) == LIMIT
