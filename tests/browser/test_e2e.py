@@ -9,76 +9,30 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from nasviz import live
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from browser_helpers import ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, streamlit_server, wait_until
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium "
-                                                       "(apt-get install chromium; CI does)"),
-]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(condition, timeout: float, what: str, poll: float = 0.25):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture()
 def server(tmp_path):
     if live.default_table_path() is None:
         pytest.skip("no default data: data/nb201_digits.csv and the shared NAS-Bench-201 table are both absent")
-    port = free_port()
-    env = {**os.environ, "NASVIZ_STORE": str(tmp_path / "store.sqlite")}
-    env.pop("NASVIZ_SYNC_RUNS", None)
-    log = open(tmp_path / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}"
-
-    def healthy():
-        try:
-            return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200
-        except OSError:
-            return False
-
+    store = tmp_path / "store.sqlite"
     try:
-        wait_until(healthy, 60, "the Streamlit server to answer")
-        yield url
+        with streamlit_server(store, tmp_path / "server.log") as url:
+            yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
         # the search worker runs in its own session: stop any left behind
         from nasviz.store import RunStore
 
-        store = RunStore(tmp_path / "store.sqlite")
-        for run in store.list_runs():
+        for run in RunStore(store).list_runs():
             if run["status"] == "running" and run["pid"]:
                 try:
                     os.kill(run["pid"], 15)

@@ -1,0 +1,71 @@
+"""Shared plumbing for the browser tests: Chromium, a real ``streamlit run app.py``, waiting."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+# Without the background-networking flags Chromium keeps trying hosts a closed network refuses.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+BROWSER_MARKS = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium "
+                                                       "(apt-get install chromium; CI does)"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition, timeout: float, what: str, poll: float = 0.25):
+    """Poll ``condition()`` until it is truthy; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@contextlib.contextmanager
+def streamlit_server(store: Path, log_path: Path) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on a free localhost port with ``store`` as the run store."""
+    port = free_port()
+    env = {**os.environ, "NASVIZ_STORE": str(store)}
+    env.pop("NASVIZ_SYNC_RUNS", None)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                 "--server.address", "localhost", "--server.headless", "true"],
+                                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://localhost:{port}"
+
+        def healthy() -> bool:
+            try:
+                return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200
+            except OSError:
+                return False
+
+        try:
+            wait_until(healthy, 60, "the Streamlit server to answer")
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
