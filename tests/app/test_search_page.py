@@ -17,7 +17,7 @@ def test_search_page_has_every_control(store_path, synthetic_table):
     assert at.button(key="start") is not None
     assert at.selectbox(key="metric").options == ["acc", "other"]
     strategies = at.selectbox(key="strategy").options
-    assert at.selectbox(key="strategy").value == "bo-tw2g-ucb" and "random" in strategies
+    assert at.selectbox(key="strategy").value == "bo-wl-ei" and "random" in strategies
     assert not errors(at)
 
 
