@@ -342,6 +342,10 @@ class GaussianProcess:
         u = self._to_latent(y)
         u_mean, u_std = self._standardise(u)
         z = (u - u_mean) / u_std
+        if hasattr(self.kernel, "set_reference"):
+            # Kernels whose features depend on a reference set (the edit kernel's Bourgain
+            # embedding) embed the training set, so fit and every later prediction share it.
+            self.kernel.set_reference(archs)
         comps = self.components_cache.get(archs)
 
         hps = self.kernel.hyperparameters
