@@ -142,3 +142,19 @@ def make_psd(K: np.ndarray, rel_floor: float = 1e-8) -> tuple[np.ndarray, float]
             return K + jitter * eye, jitter
         except np.linalg.LinAlgError:
             jitter *= 2.0
+
+
+def unique_reduced(archs: Sequence[Architecture]) -> tuple[list[Architecture], np.ndarray]:
+    """The distinct reduced graphs of ``archs`` and, for each arch, its row among them.
+
+    Kernels compare reduced graphs, and cells that reduce to the same graph (about 4 in 10 of
+    1,000 random NB201 cells) share their per-architecture work and their matrix rows.
+    Returns ``(graphs, index)`` with ``index`` of shape ``(len(archs),)``.
+    """
+    rows: dict[Architecture, int] = {}
+    index = np.empty(len(archs), dtype=np.int64)
+    for i, arch in enumerate(archs):
+        if not isinstance(arch, Architecture):
+            raise ValueError(f"architecture {i} is a {type(arch).__name__}, not an Architecture")
+        index[i] = rows.setdefault(arch.reduced(), len(rows))
+    return list(rows), index

@@ -40,7 +40,7 @@ import numpy as np
 import ot
 
 from nasviz.arch import Architecture
-from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd, unique_reduced
 from nasviz.kernels.tw import OperationTree, Tree
 
 try:  # the exact network simplex behind ot.emd2, without its per-call Python checks (20x faster)
@@ -151,13 +151,7 @@ class _PairwiseKernel(Kernel):
         return d
 
     def _unique(self, archs: Sequence[Architecture]) -> tuple[list[Architecture], np.ndarray]:
-        rows: dict[Architecture, int] = {}
-        index = np.empty(len(archs), dtype=np.int64)
-        for i, arch in enumerate(archs):
-            if not isinstance(arch, Architecture):
-                raise ValueError(f"architecture {i} is a {type(arch).__name__}, not an Architecture")
-            index[i] = rows.setdefault(arch.reduced(), len(rows))
-        return list(rows), index
+        return unique_reduced(archs)
 
     def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
         """The distance matrix ``(len(a), len(b))`` under the component name of the kernel."""

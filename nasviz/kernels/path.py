@@ -27,7 +27,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from nasviz.arch import Architecture
-from nasviz.kernels.base import Components, Hyperparameter, Kernel
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, unique_reduced
 
 __all__ = ["PathEncodingKernel", "operation_paths"]
 
@@ -115,13 +115,8 @@ class PathEncodingKernel(Kernel):
         return feats
 
     def _unique(self, archs: Sequence[Architecture]) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
-        rows: dict[Architecture, int] = {}
-        index = np.empty(len(archs), dtype=np.int64)
-        for i, arch in enumerate(archs):
-            if not isinstance(arch, Architecture):
-                raise ValueError(f"architecture {i} is a {type(arch).__name__}, not an Architecture")
-            index[i] = rows.setdefault(arch.reduced(), len(rows))
-        return [self._prepare(r) for r in rows], index
+        graphs, index = unique_reduced(archs)
+        return [self._prepare(r) for r in graphs], index
 
     def _dense(self, feats: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         X = np.zeros((len(feats), max(len(self._columns), 1)))
