@@ -13,13 +13,9 @@ from nasviz.objectives import TableError
 from nasviz.spaces import get_space
 from nasviz.store import RunStore, StoreError
 
-# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
-# st.navigation; switch that mode off and rerun through app.py (see pages/search.py).
-from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+from nasviz.ui import run_through_app
 
-if PagesManager.uses_pages_directory:
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+run_through_app()
 
 SPACE = get_space("nb201")
 st.title("Architectures")

@@ -10,14 +10,9 @@ import streamlit as st
 from nasviz import live
 from nasviz.store import RUNNING, RunStore, StoreError
 
-# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
-# st.navigation; a first request for this page right after the server starts would then run this
-# file alone, without app.py's sidebar. Switch the old mode off and rerun through app.py.
-from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+from nasviz.ui import run_through_app
 
-if PagesManager.uses_pages_directory:
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+run_through_app()
 
 store_path = live.default_store_path()
 st.title("Runs")

@@ -16,14 +16,9 @@ from nasviz.spaces import get_space, space_names
 from nasviz.store import RUNNING, StoreError, UnknownRunError
 from nasviz.strategies.factory import strategy_names
 
-# Streamlit treats a folder named pages/ as its old multipage layout until app.py first calls
-# st.navigation; a first request for this page right after the server starts would then run this
-# file alone, without app.py's sidebar. Switch the old mode off and rerun through app.py.
-from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+from nasviz.ui import run_through_app
 
-if PagesManager.uses_pages_directory:
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+run_through_app()
 
 #: Seconds between live refreshes.
 REFRESH_SECONDS = 1.0
