@@ -208,7 +208,10 @@ def cmd_table_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
+def _add_bench_parser(sub: argparse._SubParsersAction, load: bool) -> None:
+    """The ``bench`` command. Benchmark modules import heavy packages (torch, scipy.stats), so
+    they are loaded only when ``bench`` is the command being run (``load``), which keeps
+    ``run``, ``table`` and the dashboard's background workers quick to start."""
     import importlib
     import importlib.util
 
@@ -217,11 +220,16 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="benchmarks that print JSON", description="Speed and quality benchmarks; each prints JSON.")
     bsub = p.add_subparsers(dest="bench_command", required=True)
     for name, module_name in BENCHMARKS.items():
+        if not load:
+            bsub.add_parser(name)
+            continue
         if importlib.util.find_spec(module_name) is None:
             continue  # not built yet
         module = importlib.import_module(module_name)
         bp = bsub.add_parser(name, help=module.DESCRIPTION, description=module.DESCRIPTION)
         module.add_arguments(bp)
+        if not any("--json" in action.option_strings for action in bp._actions):
+            bp.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
         bp.set_defaults(func=lambda a, m=module: _print_json(m.run(a)) or 0)
 
 
@@ -310,19 +318,20 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m nasviz", description="nasviz: see neural architecture search work.")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_run_parser(sub)
     _add_table_parser(sub)
-    _add_bench_parser(sub)
+    _add_bench_parser(sub, load_benchmarks)
     _add_tabulate_parser(sub)
     _add_runs_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(load_benchmarks=bool(argv) and argv[0] == "bench")
     args = parser.parse_args(argv)
     try:
         return args.func(args)
