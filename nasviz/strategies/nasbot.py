@@ -8,13 +8,38 @@ One step (Sec. 4):
 2. Afterwards a GP with the OTMANN ensemble kernel (Eq. (4), :class:`~nasviz.kernels.otmann.
    OTMANNKernel`) is fitted to every successful evaluation and expected improvement over the
    best observed value is maximised by :func:`ea_optimise` (Sec. 4.2, App. B.2), whose initial
-   pool is every network evaluated so far (the 10 feed-forward networks first, as in the paper,
-   then everything BO added: the EA then starts from the best regions found).
+   pool is the 10 feed-forward networks (as in the paper, Sec. 5 and App. B.2) plus the 10 best
+   networks evaluated so far (``ea_init="paper+best"``, a deviation, below).
 
 Deviations, and why:
 
 * Kernel hyperparameters: the paper samples them from the posterior; the project's GP
   (:mod:`nasviz.gp`) maximises the marginal likelihood (ML-II) with restarts. One fit per step.
+* Outlying scores: networks that train badly (a few of the initial pool reach 10-25% on
+  digits while the rest reach ~96%) are clipped to the lower Tukey fence
+  ``Q1 - 1.5 IQR`` of the observed scores before the GP fit (:func:`robust_targets`). Unclipped,
+  one such value sets the standardised scale and the good networks all look alike to the GP
+  (on a 73-network digits run with failures at 10-23%, ML-II on raw scores gave a held-out
+  Spearman of 0.08-0.33 over the non-failed networks; on a run with one mild outlier,
+  clipping changed it from 0.46/0.72/0.63 to 0.47/0.74/0.72 on three splits). EI's
+  incumbent is still the best raw score. The paper (with much longer training) does not
+  discuss this.
+* Acquisition budget: the paper lets ``n_EA`` grow as O(sqrt t) and notes that its
+  acquisition optimisation is cheap next to training a network (hours). Here a network trains
+  in ~0.5-2 s, and scoring one candidate costs OTMANN transport problems against every
+  observation, so the schedule is additionally capped (:meth:`NASBOT._ea_budget`) so that one
+  step's acquisition work takes at most ``acq_fraction`` (default 0.25) of the mean measured
+  training time of a network. With slow training the cap never binds and the paper's schedule
+  applies unchanged.
+* EA initial pool: the paper starts every step's EA from the same 10 feed-forward networks.
+  With n_EA of a few dozen (the budget cap above) that only reaches 1-3 mutations away from
+  them, so BO cannot refine a good region it found; starting from *every* observation spends
+  most selections on mediocre parents. The default adds the
+  ``len(initial)`` best observed networks to the paper's pool (``ea_init``: ``"paper"``,
+  ``"observed"`` or ``"paper+best"``). Measured on digits, 90 s per run, two seeds: best
+  validation accuracy 98.22 (paper) / 98.19 (observed) / 98.47 (paper+best), mean over seeds
+  (noisy: one validation example is 0.28%). It picks larger networks (~1.3-1.8 s to train vs
+  ~0.6-0.8 s for "paper"), so it evaluates fewer of them in the same time.
 * Batches (``ask(n)`` with ``n > 1``): the ``n`` best distinct EA candidates by EI, instead of
   the paper's hallucinated (Ginsbourger et al.) sequential picks, which would refit the GP
   ``n`` times.
@@ -23,6 +48,7 @@ Deviations, and why:
 from __future__ import annotations
 
 import math
+import time
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
@@ -117,6 +143,19 @@ def ea_optimise(
     return pool, np.asarray(values)
 
 
+def robust_targets(y: np.ndarray) -> np.ndarray:
+    """Scores clipped from below at the Tukey fence ``Q1 - 1.5 IQR``; shape ``(n,) -> (n,)``.
+
+    Keeps a handful of failed trainings (far below every other score) from dominating the
+    GP's standardisation; the ordering of all the other scores is unchanged.
+    """
+    y = np.asarray(y, dtype=float)
+    if len(y) < 4:
+        return y
+    q1, q3 = np.quantile(y, [0.25, 0.75])
+    return np.maximum(y, q1 - 1.5 * (q3 - q1))
+
+
 class NASBOT:
     """NASBOT with ask/tell.
 
@@ -129,6 +168,10 @@ class NASBOT:
     ea_base, ea_cap : :func:`ea_schedule` parameters
     constraints : the domain (App. B.1)
     n_restarts : GP ML-II restarts
+    ea_init : the EA's initial pool: ``"paper+best"`` (default), ``"paper"`` or ``"observed"``
+        (see the module docstring)
+    acq_fraction : cap of one step's acquisition time as a fraction of the mean training time
+        of a network (measured); ``None`` disables the cap (the paper's schedule alone)
     """
 
     name = "nasbot"
@@ -145,11 +188,18 @@ class NASBOT:
         ea_cap: int = 150,
         constraints: Constraints = DEFAULT_CONSTRAINTS,
         n_restarts: int = 2,
+        acq_fraction: float | None = 0.25,
+        ea_init: str = "paper+best",
     ) -> None:
         if getattr(space, "NAME", None) != L.NAME:
             raise ValueError(f"nasbot searches the {L.NAME!r} space, got {getattr(space, 'NAME', space)!r}")
         if domain is not None:
             raise ValueError("nasbot searches the unbounded layer space; a finite domain is not supported")
+        if acq_fraction is not None and not acq_fraction > 0:
+            raise ValueError(f"acq_fraction must be > 0 or None, got {acq_fraction}")
+        if ea_init not in ("paper", "observed", "paper+best"):
+            raise ValueError(f"ea_init must be 'paper', 'observed' or 'paper+best', got {ea_init!r}")
+        self.ea_init = ea_init
         if n_init < 1:
             raise ValueError(f"n_init must be >= 1, got {n_init}")
         from nasviz.gp import GaussianProcess
@@ -166,6 +216,9 @@ class NASBOT:
         self.values: list[float] = []
         self.seen: set[str] = set()
         self.step = 0
+        self.acq_fraction = acq_fraction
+        self._costs: list[float] = []  # training seconds of each evaluation told
+        self._sec_per_candidate: float | None = None  # measured acquisition seconds per new candidate
         self._state: dict[str, Any] = {"strategy": self.name}
 
     def _key(self, arch: Architecture) -> str:
@@ -192,26 +245,47 @@ class NASBOT:
         self._state["proposals"] = [L.format(a) for a in proposals]
         return proposals
 
+    def _ea_initial(self) -> list[Architecture]:
+        if self.ea_init == "observed":
+            return list(self.observed)
+        if self.ea_init == "paper":
+            return list(self.initial)
+        top = np.argsort(-np.asarray(self.values), kind="stable")[: len(self.initial)]
+        return list(self.initial) + [self.observed[i] for i in top]
+
+    def _ea_budget(self, n_ea: int, n_mut: int) -> tuple[int, int]:
+        """The schedule's ``(n_EA, N_mut)``, capped so that the acquisition work of a step
+        (``n_EA`` new candidates at the measured seconds per candidate, GP fit included) stays within
+        ``acq_fraction`` of the mean training time of a network; at least ``N_mut`` evaluations."""
+        if self.acq_fraction is None or self._sec_per_candidate is None or not self._costs:
+            return n_ea, n_mut
+        affordable = self.acq_fraction * float(np.mean(self._costs)) / max(self._sec_per_candidate, 1e-9)
+        capped = int(max(n_mut, min(n_ea, affordable)))
+        return capped, min(n_mut, capped)
+
     def _bo_proposals(self, n: int, already: list[Architecture]) -> list[Architecture]:
         from nasviz.acquisition import expected_improvement
 
         self.step += 1
-        n_ea, n_mut = ea_schedule(self.step, self.ea_base, self.ea_cap)
+        n_ea, n_mut = self._ea_budget(*ea_schedule(self.step, self.ea_base, self.ea_cap))
+        started = time.perf_counter()
         if len(self.observed) < 2:  # nothing to fit yet: mutate what we have
             base = self.observed or self.initial
             pool, values = ea_optimise(lambda a: self.rng.random(len(a)), base, self.rng, n_ea, n_mut, self.constraints)
             acq_name = "random"
         else:
             y = np.asarray(self.values)
-            fit = self.gp.fit(self.observed, y)
+            fit = self.gp.fit(self.observed, robust_targets(y))
             best = float(y.max())
 
             def acquisition(archs: Sequence[Architecture]) -> np.ndarray:
                 mean, std = self.gp.predict(list(archs), full_cov=False)
                 return expected_improvement(mean, std, best)
 
-            pool, values = ea_optimise(acquisition, self.observed, self.rng, n_ea, n_mut, self.constraints)
+            pool, values = ea_optimise(acquisition, self._ea_initial(), self.rng, n_ea, n_mut, self.constraints)
             acq_name = "ei"
+            # per new candidate: the observed networks' distances are cached and cost ~nothing
+            self._sec_per_candidate = (time.perf_counter() - started) / max(1, len(pool) - len(self._ea_initial()))
             self._state["gp"] = fit.as_dict() if hasattr(fit, "as_dict") else {}
         order = np.argsort(-values, kind="stable")
         ranked = self._unseen([pool[i] for i in order if pool[i] not in already])
@@ -239,6 +313,8 @@ class NASBOT:
     def tell(self, evaluations: Sequence[Evaluation]) -> None:
         for ev in evaluations:
             self.seen.add(self._key(ev.arch))
+            if ev.cost is not None and math.isfinite(ev.cost) and ev.cost > 0:
+                self._costs.append(float(ev.cost))
             if ev.ok and ev.value is not None and math.isfinite(ev.value):
                 self.observed.append(ev.arch)
                 self.values.append(float(ev.value))

@@ -85,3 +85,27 @@ def test_nasbot_end_to_end_short_run():
     state = strategy.state()
     assert state["phase"] == "bo" and state["acquisition"] == "ei" and state["pool_size"] > 3
     assert result.best_value is not None
+
+
+def test_robust_targets_clip_failed_trainings_only():
+    from nasviz.strategies.nasbot import robust_targets
+
+    y = np.array([96.0, 97.0, 95.5, 96.5, 10.0, 97.5, 22.0, 96.2, 94.9, 96.8, 97.2, 95.9])
+    r = robust_targets(y)
+    q1, q3 = np.quantile(y, [0.25, 0.75])
+    assert np.isclose(r.min(), q1 - 1.5 * (q3 - q1)) and r.min() > 90  # failures lifted to the fence
+    good = y > 90
+    assert np.array_equal(r[good], y[good])  # every other score unchanged, so the order is kept
+    assert np.array_equal(robust_targets(y[:3]), y[:3])  # too few to estimate quartiles
+
+
+def test_acquisition_budget_is_capped_by_measured_training_time():
+    s = NASBOT(L, seed=0, acq_fraction=0.25)
+    assert s._ea_budget(40, 7) == (40, 7)  # nothing measured yet: the paper's schedule
+    s._costs, s._sec_per_candidate = [1.0, 1.0], 0.01  # 0.25 s of acquisition affords 25 candidates
+    assert s._ea_budget(40, 7) == (25, 7)
+    s._sec_per_candidate = 1.0  # very slow acquisition: still N_mut candidates
+    assert s._ea_budget(40, 7) == (7, 7)
+    assert NASBOT(L, seed=0, acq_fraction=None)._ea_budget(40, 7) == (40, 7)
+    with pytest.raises(ValueError, match="acq_fraction"):
+        NASBOT(L, acq_fraction=0)
