@@ -18,3 +18,50 @@ def run_through_app() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def runs_or_stop(store_path, empty_message: str) -> tuple:
+    """``(store, runs)`` from the run store; on an unreadable store or no runs, say so and stop."""
+    import streamlit as st
+
+    from nasviz.store import RunStore, StoreError
+
+    try:
+        store = RunStore(store_path)
+        runs = store.list_runs()
+    except StoreError as err:
+        st.error(f"Cannot open the run store {store_path}: {err}")
+        st.stop()
+    if not runs:
+        st.info(empty_message)
+        st.stop()
+    return store, runs
+
+
+def current_table_or_stop(source):
+    """The table of the sidebar's data source (``None`` if it has none); an unreadable one stops the page."""
+    import streamlit as st
+
+    from nasviz import explore
+    from nasviz.objectives import TableError
+
+    try:
+        return explore.current_table(source)
+    except (TableError, ValueError, OSError) as err:
+        st.error(f"Cannot read the table: {err}")
+        st.stop()
+
+
+def resume_and_rerun(store_path, run_id: int) -> None:
+    """Resume a run in the background and rerun the page; show the reason if it cannot resume."""
+    import streamlit as st
+
+    from nasviz import live
+    from nasviz.store import StoreError
+
+    try:
+        live.resume_run(store_path, run_id)
+    except (ValueError, StoreError) as err:
+        st.error(str(err))
+    else:
+        st.rerun()

@@ -11,7 +11,7 @@ from nasviz.objectives import TableError
 from nasviz.store import RUNNING, RunStore, StoreError
 from nasviz.strategies.factory import strategy_names
 
-from nasviz.ui import run_through_app
+from nasviz.ui import runs_or_stop, run_through_app
 
 run_through_app()
 
@@ -42,15 +42,7 @@ with st.expander("Launch a study (strategies × seeds)", expanded=False):
                 st.session_state["c_selected"] = ids  # compare the study's runs (the widget is drawn below)
                 st.toast(f"Started {len(ids)} runs.")
 
-try:
-    store = RunStore(store_path)
-    runs = store.list_runs()
-except StoreError as err:
-    st.error(f"Cannot open the run store {store_path}: {err}")
-    st.stop()
-if not runs:
-    st.info("No runs yet: launch a study above or start searches on the Search page.")
-    st.stop()
+store, runs = runs_or_stop(store_path, "No runs yet: launch a study above or start searches on the Search page.")
 by_id = {r["id"]: r for r in runs}
 
 study = [i for i in st.session_state.get("c_study", []) if i in by_id]

@@ -7,20 +7,15 @@ from __future__ import annotations
 import streamlit as st
 
 from nasviz import explore, viz
-from nasviz.objectives import TableError
 from nasviz.spaces import get_space
 
-from nasviz.ui import run_through_app
+from nasviz.ui import current_table_or_stop, run_through_app
 
 run_through_app()
 
 st.title("Interpretability")
 source = st.session_state.get("source")
-try:
-    table = explore.current_table(source)
-except (TableError, ValueError, OSError) as err:
-    st.error(f"Cannot read the table: {err}")
-    st.stop()
+table = current_table_or_stop(source)
 if table is None:
     st.error(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar (the GP is fitted "
              "on a sample of it).")

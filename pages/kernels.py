@@ -9,7 +9,7 @@ from nasviz import explore, live, viz
 from nasviz.objectives import TableError
 from nasviz.store import RunStore, StoreError
 
-from nasviz.ui import run_through_app
+from nasviz.ui import current_table_or_stop, run_through_app
 
 run_through_app()
 
@@ -22,11 +22,7 @@ def _views(spec: str, strings: tuple[str, ...]) -> tuple[dict, object]:
 
 st.title("Kernels")
 source = st.session_state.get("source")
-try:
-    table = explore.current_table(source)
-except (TableError, ValueError, OSError) as err:
-    st.error(f"Cannot read the table: {err}")
-    st.stop()
+table = current_table_or_stop(source)
 kernels = live.available_kernels()
 
 c1, c2, c3, c4 = st.columns([1.2, 1, 1, 1])

@@ -8,25 +8,16 @@ import pandas as pd
 import streamlit as st
 
 from nasviz import live
-from nasviz.store import RUNNING, RunStore, StoreError
+from nasviz.store import RUNNING, StoreError
 
-from nasviz.ui import run_through_app
+from nasviz.ui import resume_and_rerun, runs_or_stop, run_through_app
 
 run_through_app()
 
 store_path = live.default_store_path()
 st.title("Runs")
 
-try:
-    store = RunStore(store_path)
-    runs = store.list_runs()
-except StoreError as err:
-    st.error(f"Cannot open the run store {store_path}: {err}")
-    st.stop()
-
-if not runs:
-    st.info("No runs yet: start one on the Search page.")
-    st.stop()
+store, runs = runs_or_stop(store_path, "No runs yet: start one on the Search page.")
 
 
 def _when(t: float | None) -> str:
@@ -62,12 +53,7 @@ if c2.button("Stop", key="stop_run", disabled=run["status"] != RUNNING):
     live.request_stop(store_path, run_id)
     st.toast(f"Stop requested for run {run_id}.")
 if c3.button("Resume", key="resume_run", disabled=run["status"] in (RUNNING, "finished")):
-    try:
-        live.resume_run(store_path, run_id)
-    except (ValueError, StoreError) as err:
-        st.error(str(err))
-    else:
-        st.rerun()
+    resume_and_rerun(store_path, run_id)
 confirm = c4.checkbox("Confirm delete", key="confirm_delete")
 if c4.button("Delete", key="delete_run", disabled=not confirm):
     try:

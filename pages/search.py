@@ -16,7 +16,7 @@ from nasviz.spaces import get_space, space_names
 from nasviz.store import RUNNING, StoreError, UnknownRunError
 from nasviz.strategies.factory import strategy_names
 
-from nasviz.ui import run_through_app
+from nasviz.ui import resume_and_rerun, run_through_app
 
 run_through_app()
 
@@ -129,12 +129,7 @@ if b1.button("Stop", key="stop", disabled=watcher.status != RUNNING):
     live.request_stop(store_path, run_id)
     st.toast("Stop requested: the search stops after its current step.")
 if b2.button("Resume", key="resume", disabled=watcher.status in (RUNNING, "finished")):
-    try:
-        live.resume_run(store_path, run_id)
-    except (ValueError, StoreError) as err:
-        st.error(str(err))
-    else:
-        st.rerun()
+    resume_and_rerun(store_path, run_id)
 if b3.button("Detach", key="detach"):
     attach(None)
     st.rerun()
