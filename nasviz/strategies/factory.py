@@ -62,8 +62,8 @@ _BO_OPTIONS = {
     "transform", "beta0", "quality_temperature", "quality", "kdpp_anchor", "top_parents", "n_restarts",
 }
 _EVOLUTION_OPTIONS = {"population_size", "sample_size"}
-_NASBOT_OPTIONS = {"n_init", "ea_base", "ea_cap", "n_restarts"}
-_AUTOKERAS_OPTIONS = {"n_init", "beta", "r", "t_low", "n_children", "warm_start", "n_restarts"}
+_NASBOT_OPTIONS = {"n_init", "ea_base", "ea_cap", "n_restarts", "acq_fraction", "ea_init"}
+_AUTOKERAS_OPTIONS = {"n_init", "beta", "r", "t_low", "n_children", "warm_start", "n_restarts", "acq_fraction"}
 
 
 def strategy_help() -> str:
@@ -134,15 +134,25 @@ def make_strategy(
         from nasviz.strategies.nasbot import NASBOT
 
         _check_options(name, options, _NASBOT_OPTIONS)
-        return NASBOT(space, seed=seed, domain=domain, **{k: int(v) for k, v in options.items()})
+        casts = {"n_init": int, "ea_base": int, "ea_cap": int, "n_restarts": int, "acq_fraction": _fraction_or_none,
+                 "ea_init": str}
+        return NASBOT(space, seed=seed, domain=domain, **{k: casts[k](v) for k, v in options.items()})
     if name == "autokeras":
         from nasviz.strategies.autokeras import AutoKeras
 
         _check_options(name, options, _AUTOKERAS_OPTIONS)
         casts = {"n_init": int, "n_children": int, "n_restarts": int, "beta": float, "r": float, "t_low": float,
-                 "warm_start": lambda v: v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes")}
+                 "warm_start": lambda v: v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes"),
+                 "acq_fraction": _fraction_or_none}
         return AutoKeras(space, seed=seed, domain=domain, **{k: casts[k](v) for k, v in options.items()})
     raise ValueError(f"unknown strategy {name!r}; known strategies: {', '.join(strategy_names())}")
+
+
+def _fraction_or_none(value: Any) -> float | None:
+    """``acq_fraction`` from an option value: a positive number, or ``None`` / "none" (uncapped)."""
+    if value is None or str(value).strip().lower() in ("none", "off", ""):
+        return None
+    return float(value)
 
 
 def _bo_label(kernel: str, kernel_options: dict[str, Any], config: dict[str, Any]) -> str:

@@ -64,6 +64,45 @@ def test_tree_search_excludes_and_validates():
         tree_search(history, _units_cost, rng, r=1.5)
 
 
+def test_tree_search_stops_at_max_scored():
+    history = [(a, float(c)) for a, c in zip(L.initial_pool()[:3], _units_cost(L.initial_pool()[:3]))]
+    full = tree_search(history, _units_cost, np.random.default_rng(0), r=0.8, t_low=0.05)
+    capped = tree_search(history, _units_cost, np.random.default_rng(0), r=0.8, t_low=0.05, max_scored=10)
+    # the cap is checked between expansions: at most one expansion (n_children) beyond it
+    assert 10 <= len(capped.candidates) < 10 + 8 < len(full.candidates)
+    assert capped.n_expanded < full.n_expanded and capped.best is not None
+
+
+def test_exhausted_tree_search_falls_back_to_unseen_children(monkeypatch):
+    """A tree search that finds nothing new must not end the run: ask() still proposes."""
+    import nasviz.strategies.autokeras as ak
+
+    strategy = AutoKeras(L, seed=0, n_init=3)
+    from nasviz.objectives.base import Evaluation
+
+    first = strategy.ask(3)
+    strategy.tell([Evaluation(a, 90.0 + i, 1.0) for i, a in enumerate(first)])
+    monkeypatch.setattr(ak, "tree_search", lambda *a, **k: ak.TreeSearchResult(best=None))
+    proposal = strategy.ask(1)
+    assert len(proposal) == 1 and proposal[0] not in first
+    ancestor, morphs = strategy.lineage[proposal[0]]
+    assert ancestor == first[2] and len(morphs) == 1  # the best observed network, one morph
+    assert strategy.state()["fallback"] is True
+
+
+def test_acquisition_cap_follows_measured_times():
+    strategy = AutoKeras(L, seed=0, acq_fraction=0.25, n_children=8)
+    assert strategy._max_scored() is None  # nothing measured yet: Alg. 1 unchanged
+    strategy._costs = [2.0, 2.0]
+    strategy._sec_per_scored = 0.01
+    assert strategy._max_scored() == 50  # 0.25 * 2 s / 0.01 s
+    strategy._sec_per_scored = 1.0
+    assert strategy._max_scored() == 8  # never below one expansion's children
+    assert AutoKeras(L, seed=0, acq_fraction=None)._max_scored() is None
+    with pytest.raises(ValueError, match="acq_fraction"):
+        AutoKeras(L, seed=0, acq_fraction=0.0)
+
+
 def test_warm_start_child_starts_from_the_trained_parent_function():
     data = load_dataset("wine", seed=0, max_train=60)
     objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")

@@ -109,3 +109,14 @@ def test_acquisition_budget_is_capped_by_measured_training_time():
     assert NASBOT(L, seed=0, acq_fraction=None)._ea_budget(40, 7) == (40, 7)
     with pytest.raises(ValueError, match="acq_fraction"):
         NASBOT(L, acq_fraction=0)
+
+
+def test_factory_passes_nasbot_and_autokeras_options_through():
+    from nasviz.strategies.factory import make_strategy
+
+    nasbot = make_strategy("nasbot", space=L, ea_init="observed", acq_fraction="none", ea_base="5")
+    assert nasbot.ea_init == "observed" and nasbot.acq_fraction is None and nasbot.ea_base == 5
+    autokeras = make_strategy("autokeras", space=L, acq_fraction="0.5", beta="1.5")
+    assert autokeras.acq_fraction == 0.5 and autokeras.beta == 1.5
+    with pytest.raises(ValueError, match="does not take option"):
+        make_strategy("nasbot", space=L, bogus=1)
