@@ -67,7 +67,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
                    help="sleep this long after each step, to watch a fast table search live (default: 0)")
     p.add_argument("--objective", choices=["table", "train"], default="table",
                    help="look results up in a table (default) or train each architecture for real")
-    p.add_argument("--dataset", help="bundled dataset for --objective train: digits, wine, breast_cancer, diabetes "
+    p.add_argument("--dataset", help="bundled dataset for --objective train: digits, wine, breast_cancer, diabetes, friedman1 "
                                      "(default: digits)")
     p.add_argument("--workers", type=int, help="--objective train: evaluate on N local worker processes (default: 1)")
     p.add_argument("--dask", metavar="ADDRESS",

@@ -50,8 +50,22 @@ def test_regression_targets_standardised_and_invertible():
     assert all(v in raw for v in restored)
 
 
+def test_friedman1_is_friedmans_function_plus_unit_noise():
+    ds = load_dataset("friedman1", seed=0)
+    assert ds.task == "regression" and ds.input_shape == (10,) and ds.sizes() == {"train": 1200, "valid": 400, "test": 400}
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(n_samples=2000, n_features=10, noise=1.0, random_state=0)
+    f = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    assert 0.8 < np.std(y - f) < 1.2  # the documented N(0, 1) noise on the documented function
+    # the same 2,000 points every time; inputs standardised with the train split
+    again = load_dataset("friedman1", seed=0)
+    assert torch.equal(ds.x_valid, again.x_valid) and torch.equal(ds.y_test, again.y_test)
+    assert torch.allclose(ds.x_train.mean(0), torch.zeros(10), atol=1e-5)
+
+
 def test_bad_arguments_are_named():
-    assert set(dataset_names()) >= {"digits", "wine", "breast_cancer", "diabetes"}
+    assert set(dataset_names()) >= {"digits", "wine", "breast_cancer", "diabetes", "friedman1"}
     with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
         load_dataset("mnist")
     with pytest.raises(ValueError, match="fractions"):
