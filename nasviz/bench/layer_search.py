@@ -7,6 +7,10 @@ way finishes). Strategy overhead (GP fits, EA, tree search) counts against the b
 papers' time-based comparisons. Runs go to ``--workers`` processes. The summary gives, per
 strategy, the mean and standard deviation over seeds of the best validation score found, the
 mean number of evaluations and the test score of each run's best network.
+
+``--option STRATEGY.KEY=VALUE`` (repeatable) passes a setting to one strategy, e.g.
+``--option nasbot.ea_init=paper+best --option autokeras.beta=1.0``; a variant runs under the
+strategy's own name, so compare variants in separate invocations.
 """
 
 from __future__ import annotations
@@ -28,10 +32,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated strategy names (default: nasbot,autokeras,random,evolution)")
     parser.add_argument("--workers", type=int, default=2, help="parallel runs (default: 2)")
     parser.add_argument("--epochs", type=int, default=None, help="training epochs (default: the trainer's)")
+    parser.add_argument("--option", action="append", default=[], metavar="STRATEGY.KEY=VALUE",
+                        help="a strategy setting, e.g. nasbot.ea_init=paper+best (repeatable)")
 
 
-def _one(job: tuple[str, int, str, float, int | None]) -> dict:
-    strategy_name, seed, dataset, seconds, epochs = job
+def parse_options(items: list[str], names: list[str]) -> dict[str, dict[str, str]]:
+    """``["nasbot.ea_init=paper+best"]`` -> ``{"nasbot": {"ea_init": "paper+best"}}``.
+
+    Values stay strings (the strategy factory casts them); a malformed item or a strategy that
+    is not being run is a ``ValueError`` that names the item.
+    """
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        strategy, dot, key = target.partition(".")
+        if not sep or not dot or not strategy or not key:
+            raise ValueError(f"--option {item!r} is not of the form STRATEGY.KEY=VALUE")
+        if strategy not in names:
+            raise ValueError(f"--option {item!r}: strategy {strategy!r} is not among --strategies ({', '.join(names)})")
+        out.setdefault(strategy, {})[key] = value
+    return out
+
+
+def _one(job: tuple[str, int, str, float, int | None, dict[str, str]]) -> dict:
+    strategy_name, seed, dataset, seconds, epochs, options = job
     import torch
 
     torch.set_num_threads(1)
@@ -42,7 +66,7 @@ def _one(job: tuple[str, int, str, float, int | None]) -> dict:
 
     training = {"epochs": epochs} if epochs else None
     objective = TrainingObjective(L, dataset, seed=seed, device="cpu", training=training)
-    strategy = make_strategy(strategy_name, space=L, seed=seed)
+    strategy = make_strategy(strategy_name, space=L, seed=seed, **options)
     if hasattr(strategy, "attach"):
         strategy.attach(objective)  # Auto-Keras warm starts
     start = time.perf_counter()
@@ -52,6 +76,7 @@ def _one(job: tuple[str, int, str, float, int | None]) -> dict:
     best = max(evs, key=lambda e: e.value) if evs else None
     return {
         "strategy": strategy_name,
+        "options": options,
         "seed": seed,
         "best_valid": None if best is None else best.value,
         "best_test": None if best is None else best.info.get("test_score"),
@@ -73,7 +98,13 @@ def run(args: argparse.Namespace) -> dict:
     unknown = [n for n in names if n not in strategy_names()]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; known: {', '.join(strategy_names())}")
-    jobs = [(n, s, args.dataset, float(args.seconds), args.epochs) for s in seeds for n in names]
+    options = parse_options(list(getattr(args, "option", None) or []), names)
+    from nasviz.spaces import layers as L
+    from nasviz.strategies.factory import make_strategy
+
+    for n, opts in options.items():
+        make_strategy(n, space=L, seed=0, **opts)  # a bad setting fails here, before any training
+    jobs = [(n, s, args.dataset, float(args.seconds), args.epochs, options.get(n, {})) for s in seeds for n in names]
     start = time.perf_counter()
     ctx = mp.get_context("spawn")
     with ctx.Pool(max(1, int(args.workers))) as pool:
@@ -94,6 +125,7 @@ def run(args: argparse.Namespace) -> dict:
         "seconds_per_run": args.seconds,
         "seeds": seeds,
         "workers": args.workers,
+        "options": options,
         "summary": summary,
         "runs": runs,
         "total_seconds": time.perf_counter() - start,
