@@ -220,14 +220,13 @@ def tw_edge_masses(a: Architecture, b: Architecture, spec: str = "tw2g") -> list
     """Per-edge subtree masses of the two n-gram measures on TW's operation tree (paper 000 §2.2,
     Eq. (2)): which subtrees carry the operation distance ``W_o``. Edges where both masses are
     zero are left out. Sorted by contribution, largest first."""
-    from nasviz.kernels.tw import ngram_measure
-
     k = live.get_kernel(spec)
     if not hasattr(k, "tree"):
         raise ValueError(f"kernel {spec!r} is not a tree-Wasserstein kernel")
     rows = []
+    measures_a, measures_b = k.ngram_measures(a), k.ngram_measures(b)
     for n in k.orders:
-        mu_a, mu_b = ngram_measure(a, n), ngram_measure(b, n)
+        mu_a, mu_b = measures_a[n], measures_b[n]
         ma, mb = k.tree.subtree_masses(mu_a), k.tree.subtree_masses(mu_b)
         weights = {node: w for leaf in list(mu_a) + list(mu_b) for node, w in k.tree.path(leaf)}
         for node, w in weights.items():

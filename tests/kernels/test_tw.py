@@ -121,7 +121,7 @@ def test_app_f_two_gram_distance_is_two(x, z):
     of distinct groups) yields exactly these edges -- except that pool-pool is split into
     0.9 + 0.1 instead of one edge of length 1, which gives the same subtree masses and
     distances -- and (b) that tree stated verbatim as a DeclaredTree."""
-    k = TreeWassersteinKernel(ngram=2, cumulative=False, tree=FIG8_GROUPS)
+    k = TreeWassersteinKernel(ngram=2, cumulative=False, tree=FIG8_GROUPS, anchored=False)
     assert k.components([x], [z])["operations"][0, 0] == pytest.approx(2.0, abs=1e-12)
 
     tree = OperationTree(FIG8_GROUPS)
@@ -150,7 +150,7 @@ def test_app_f_two_gram_distance_is_two(x, z):
 
 
 def test_cumulative_two_gram_is_the_mean_of_one_and_two_grams(x, z):
-    k = TreeWassersteinKernel(ngram=2, cumulative=True, tree=FIG8_GROUPS)
+    k = TreeWassersteinKernel(ngram=2, cumulative=True, tree=FIG8_GROUPS, anchored=False)
     assert k.components([x], [z])["operations"][0, 0] == pytest.approx((1.0 + 2.0) / 2, abs=1e-12)
 
 
@@ -210,7 +210,8 @@ def test_tree_wasserstein_equals_exact_emd_on_real_cells(cells):
     comps = k.components(a, b)
     tree = k.tree
     for i, j in itertools.product(range(len(a)), range(len(b))):
-        w_o = np.mean([_emd_tree(tree, ngram_measure(a[i], n), ngram_measure(b[j], n)) for n in (1, 2)])
+        ma, mb = k.ngram_measures(a[i]), k.ngram_measures(b[j])
+        w_o = np.mean([_emd_tree(tree, ma[n], mb[n]) for n in (1, 2)])
         assert comps["operations"][i, j] == pytest.approx(w_o, abs=1e-9)
         pa, ia, oa = degree_measures(a[i])
         pb, ib, ob = degree_measures(b[j])
@@ -281,6 +282,28 @@ def test_gradients_are_analytic_and_every_lambda_matters(cells):
         bumped = theta.copy()
         bumped[i] += 1.0
         assert not np.allclose(k.combine(comps, bumped), K)
+
+
+def test_anchored_grams_also_run_through_input_and_output(x):
+    """anchored=True (the kernel's default) adds the 2-grams that start at the input or end at
+    the output; 1-grams stay App. F's operation-only histogram."""
+    assert ngram_measure(x, 2, anchored=True) == pytest.approx(
+        {("in", "cv1"): 1 / 7, ("in", "cv3"): 2 / 7, ("cv1", "cv3"): 1 / 7, ("cv3", "cv3"): 1 / 7, ("cv3", "out"): 2 / 7}
+    )
+    assert ngram_measure(x, 1, anchored=True) == ngram_measure(x, 1)
+    # an edge straight from input to output is no gram; a cell with no operation has none
+    bypass = Architecture(("input", "nor_conv_3x3", "output"), ((0, 1), (1, 2), (0, 2)))
+    assert ngram_measure(bypass, 2, anchored=True) == pytest.approx(
+        {("input", "nor_conv_3x3"): 0.5, ("nor_conv_3x3", "output"): 0.5}
+    )
+    anchored, plain = TreeWassersteinKernel(ngram=2), TreeWassersteinKernel(ngram=2, anchored=False)
+    assert anchored.anchored and not plain.anchored
+    # same operations, different position relative to the input: only anchored grams see it
+    labels = ("input", "nor_conv_3x3", "nor_conv_1x1", "output")
+    early = Architecture(labels, ((0, 1), (1, 2), (2, 3), (0, 2)))  # the 1x1 also reads the input
+    late = Architecture(labels, ((0, 1), (1, 2), (2, 3), (1, 3)))  # the 3x3 also feeds the output
+    assert plain.components([early], [late])["operations"][0, 0] == pytest.approx(0.0)
+    assert anchored.components([early], [late])["operations"][0, 0] > 0
 
 
 def test_degenerate_cells_give_finite_distinct_distances():
