@@ -128,6 +128,9 @@ OPERATION_GROUPS: dict[str, tuple[str, ...]] = {
     "saturating": ("logistic", "tanh", "sigmoid"),
     "dense": ("linear", "fc"),
     "decision": ("softmax",),
+    # The pseudo-layers, which only anchored n-grams (n >= 2) contain; one-member groups.
+    "input": ("input",),
+    "output": ("output",),
 }
 
 Node = Hashable
