@@ -270,11 +270,11 @@ class AutoKeras:
         if len(proposals) < n:
             phase = "bo"
             proposals += self._search(n - len(proposals), set(proposals))
-        if len(proposals) < n:
+        fallback = len(proposals) < n
+        if fallback:
             proposals += self._fallback(n - len(proposals), set(proposals))
-            self._state["fallback"] = True
         self.seen.update(proposals)
-        self._state.update({"phase": phase, "proposals": [L.format(a) for a in proposals]})
+        self._state.update({"phase": phase, "proposals": [L.format(a) for a in proposals], "fallback": fallback})
         return proposals
 
     def _search(self, n: int, taken: set[Architecture]) -> list[Architecture]:
@@ -329,7 +329,6 @@ class AutoKeras:
                 ],
                 "best_cost": None if result.best is None else result.best.cost,
                 "max_scored": max_scored,
-                "fallback": False,
             }
         )
         return out
