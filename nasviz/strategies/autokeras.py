@@ -3,7 +3,11 @@
 One step (Sec. 3):
 
 1. The first ``n_init`` proposals are feed-forward networks of the initial pool (Auto-Keras
-   starts from default architectures, App. A).
+   starts from default architectures, App. A). The default is the whole pool of 10: the same
+   networks NASBOT starts from, as paper 001's comparisons bootstrap every method with the same
+   10 networks (Sec. 5). Morphisms cannot change an existing layer's activation, so starting
+   from 3 networks confines the search to their labels (on friedman1 the best initial network
+   is the 4th, an elu network).
 2. Afterwards a GP with the edit-distance kernel (Bourgain embedding; ``make_kernel("edit")``)
    is fitted to the observed networks, and :func:`tree_search` (Alg. 1: A* over morphism
    sequences from observed networks with simulated-annealing acceptance) minimises the UCB
@@ -29,6 +33,8 @@ Deviations for small, fast objectives, and why:
   budget. The search therefore stops after ``max(n_children, acq_fraction * mean training
   seconds / measured seconds per scored child)`` scored children (the temperature schedule
   still ends it earlier when it gets there first). ``acq_fraction=None`` restores Alg. 1.
+* Failed trainings enter the GP at the worst observed score
+  (:func:`nasviz.strategies.base.with_failures`) but are never ancestors in the tree search.
 * Exhausted neighbourhoods: when every child the search samples has been evaluated already
   (small widths-only neighbourhoods of tanh networks, which admit no function-preserving deep
   morph, run dry after ~60 steps), the step falls back to unseen one-morph children of the
@@ -56,6 +62,7 @@ from nasviz.morphism import Morph, morph_network, sample_morphs
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces import layers as L
 from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.strategies.base import with_failures
 
 #: ``alpha(archs) -> (len(archs),)`` acquisition *costs* (lower is better), Eq. (10).
 CostFn = Callable[[Sequence[Architecture]], np.ndarray]
@@ -185,7 +192,7 @@ class AutoKeras:
         *,
         kernel=None,
         beta: float = 2.5,
-        n_init: int = 3,
+        n_init: int = 10,
         r: float = 0.85,
         t_low: float = 0.01,
         n_children: int = 8,
@@ -219,6 +226,7 @@ class AutoKeras:
         self.initial = [a for a in L.initial_pool() if L.is_valid(a, constraints)][:n_init]
         self.observed: list[Architecture] = []
         self.values: list[float] = []
+        self.failed: list[Architecture] = []  # evaluations that failed (diverged, too large)
         self.seen: set[Architecture] = set()
         #: child -> (nearest observed ancestor, morphisms) for every proposal made by the search.
         self.lineage: dict[Architecture, tuple[Architecture, tuple[Morph, ...]]] = {}
@@ -290,7 +298,7 @@ class AutoKeras:
                     out.append(res.child)
             return out
         y = np.asarray(self.values)
-        self.gp.fit(self.observed, y)
+        self.gp.fit(*with_failures(self.observed, y, self.failed))
 
         def alpha(archs: Sequence[Architecture]) -> np.ndarray:
             mean, std = self.gp.predict(list(archs), full_cov=False)
@@ -371,7 +379,8 @@ class AutoKeras:
                 self.observed.append(ev.arch)
                 self.values.append(float(ev.value))
             else:
-                self.models.pop(ev.arch, None)  # a failed network is no ancestor
+                self.models.pop(ev.arch, None)  # a failed network is no ancestor ...
+                self.failed.append(ev.arch)  # ... but the GP sees it at the worst score
 
     def state(self) -> dict[str, Any]:
         return {**self._state, "warm_started": dict(self.warm_started)}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
+import numpy as np
+
 from nasviz.arch import Architecture
 from nasviz.objectives.base import Evaluation
 
@@ -26,3 +28,22 @@ class Strategy(Protocol):
 
     def state(self) -> dict[str, Any]:
         """Plain data describing the last :meth:`ask` (pool, GP mean/std, batch, ...)."""
+
+
+def with_failures(
+    observed: Sequence[Architecture], targets: Sequence[float], failed: Sequence[Architecture]
+) -> tuple[list[Architecture], np.ndarray]:
+    """GP training data in which failed evaluations count as the worst observed target.
+
+    ``observed`` / ``targets`` (length n >= 1) are the successful evaluations; ``failed`` the
+    networks whose training failed (diverged, too large). Returns ``(archs, y)`` of length
+    ``n + len(failed)`` with ``y = min(targets)`` for every failed network. Without them the GP
+    never learns that a region fails, and a model-based search keeps proposing it: on friedman1,
+    Auto-Keras with 10 initial networks spent 191-630 of 400-700 evaluations per 180 s run on
+    networks that diverged. The papers do not discuss failures; imputing the worst value is the
+    usual choice of hyperparameter optimisers (a crashed run costs as much as the worst one).
+    """
+    y = np.asarray(targets, dtype=float)
+    if len(y) == 0:
+        raise ValueError("with_failures needs at least one successful evaluation")
+    return list(observed) + list(failed), np.concatenate([y, np.full(len(failed), float(y.min()))])

@@ -1,0 +1,34 @@
+"""Shared strategy helpers: failed evaluations enter the GP at the worst observed score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nasviz.objectives.base import FAILED, Evaluation
+from nasviz.spaces import layers as L
+from nasviz.strategies.autokeras import AutoKeras
+from nasviz.strategies.base import with_failures
+from nasviz.strategies.nasbot import NASBOT
+
+
+def test_with_failures_imputes_the_worst_target():
+    a, b, c, d = L.initial_pool()[:4]
+    archs, y = with_failures([a, b], [0.9, 0.7], [c, d])
+    assert archs == [a, b, c, d]
+    np.testing.assert_allclose(y, [0.9, 0.7, 0.7, 0.7])
+    archs, y = with_failures([a], [0.5], [])
+    assert archs == [a] and y.tolist() == [0.5]
+    with pytest.raises(ValueError, match="at least one successful"):
+        with_failures([], [], [c])
+
+
+@pytest.mark.parametrize("make", [lambda: NASBOT(L, seed=0, n_init=3), lambda: AutoKeras(L, seed=0, n_init=3)])
+def test_model_based_strategies_fit_their_gp_on_failures_too(make):
+    strategy = make()
+    first = strategy.ask(3)
+    strategy.tell([Evaluation(first[0], 0.9, 1.0), Evaluation(first[1], 0.8, 1.0),
+                   Evaluation(first[2], None, 0.1, FAILED, "diverged: the training loss is inf")])
+    strategy.ask(1)  # fits the GP
+    assert first[2] in strategy.gp.train_archs and len(strategy.gp.train_archs) == 3
+    assert first[2] not in strategy.observed  # never an ancestor / incumbent
