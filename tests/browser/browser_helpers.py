@@ -34,6 +34,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def fill_inputs(page, values: dict[str, str], settle: float = 1.0) -> None:
+    """Type each value into the Streamlit input whose widget key is the dict key, press Enter and
+    give the app ``settle`` seconds to rerun (each change reruns the page)."""
+    for key, value in values.items():
+        box = page.locator(f".st-key-{key} input")
+        box.fill(value)
+        box.press("Enter")
+        time.sleep(settle)
+
+
 def wait_until(condition, timeout: float, what: str, poll: float = 0.25):
     """Poll ``condition()`` until it is truthy; fail naming ``what`` after ``timeout`` seconds."""
     deadline = time.time() + timeout

@@ -11,7 +11,9 @@ import pytest
 
 from nasviz import live
 
-from browser_helpers import ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, streamlit_server, wait_until
+from browser_helpers import (
+    ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, fill_inputs, streamlit_server, wait_until,
+)
 
 pytestmark = BROWSER_MARKS
 
@@ -64,11 +66,7 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
             assert page.locator('[data-testid="stException"]').count() == 0, f"exception on {name}"
             page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
             if name == "Kernels":  # run the surrogate protocol (2 short trials) and look at its figure
-                for key, value in (("k_trials", "2"), ("k_test", "50")):
-                    box = page.locator(f".st-key-{key} input")
-                    box.fill(value)
-                    box.press("Enter")
-                    time.sleep(1.0)
+                fill_inputs(page, {"k_trials": "2", "k_test": "50"})
                 page.locator(".st-key-k_run_surrogate button").click()
                 chart = page.locator(".st-key-chart_surrogate .main-svg")
                 wait_until(lambda: chart.count() > 0, 180, "the surrogate-quality figure")
@@ -77,11 +75,7 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
                 page.locator(".st-key-chart_surrogate").screenshot(path=str(ARTIFACTS / "5b-surrogate.png"))
         # Compare: launch a study (random + evolution, 1 seed, 10 evaluations) in the background
         page.get_by_text("Launch a study").click()
-        for key, value in (("c_seeds", "1"), ("c_budget", "10")):
-            box = page.locator(f".st-key-{key} input")
-            box.fill(value)
-            box.press("Enter")
-            time.sleep(1.0)
+        fill_inputs(page, {"c_seeds": "1", "c_budget": "10"})
         page.locator(".st-key-c_launch button").click()
         done = page.get_by_text("Study: 20 / 20 evaluations, 0 run(s) still running")
         wait_until(lambda: done.count() > 0, 180, "the study's two background runs to finish")
