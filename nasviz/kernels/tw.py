@@ -299,15 +299,12 @@ def _operation_paths(arch: Architecture, n: int, anchored: bool = False) -> Coun
     """
     last = arch.n_nodes - 1
     labels, succ = arch.labels, arch.successors()
-    if anchored and n >= 2:
-        paths = [(v,) for v in range(0, last)]
-        for _ in range(n - 1):
-            paths = [p + (w,) for p in paths if p[-1] != last for w in succ[p[-1]]]
+    anchor = anchored and n >= 2
+    paths = [(v,) for v in range(0 if anchor else 1, last)]
+    for _ in range(n - 1):  # the output has no successors, so a path ends there
+        paths = [p + (w,) for p in paths for w in succ[p[-1]] if anchor or w != last]
+    if anchor:
         paths = [p for p in paths if any(0 < v < last for v in p)]
-    else:
-        paths = [(v,) for v in range(1, last)]
-        for _ in range(n - 1):
-            paths = [p + (w,) for p in paths for w in succ[p[-1]] if w != last]
     return Counter(tuple(labels[v] for v in p) for p in paths)
 
 
