@@ -62,7 +62,7 @@ from nasviz.morphism import Morph, morph_network, sample_morphs
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces import layers as L
 from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
-from nasviz.strategies.base import with_failures
+from nasviz.strategies.base import affordable_items, with_failures
 
 #: ``alpha(archs) -> (len(archs),)`` acquisition *costs* (lower is better), Eq. (10).
 CostFn = Callable[[Sequence[Architecture]], np.ndarray]
@@ -344,10 +344,8 @@ class AutoKeras:
     def _max_scored(self) -> int | None:
         """Children one tree search may score: ``acq_fraction`` of the mean training seconds over
         the measured seconds per scored child, at least ``n_children``; ``None`` = uncapped."""
-        if self.acq_fraction is None or self._sec_per_scored is None or not self._costs:
-            return None
-        affordable = self.acq_fraction * float(np.mean(self._costs)) / max(self._sec_per_scored, 1e-9)
-        return int(max(self.n_children, affordable))
+        affordable = affordable_items(self.acq_fraction, self._costs, self._sec_per_scored)
+        return None if affordable is None else int(max(self.n_children, affordable))
 
     def _fallback(self, n: int, taken: set[Architecture]) -> list[Architecture]:
         """``n`` unseen networks when the tree search found none: one-morph children of the

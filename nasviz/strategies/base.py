@@ -47,3 +47,16 @@ def with_failures(
     if len(y) == 0:
         raise ValueError("with_failures needs at least one successful evaluation")
     return list(observed) + list(failed), np.concatenate([y, np.full(len(failed), float(y.min()))])
+
+
+def affordable_items(fraction: float | None, train_seconds: Sequence[float], seconds_per_item: float | None) -> float | None:
+    """How many acquisition items (EA candidates, scored tree-search children) one step may
+    compute so that it takes at most ``fraction`` of the mean training time of a network.
+
+    ``None`` when uncapped (``fraction is None``) or nothing is measured yet. NASBOT and Auto-Keras
+    use it to keep their acquisition optimisers from costing more than training on small, fast
+    datasets (their papers train for minutes per network, where the cap never binds).
+    """
+    if fraction is None or seconds_per_item is None or not len(train_seconds):
+        return None
+    return fraction * float(np.mean(train_seconds)) / max(seconds_per_item, 1e-9)

@@ -82,7 +82,7 @@ from nasviz.arch import Architecture
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces import layers as L
 from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
-from nasviz.strategies.base import with_failures
+from nasviz.strategies.base import affordable_items, with_failures
 
 #: ``acquisition(archs) -> (len(archs),)`` values, higher is better.
 AcquisitionFn = Callable[[Sequence[Architecture]], np.ndarray]
@@ -283,9 +283,9 @@ class NASBOT:
         """The schedule's ``(n_EA, N_mut)``, capped so that the acquisition work of a step
         (``n_EA`` new candidates at the measured seconds per candidate, GP fit included) stays within
         ``acq_fraction`` of the mean training time of a network; at least ``N_mut`` evaluations."""
-        if self.acq_fraction is None or self._sec_per_candidate is None or not self._costs:
+        affordable = affordable_items(self.acq_fraction, self._costs, self._sec_per_candidate)
+        if affordable is None:
             return n_ea, n_mut
-        affordable = self.acq_fraction * float(np.mean(self._costs)) / max(self._sec_per_candidate, 1e-9)
         capped = int(max(n_mut, min(n_ea, affordable)))
         return capped, min(n_mut, capped)
 

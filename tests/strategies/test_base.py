@@ -32,3 +32,11 @@ def test_model_based_strategies_fit_their_gp_on_failures_too(make):
     strategy.ask(1)  # fits the GP
     assert first[2] in strategy.gp.train_archs and len(strategy.gp.train_archs) == 3
     assert first[2] not in strategy.observed  # never an ancestor / incumbent
+
+
+def test_affordable_items_is_a_fraction_of_the_mean_training_time():
+    from nasviz.strategies.base import affordable_items
+
+    assert affordable_items(0.25, [1.0, 3.0], 0.01) == pytest.approx(50.0)  # 0.25 * 2 s / 0.01 s
+    assert affordable_items(None, [1.0], 0.01) is None  # uncapped
+    assert affordable_items(0.25, [], 0.01) is None and affordable_items(0.25, [1.0], None) is None
