@@ -60,3 +60,17 @@ def affordable_items(fraction: float | None, train_seconds: Sequence[float], sec
     if fraction is None or seconds_per_item is None or not len(train_seconds):
         return None
     return fraction * float(np.mean(train_seconds)) / max(seconds_per_item, 1e-9)
+
+
+def robust_targets(y: np.ndarray) -> np.ndarray:
+    """Scores clipped from below at the Tukey fence ``Q1 - 1.5 IQR``; shape ``(n,) -> (n,)``.
+
+    Keeps a handful of networks that trained badly (far below every other score) from dominating
+    the GP's standardisation; the ordering of all the other scores is unchanged. NASBOT and
+    Auto-Keras fit their GPs to these (figures in their module docstrings).
+    """
+    y = np.asarray(y, dtype=float)
+    if len(y) < 4:
+        return y
+    q1, q3 = np.quantile(y, [0.25, 0.75])
+    return np.maximum(y, q1 - 1.5 * (q3 - q1))

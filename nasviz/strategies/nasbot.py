@@ -82,7 +82,7 @@ from nasviz.arch import Architecture
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces import layers as L
 from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
-from nasviz.strategies.base import affordable_items, with_failures
+from nasviz.strategies.base import affordable_items, robust_targets, with_failures
 
 #: ``acquisition(archs) -> (len(archs),)`` values, higher is better.
 AcquisitionFn = Callable[[Sequence[Architecture]], np.ndarray]
@@ -166,19 +166,6 @@ def ea_optimise(
         pool.extend(children)
         evaluated += len(children)
     return pool, np.asarray(values)
-
-
-def robust_targets(y: np.ndarray) -> np.ndarray:
-    """Scores clipped from below at the Tukey fence ``Q1 - 1.5 IQR``; shape ``(n,) -> (n,)``.
-
-    Keeps a handful of failed trainings (far below every other score) from dominating the
-    GP's standardisation; the ordering of all the other scores is unchanged.
-    """
-    y = np.asarray(y, dtype=float)
-    if len(y) < 4:
-        return y
-    q1, q3 = np.quantile(y, [0.25, 0.75])
-    return np.maximum(y, q1 - 1.5 * (q3 - q1))
 
 
 class NASBOT:

@@ -1,4 +1,4 @@
-"""Shared strategy helpers: failed evaluations enter the GP at the worst observed score."""
+"""Shared strategy helpers: failed evaluations and outlying scores in the GP, acquisition caps."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from nasviz.objectives.base import FAILED, Evaluation
 from nasviz.spaces import layers as L
 from nasviz.strategies.autokeras import AutoKeras
-from nasviz.strategies.base import with_failures
+from nasviz.strategies.base import robust_targets, with_failures
 from nasviz.strategies.nasbot import NASBOT
 
 
@@ -40,3 +40,33 @@ def test_affordable_items_is_a_fraction_of_the_mean_training_time():
     assert affordable_items(0.25, [1.0, 3.0], 0.01) == pytest.approx(50.0)  # 0.25 * 2 s / 0.01 s
     assert affordable_items(None, [1.0], 0.01) is None  # uncapped
     assert affordable_items(0.25, [], 0.01) is None and affordable_items(0.25, [1.0], None) is None
+
+
+def test_robust_targets_clip_failed_trainings_only():
+    y = np.array([96.0, 97.0, 95.5, 96.5, 10.0, 97.5, 22.0, 96.2, 94.9, 96.8, 97.2, 95.9])
+    r = robust_targets(y)
+    q1, q3 = np.quantile(y, [0.25, 0.75])
+    assert np.isclose(r.min(), q1 - 1.5 * (q3 - q1)) and r.min() > 90  # failures lifted to the fence
+    good = y > 90
+    assert np.array_equal(r[good], y[good])  # every other score unchanged, so the order is kept
+    assert np.array_equal(robust_targets(y[:3]), y[:3])  # too few to estimate quartiles
+
+
+@pytest.mark.parametrize("make", [lambda: NASBOT(L, seed=0, n_init=6), lambda: AutoKeras(L, seed=0, n_init=6)])
+def test_model_based_strategies_fit_their_gp_on_clipped_scores(make):
+    """One network that trained badly (R^2 ~ 0 among ~0.94s) must not set the GP's scale."""
+    strategy = make()
+    first = strategy.ask(6)
+    scores = [0.94, 0.93, 0.945, 0.0, 0.935, 0.94]
+    strategy.tell([Evaluation(a, v, 1.0) for a, v in zip(first, scores)])
+    seen = {}
+    fit = strategy.gp.fit
+
+    def recording_fit(archs, y):
+        seen["y"] = np.asarray(y)
+        return fit(archs, y)
+
+    strategy.gp.fit = recording_fit
+    strategy.ask(1)
+    np.testing.assert_allclose(seen["y"], robust_targets(np.array(scores)))
+    assert seen["y"].min() > 0.9
