@@ -102,6 +102,27 @@ def test_objective_reports_failed_evaluation_and_search_can_continue(tiny_digits
     assert ev2.ok and ev2.value is not None
 
 
+def test_a_diverged_warm_start_is_retrained_from_scratch(tiny_digits):
+    """A network with ``rebuild_from_scratch`` (a warm start) that diverges is trained again
+    from fresh weights; one without it stays a failed evaluation."""
+    rebuilt = []
+
+    def builder(arch, data, **options):
+        model = _NaNNet()
+        model.rebuild_from_scratch = lambda: rebuilt.append(arch) or _net()
+        return model
+
+    obj = TrainingObjective(get_space("nb201"), tiny_digits, builder=builder,
+                            training={"epochs": 1, "patience": 1, "batch_size": 128})
+    ev = obj.evaluate([nb201.parse(MIXED)])[0]
+    assert ev.ok and ev.value is not None and rebuilt == [nb201.parse(MIXED)]
+    assert "diverged" in ev.info["notes"][0] and "trained from scratch" in ev.info["notes"][0]
+    plain = TrainingObjective(get_space("nb201"), tiny_digits, builder=lambda arch, data: _NaNNet(),
+                              training={"epochs": 1, "patience": 1})
+    ev = plain.evaluate([nb201.parse(MIXED)])[0]
+    assert not ev.ok and "notes" not in ev.info
+
+
 def test_oom_lowers_the_cap_and_retries_with_a_smaller_batch(tiny_digits):
     calls = []
 

@@ -125,6 +125,27 @@ def test_warm_start_child_starts_from_the_trained_parent_function():
     assert strategy.warm_started[L.format(child)] == L.format(parent)
 
 
+def test_a_warm_started_child_that_diverges_is_trained_from_scratch():
+    data = load_dataset("wine", seed=0, max_train=60)
+    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = AutoKeras(L, seed=0, n_init=2)
+    strategy.attach(objective)
+    parent = L.initial_pool()[0]
+    assert objective.evaluate([parent])[0].ok
+    with torch.no_grad():  # a parent whose weights make any warm-started child blow up
+        for p in strategy.models[parent].parameters():
+            p.mul_(1e30)
+    child = L.parse("input;relu:64<0;relu:64<1;linear<0,2;output<3")
+    from nasviz.morphism import Morph
+
+    strategy.lineage[child] = (parent, (Morph("add", 0, 3),))
+    ev = objective.evaluate([child])[0]
+    assert ev.ok and "trained from scratch" in ev.info["notes"][0]
+    assert strategy.scratch_retries == [L.format(child)]
+    assert L.format(child) not in strategy.warm_started  # it did not start from the parent
+    assert all(torch.isfinite(p).all() for p in strategy.models[child].parameters())  # descendants inherit this
+
+
 def test_autokeras_end_to_end_short_run():
     data = load_dataset("wine", seed=0, max_train=60)
     objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
