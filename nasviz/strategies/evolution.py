@@ -1,7 +1,7 @@
 """Regularised evolution (Real et al., AAAI 2019): tournament selection with aging.
 
 The baseline the tree-Wasserstein (000) and NAS-BOWL (002) papers compare against. The first
-``population_size`` proposals are random; after that each child is a one-step mutation
+``population_size`` proposals are the ``initial`` architectures, if given, then random ones; after that each child is a one-step mutation
 (``space.mutate``) of the best of ``sample_size`` members drawn uniformly without replacement
 from the population, and the oldest member dies when a child joins ("aging": the population is
 a FIFO queue, so good architectures are not kept forever).
@@ -37,6 +37,10 @@ class RegularizedEvolution:
     max_mutation_tries : int
         Mutations tried per child before falling back to a random unseen architecture (the
         neighbourhood of a parent can be exhausted late in a run).
+    initial : sequence of Architecture, optional
+        Proposed first, before any random architecture (paper 001 Sec. 5 bootstraps NASBOT "and
+        other methods" with the same 10 feed-forward networks; the factory passes them on the
+        layer space).
     """
 
     name = "evolution"
@@ -49,6 +53,7 @@ class RegularizedEvolution:
         population_size: int = 10,
         sample_size: int = 3,
         max_mutation_tries: int = 50,
+        initial: Sequence[Architecture] | None = None,
     ) -> None:
         if population_size < 2:
             raise ValueError(f"population_size must be at least 2, got {population_size}")
@@ -67,6 +72,7 @@ class RegularizedEvolution:
         self._parents: list[str | None] = []
         self._n_told = 0
         self._pending: set[Architecture] = set()  # proposed, not yet told
+        self._initial = [a for a in dict.fromkeys(initial or ()) if self._allowed(a)]
 
     def _allowed(self, arch: Architecture) -> bool:
         return arch not in self.seen and (self._domain_set is None or arch in self._domain_set)
@@ -88,6 +94,13 @@ class RegularizedEvolution:
         n_random = max(0, min(n, self.population_size - self._n_told - len(self._pending)))
         if len(self.population) == 0:
             n_random = n
+        while n_random and self._initial:
+            arch = self._initial.pop(0)
+            if self._allowed(arch):
+                proposals.append(arch)
+                parents.append(None)
+                self.seen.add(arch)
+                n_random -= 1
         if n_random:
             for arch in random_pool(self.space, self.rng, n_random, exclude=self.seen, domain=self.domain):
                 proposals.append(arch)

@@ -4,6 +4,10 @@ Strategy names
 --------------
 ``random``              uniform random search without replacement
 ``evolution``           regularised evolution (aging tournament; population 10, sample 3)
+
+                        On the layer space both start from its 10 initial networks, like
+                        ``nasbot`` and ``autokeras`` (paper 001 Sec. 5); option ``init=random``
+                        starts them from random networks instead
 ``bo``                  Bayesian optimisation driven by options: ``kernel`` (tw, tw1g, tw2g, tw3g,
                         wl, otmann, edit, path, ot, gw), ``acquisition`` (ucb, ei), ``pool``
                         (evolution, random, gradient, mixed), ``batch`` (topk, kdpp-quality, kdpp,
@@ -61,7 +65,8 @@ _BO_OPTIONS = {
     "kernel", "kernel_options", "acquisition", "pool", "batch", "batch_size", "n_init", "pool_size",
     "transform", "beta0", "quality_temperature", "quality", "kdpp_anchor", "top_parents", "n_restarts",
 }
-_EVOLUTION_OPTIONS = {"population_size", "sample_size"}
+_EVOLUTION_OPTIONS = {"population_size", "sample_size", "init"}
+_RANDOM_OPTIONS = {"init"}
 _NASBOT_OPTIONS = {"n_init", "ea_base", "ea_cap", "n_restarts", "acq_fraction", "ea_init"}
 _AUTOKERAS_OPTIONS = {"n_init", "beta", "r", "t_low", "n_children", "warm_start", "n_restarts", "acq_fraction"}
 
@@ -109,13 +114,15 @@ def make_strategy(
     if name == "random":
         from nasviz.strategies.random_search import RandomSearch
 
-        _check_options(name, options, set())
-        return RandomSearch(space, seed=seed, domain=domain)
+        _check_options(name, options, _RANDOM_OPTIONS)
+        return RandomSearch(space, seed=seed, domain=domain, initial=_initial(space, options.pop("init", None)))
     if name == "evolution":
         from nasviz.strategies.evolution import RegularizedEvolution
 
         _check_options(name, options, _EVOLUTION_OPTIONS)
-        return RegularizedEvolution(space, seed=seed, domain=domain, **{k: int(v) for k, v in options.items()})
+        initial = _initial(space, options.pop("init", None))
+        return RegularizedEvolution(space, seed=seed, domain=domain, initial=initial,
+                                    **{k: int(v) for k, v in options.items()})
     if name == "bo" or name in BO_PRESETS:
         from nasviz.strategies.bo import BayesianOptimisation
 
@@ -146,6 +153,21 @@ def make_strategy(
                  "acq_fraction": _fraction_or_none}
         return AutoKeras(space, seed=seed, domain=domain, **{k: casts[k](v) for k, v in options.items()})
     raise ValueError(f"unknown strategy {name!r}; known strategies: {', '.join(strategy_names())}")
+
+
+def _initial(space: ModuleType, init: Any) -> list[Architecture] | None:
+    """Where random search and evolution start: ``"pool"`` (the default where the space has an
+    initial pool: the layer space's 10 feed-forward networks that NASBOT and Auto-Keras also
+    start from) or ``"random"``."""
+    has_pool = hasattr(space, "initial_pool")
+    init = ("pool" if has_pool else "random") if init is None else str(init).strip().lower()
+    if init not in ("pool", "random"):
+        raise ValueError(f"init must be 'pool' or 'random', got {init!r}")
+    if init == "random":
+        return None
+    if not has_pool:
+        raise ValueError(f"init='pool': the {getattr(space, 'NAME', space)!r} space has no initial pool")
+    return list(space.initial_pool())
 
 
 def _fraction_or_none(value: Any) -> float | None:

@@ -16,12 +16,19 @@ class RandomSearch:
 
     With a finite ``domain`` (a table's rows) it draws from a random permutation of the
     domain, which is exactly sampling without replacement; otherwise it samples the space and
-    rejects architectures it has seen.
+    rejects architectures it has seen. ``initial`` architectures, if given, are proposed first
+    (the same bootstrap as the model-based methods, paper 001 Sec. 5).
     """
 
     name = "random"
 
-    def __init__(self, space: ModuleType, seed: int = 0, domain: Sequence[Architecture] | None = None) -> None:
+    def __init__(
+        self,
+        space: ModuleType,
+        seed: int = 0,
+        domain: Sequence[Architecture] | None = None,
+        initial: Sequence[Architecture] | None = None,
+    ) -> None:
         self.space = space
         self.rng = np.random.default_rng(seed)
         self.domain = list(domain) if domain is not None else None
@@ -29,9 +36,16 @@ class RandomSearch:
         self._cursor = 0
         self.seen: set[Architecture] = set()
         self._last: list[Architecture] = []
+        domain_set = set(self.domain) if self.domain is not None else None
+        self._initial = [a for a in dict.fromkeys(initial or ()) if domain_set is None or a in domain_set]
 
     def ask(self, n: int) -> list[Architecture]:
         proposals: list[Architecture] = []
+        while len(proposals) < n and self._initial:
+            arch = self._initial.pop(0)
+            if arch not in self.seen:
+                proposals.append(arch)
+                self.seen.add(arch)
         if self.domain is not None:
             while len(proposals) < n and self._cursor < len(self._order):
                 arch = self.domain[self._order[self._cursor]]

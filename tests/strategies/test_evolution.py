@@ -1,4 +1,4 @@
-"""Regularised evolution: random start, tournament + aging, no repeats, domain, determinism."""
+"""Regularised evolution: random or initial-pool start, tournament + aging, no repeats, domain, determinism."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pytest
 
 from nasviz.objectives import TableObjective
 from nasviz.runner import run_search
-from nasviz.spaces import nb201
+from nasviz.objectives import Evaluation
+from nasviz.spaces import layers, nb201
 from nasviz.strategies.evolution import RegularizedEvolution
 from nasviz.strategies.factory import make_strategy
 
@@ -70,3 +71,24 @@ def test_bad_options_are_clear_errors():
         RegularizedEvolution(nb201, population_size=5, sample_size=6)
     with pytest.raises(ValueError, match="does not take option"):
         make_strategy("evolution", space=nb201, kernel="tw")
+    with pytest.raises(ValueError, match="init must be 'pool' or 'random'"):
+        make_strategy("evolution", space=layers, init="best")
+    with pytest.raises(ValueError, match="has no initial pool"):
+        make_strategy("random", space=nb201, init="pool")
+
+
+@pytest.mark.parametrize("name", ["evolution", "random"])
+def test_layer_space_baselines_start_from_the_same_initial_networks_as_nasbot(name):
+    """Paper 001 Sec. 5 bootstraps NASBOT "and other methods" with the same 10 networks."""
+    pool = layers.initial_pool()
+    strategy = make_strategy(name, space=layers, seed=0)
+    first = strategy.ask(4) + strategy.ask(6)
+    assert first == pool
+    strategy.tell([Evaluation(a, float(i), 1.0) for i, a in enumerate(first)])
+    later = strategy.ask(5)
+    assert len(later) == 5 and not set(later) & set(pool)
+    random_start = make_strategy(name, space=layers, seed=0, init="random").ask(10)
+    assert random_start != pool and len(set(random_start)) == 10
+    # NB201 has no initial pool: the baselines start at random there, as before.
+    assert len(make_strategy(name, space=nb201, seed=0).ask(3)) == 3
+
