@@ -17,4 +17,5 @@ BENCHMARKS: dict[str, str] = {
     "store": "nasviz.bench.store",
     "warmstart": "nasviz.bench.warmstart",
     "layer-search": "nasviz.bench.layer_search",
+    "layer-retrain": "nasviz.bench.layer_retrain",
 }
