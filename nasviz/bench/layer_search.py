@@ -4,13 +4,17 @@ Each (strategy, seed) run trains MLPs on a bundled dataset with the project trai
 (:class:`~nasviz.objectives.trainer.TrainingObjective`, its default settings, CPU, one torch
 thread) and stops asking for new networks once ``--seconds`` have passed (the evaluation under
 way finishes). Strategy overhead (GP fits, EA, tree search) counts against the budget, as in the
-papers' time-based comparisons. Runs go to ``--workers`` processes. The summary gives, per
+papers' time-based comparisons. Every strategy starts from the layer space's 10 initial networks
+(paper 001 Sec. 5; ``--option evolution.init=random`` starts evolution from random networks).
+Runs go to ``--workers`` processes. The summary gives, per
 strategy, the mean and standard deviation over seeds of the best validation score found, the
 mean number of evaluations and the test score of each run's best network.
 
 ``--option STRATEGY.KEY=VALUE`` (repeatable) passes a setting to one strategy, e.g.
 ``--option nasbot.ea_init=paper+best --option autokeras.beta=1.0``; a variant runs under the
-strategy's own name, so compare variants in separate invocations.
+strategy's own name, so compare variants in separate invocations. ``bench layer-retrain --from
+RESULT`` trains each run's best network again on fresh seeds (what it is worth without the luck
+of the maximum).
 """
 
 from __future__ import annotations
