@@ -6,7 +6,8 @@ Strategy names
 ``evolution``           regularised evolution (aging tournament; population 10, sample 3)
 
                         On the layer space both start from its 10 initial networks, like
-                        ``nasbot`` and ``autokeras`` (paper 001 Sec. 5); option ``init=random``
+                        ``nasbot`` and ``autokeras`` (paper 001 Sec. 5); the option
+                        ``init=random`` (e.g. ``bench layer-search --option evolution.init=random``)
                         starts them from random networks instead
 ``bo``                  Bayesian optimisation driven by options: ``kernel`` (tw, tw1g, tw2g, tw3g,
                         wl, otmann, edit, path, ot, gw), ``acquisition`` (ucb, ei), ``pool``
