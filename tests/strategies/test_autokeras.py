@@ -103,14 +103,19 @@ def test_acquisition_cap_follows_measured_times():
         AutoKeras(L, seed=0, acq_fraction=0.0)
 
 
-def test_warm_start_child_starts_from_the_trained_parent_function():
+def _trained_parent():
+    """A wine objective with Auto-Keras's warm starts attached, and a trained first initial network."""
     data = load_dataset("wine", seed=0, max_train=60)
     objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
     strategy = AutoKeras(L, seed=0, n_init=2)
     strategy.attach(objective)
     parent = L.initial_pool()[0]
-    ev = objective.evaluate([parent])[0]
-    assert ev.ok and parent in strategy.models
+    assert objective.evaluate([parent])[0].ok and parent in strategy.models
+    return data, objective, strategy, parent
+
+
+def test_warm_start_child_starts_from_the_trained_parent_function():
+    data, objective, strategy, parent = _trained_parent()
     trained = strategy.models[parent]
     child = L.parse("input;relu:64<0;relu:64<1;relu:64<2;linear<1,3;output<4")
     from nasviz.morphism import Morph
@@ -126,12 +131,7 @@ def test_warm_start_child_starts_from_the_trained_parent_function():
 
 
 def test_a_warm_started_child_that_diverges_is_trained_from_scratch():
-    data = load_dataset("wine", seed=0, max_train=60)
-    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
-    strategy = AutoKeras(L, seed=0, n_init=2)
-    strategy.attach(objective)
-    parent = L.initial_pool()[0]
-    assert objective.evaluate([parent])[0].ok
+    _, objective, strategy, parent = _trained_parent()
     with torch.no_grad():  # a parent whose weights make any warm-started child blow up
         for p in strategy.models[parent].parameters():
             p.mul_(1e30)
