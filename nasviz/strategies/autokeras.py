@@ -56,9 +56,8 @@ Wall-clock comparison with NASBOT, random search and evolution on digits and fri
 table in :mod:`nasviz.strategies.nasbot`. On friedman1 Auto-Keras ends just above random search
 and below evolution (0.9479 against 0.9472 and 0.9502 on the held-out seeds 6-8), and the
 measurements point at the search space the method defines rather than at its optimiser: it only
-reaches networks *morphable*
-from the initial ones (Sec. 3), and a morphism never changes an activation and inserts only
-``relu`` / ``leaky-relu`` / ``elu`` layers (the function-preserving ones, :mod:`nasviz.morphism`;
+reaches networks *morphable* from the initial ones (Sec. 3), and a morphism never changes an
+activation and inserts only ``relu`` / ``leaky-relu`` / ``elu`` layers (the function-preserving ones, :mod:`nasviz.morphism`;
 no combination of tanh or logistic units is the identity). ``bench layer-retrain`` on those
 runs (each run's best network trained again from scratch on seeds 10 and 11) shows it: every
 best network of NASBOT and evolution has a softplus, logistic or tanh layer (``smooth_share``

@@ -1,10 +1,11 @@
 """Regularised evolution (Real et al., AAAI 2019): tournament selection with aging.
 
 The baseline the tree-Wasserstein (000) and NAS-BOWL (002) papers compare against. The first
-``population_size`` proposals are the ``initial`` architectures, if given, then random ones; after that each child is a one-step mutation
-(``space.mutate``) of the best of ``sample_size`` members drawn uniformly without replacement
-from the population, and the oldest member dies when a child joins ("aging": the population is
-a FIFO queue, so good architectures are not kept forever).
+``population_size`` proposals are the ``initial`` architectures, if given, then random ones;
+after that each child is a one-step mutation (``space.mutate``) of the best of ``sample_size``
+members drawn uniformly without replacement from the population, and the oldest member dies
+when a child joins ("aging": the population is a FIFO queue, so good architectures are not kept
+forever).
 """
 
 from __future__ import annotations
