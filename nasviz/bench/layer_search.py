@@ -6,9 +6,9 @@ thread) and stops asking for new networks once ``--seconds`` have passed (the ev
 way finishes). Strategy overhead (GP fits, EA, tree search) counts against the budget, as in the
 papers' time-based comparisons. Every strategy starts from the layer space's 10 initial networks
 (paper 001 Sec. 5; ``--option evolution.init=random`` starts evolution from random networks).
-Runs go to ``--workers`` processes. The summary gives, per
-strategy, the mean and standard deviation over seeds of the best validation score found, the
-mean number of evaluations and the test score of each run's best network.
+Runs go to ``--workers`` processes. The summary gives, per strategy, the mean and standard
+deviation over seeds of the best validation score found, the mean number of evaluations and the
+test score of each run's best network.
 
 ``--option STRATEGY.KEY=VALUE`` (repeatable) passes a setting to one strategy, e.g.
 ``--option nasbot.ea_init=paper+best --option autokeras.beta=1.0``; a variant runs under the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -74,3 +74,16 @@ def robust_targets(y: np.ndarray) -> np.ndarray:
         return y
     q1, q3 = np.quantile(y, [0.25, 0.75])
     return np.maximum(y, q1 - 1.5 * (q3 - q1))
+
+
+def take_initial(queue: list[Architecture], n: int, allowed: Callable[[Architecture], bool]) -> list[Architecture]:
+    """Pop up to ``n`` architectures from the front of ``queue`` (in place) that ``allowed``
+    accepts; rejected ones (already seen, e.g. after a resume) are dropped. Random search and
+    evolution propose their initial networks this way before sampling."""
+    out: list[Architecture] = []
+    while len(out) < n and queue:
+        arch = queue.pop(0)
+        if allowed(arch) and arch not in out:
+            out.append(arch)
+    return out
+

@@ -19,6 +19,7 @@ import numpy as np
 from nasviz.arch import Architecture
 from nasviz.candidates import random_pool
 from nasviz.objectives.base import Evaluation
+from nasviz.strategies.base import take_initial
 
 
 class RegularizedEvolution:
@@ -73,7 +74,7 @@ class RegularizedEvolution:
         self._parents: list[str | None] = []
         self._n_told = 0
         self._pending: set[Architecture] = set()  # proposed, not yet told
-        self._initial = [a for a in dict.fromkeys(initial or ()) if self._allowed(a)]
+        self._initial = list(initial or ())
 
     def _allowed(self, arch: Architecture) -> bool:
         return arch not in self.seen and (self._domain_set is None or arch in self._domain_set)
@@ -95,13 +96,11 @@ class RegularizedEvolution:
         n_random = max(0, min(n, self.population_size - self._n_told - len(self._pending)))
         if len(self.population) == 0:
             n_random = n
-        while n_random and self._initial:
-            arch = self._initial.pop(0)
-            if self._allowed(arch):
-                proposals.append(arch)
-                parents.append(None)
-                self.seen.add(arch)
-                n_random -= 1
+        for arch in take_initial(self._initial, n_random, self._allowed):
+            proposals.append(arch)
+            parents.append(None)
+            self.seen.add(arch)
+            n_random -= 1
         if n_random:
             for arch in random_pool(self.space, self.rng, n_random, exclude=self.seen, domain=self.domain):
                 proposals.append(arch)

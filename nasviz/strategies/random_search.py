@@ -9,6 +9,7 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.objectives.base import Evaluation
+from nasviz.strategies.base import take_initial
 
 
 class RandomSearch:
@@ -36,16 +37,15 @@ class RandomSearch:
         self._cursor = 0
         self.seen: set[Architecture] = set()
         self._last: list[Architecture] = []
-        domain_set = set(self.domain) if self.domain is not None else None
-        self._initial = [a for a in dict.fromkeys(initial or ()) if domain_set is None or a in domain_set]
+        self._domain_set = set(self.domain) if self.domain is not None else None
+        self._initial = list(initial or ())
+
+    def _allowed(self, arch: Architecture) -> bool:
+        return arch not in self.seen and (self._domain_set is None or arch in self._domain_set)
 
     def ask(self, n: int) -> list[Architecture]:
-        proposals: list[Architecture] = []
-        while len(proposals) < n and self._initial:
-            arch = self._initial.pop(0)
-            if arch not in self.seen:
-                proposals.append(arch)
-                self.seen.add(arch)
+        proposals = take_initial(self._initial, n, self._allowed)
+        self.seen.update(proposals)
         if self.domain is not None:
             while len(proposals) < n and self._cursor < len(self._order):
                 arch = self.domain[self._order[self._cursor]]

@@ -70,3 +70,14 @@ def test_model_based_strategies_fit_their_gp_on_clipped_scores(make):
     strategy.ask(1)
     np.testing.assert_allclose(seen["y"], robust_targets(np.array(scores)))
     assert seen["y"].min() > 0.9
+
+
+def test_take_initial_pops_allowed_architectures_in_order():
+    from nasviz.strategies.base import take_initial
+
+    a, b, c, d = L.initial_pool()[:4]
+    queue = [a, b, a, c, d]
+    assert take_initial(queue, 2, lambda x: x != a) == [b, c]  # a is not allowed: dropped
+    assert queue == [d]
+    assert take_initial(queue, 5, lambda x: True) == [d] and queue == []
+    assert take_initial([a, a], 2, lambda x: True) == [a]  # no repeats within one call
