@@ -8,8 +8,10 @@ replay*: the strategy is rebuilt from the stored config and seed, and for each s
 asked for proposals as before and told the stored results instead of evaluating them again.
 Strategies are deterministic given their seed and what they were told, so replay restores their
 state exactly without pickling anything, and the resumed run finishes with the same evaluations
-as an uninterrupted one. If a replayed step proposes something other than what was stored (a
-strategy that is not deterministic), the stored results are told anyway and a
+as an uninterrupted one. Trained weights that a strategy keeps (Auto-Keras's warm-start
+ancestors: ``network_state`` / ``restore_network``) are stored as they arrive and given back
+during replay. If a replayed step proposes something other than what was stored (a strategy
+that is not deterministic), the stored results are told anyway and a
 :class:`ReplayMismatchWarning` is issued.
 """
 
@@ -202,14 +204,17 @@ def run_search(
                 if store is not None:  # committed before the strategy hears of them
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in results],
                                           len(evaluations), step=step + 1)
+                    _keep_networks(store, run_id, strategy, results, format_arch)
             else:
                 results, matched = _replayed_results(stored, proposals, format_arch, parse_arch, step + 1)
                 n_replayed += len(results)
+                _restore_networks(store, run_id, strategy, results, format_arch)
                 missing = proposals[len(results):] if matched else []
                 if missing:  # killed in the middle of a step: finish the step live
                     fresh = objective.evaluate(missing)
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in fresh],
                                           len(evaluations) + len(results), step=step + 1)
+                    _keep_networks(store, run_id, strategy, fresh, format_arch)
                     results = results + fresh
             strategy.tell(results)
             for ev in results:
@@ -252,6 +257,8 @@ def run_search(
             beater.join()
     if store is not None:
         store.set_status(run_id, "stopped" if stopped else "finished")
+        if not stopped:
+            store.drop_networks(run_id)  # only a run that may be resumed needs its weights
     return RunResult(
         evaluations=evaluations,
         trajectory=trajectory,
@@ -263,6 +270,45 @@ def run_search(
         run_id=run_id,
         replayed=n_replayed,
     )
+
+
+def _keep_networks(store: RunStore, run_id: int, strategy: Strategy, results: Sequence[Evaluation],
+                   format_arch: Callable[[Any], str]) -> None:
+    """Store the trained weights a strategy will need after a resume (``strategy.network_state``).
+
+    Auto-Keras warm-starts children from their trained ancestors; replay restores its choices
+    but not weights, so without this a resumed run trains those children from scratch and
+    differs from an uninterrupted one. A failure to store is a warning, never a stopped search.
+    """
+    export = getattr(strategy, "network_state", None)
+    if export is None:
+        return
+    for ev in results:
+        if not ev.ok:
+            continue
+        try:
+            arrays = export(ev.arch)
+            if arrays is not None:
+                store.add_network(run_id, format_arch(ev.arch), arrays)
+        except Exception as err:  # noqa: BLE001 - losing a warm start must not lose the run
+            warnings.warn(f"could not store the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
+
+
+def _restore_networks(store: RunStore, run_id: int, strategy: Strategy, results: Sequence[Evaluation],
+                      format_arch: Callable[[Any], str]) -> None:
+    """Give a replaying strategy the weights :func:`_keep_networks` stored (before it is told)."""
+    restore = getattr(strategy, "restore_network", None)
+    if restore is None:
+        return
+    for ev in results:
+        if not ev.ok:
+            continue
+        try:
+            arrays = store.network(run_id, format_arch(ev.arch))
+            if arrays is not None:
+                restore(ev.arch, arrays)
+        except Exception as err:  # noqa: BLE001 - the child then trains from scratch
+            warnings.warn(f"could not restore the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
 
 
 def _heartbeat(store: RunStore, run_id: int, every: float, done: threading.Event) -> None:

@@ -4,7 +4,7 @@ Everything a search produces is written here as it happens, so a run survives a 
 tab, a crashed server or ``kill -9``, and can be listed, watched, stopped, resumed and exported
 from another process.
 
-Layout (plain data only: JSON text and numbers, never pickle)
+Layout (plain data only: JSON text, numbers and numeric arrays, never pickle)
 --------------------------------------------------------------
 ``runs``
     ``id`` (integer, from 1), ``created``/``updated`` (Unix seconds), ``name``, ``config`` (JSON:
@@ -18,6 +18,11 @@ Layout (plain data only: JSON text and numbers, never pickle)
     (NULL when failed), ``cost`` (seconds), ``status``, ``error``, ``info`` (JSON), ``created``.
 ``snapshots``
     ``(run_id, step)`` unique: the runner's :class:`~nasviz.runner.Snapshot` as JSON.
+``networks`` (schema 2)
+    ``(run_id, arch)`` unique: the trained weights a strategy needs after a resume (Auto-Keras
+    warm-starts children from them), as an ``.npz`` archive of float arrays read back with
+    ``allow_pickle=False``; 4 bytes per parameter. Kept while the run may be resumed and
+    dropped when it finishes. A version-1 file gains the table on open.
 
 Concurrency
 -----------
@@ -41,6 +46,7 @@ Using it (what the dashboard needs)
 >>> store.export_csv(run_id, "run.csv"); store.export_json(run_id, "run.json")
 >>> store.import_json("run.json")                 # a copy as a new run; read_csv_export reads CSV back
 >>> store.delete_run(run_id)                      # refused while running: stop it first
+>>> store.add_network(run_id, arch, {"w": array}); store.network(run_id, arch)   # trained weights
 
 Runs are started with :func:`nasviz.runner.start_run` and resumed with
 :func:`nasviz.runner.resume_run` (or ``python -m nasviz run --store FILE [--resume RUN_ID]``;
@@ -54,6 +60,7 @@ millisecond, ``evaluations(run_id, since_index=k)`` reads only the new rows.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -64,6 +71,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
 
 RUNNING = "running"
 STOPPED = "stopped"
@@ -76,7 +85,7 @@ STATUSES = (RUNNING, STOPPED, FINISHED, FAILED, INTERRUPTED)
 #: Columns of :meth:`RunStore.export_csv`, in order.
 CSV_COLUMNS = ("index", "step", "arch", "value", "cost", "status", "error", "info", "created")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -111,6 +120,13 @@ CREATE TABLE IF NOT EXISTS snapshots (
     data TEXT NOT NULL,
     created REAL NOT NULL,
     PRIMARY KEY (run_id, step)
+);
+CREATE TABLE IF NOT EXISTS networks (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    arch TEXT NOT NULL,
+    data BLOB NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (run_id, arch)
 );
 """
 
@@ -298,14 +314,13 @@ class RunStore:
 
     @staticmethod
     def _init_schema(conn: sqlite3.Connection) -> None:
-        for statement in _SCHEMA.split(";"):
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"run store schema version {version} is newer than this nasviz ({SCHEMA_VERSION})")
+        for statement in _SCHEMA.split(";"):  # IF NOT EXISTS: an older file gains the new tables
             if statement.strip():
                 conn.execute(statement)
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version > SCHEMA_VERSION:
-            raise StoreError(f"run store schema version {version} is newer than this nasviz ({SCHEMA_VERSION})")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _require(self, conn: sqlite3.Connection, run_id: int) -> sqlite3.Row:
         row = conn.execute("SELECT * FROM runs WHERE id=?", (self._check_id(run_id),)).fetchone()
@@ -575,6 +590,62 @@ class RunStore:
         conn.execute("INSERT OR REPLACE INTO snapshots (run_id, step, data, created) VALUES (?, ?, ?, ?)",
                      (int(run_id), step, to_json(dict(data)), now))
         conn.execute("UPDATE runs SET updated=? WHERE id=?", (now, int(run_id)))
+
+    def add_network(self, run_id: int, arch: str, arrays: Mapping[str, Any]) -> None:
+        """Keep the trained weights ``arrays`` (name -> numeric array) of network ``arch`` of a run.
+
+        Written without an fsync (like snapshots): weights lost to a power cut only mean that a
+        resumed search trains those networks' children from scratch. Replaces earlier weights.
+        """
+        named = {str(k): np.asarray(v) for k, v in arrays.items()}
+        odd = [k for k, v in named.items() if v.dtype.kind not in "biuf"]
+        if odd:
+            raise StoreError(f"weights of {arch!r} in run {run_id} are not numeric arrays: {', '.join(odd)}")
+        buffer = io.BytesIO()
+        np.savez(buffer, **named)
+        data = buffer.getvalue()
+
+        def write(conn):
+            self._require(conn, run_id)
+            conn.execute("INSERT OR REPLACE INTO networks (run_id, arch, data, created) VALUES (?, ?, ?, ?)",
+                         (int(run_id), str(arch), sqlite3.Binary(data), time.time()))
+
+        self._write(write, durable=False)
+
+    def network(self, run_id: int, arch: str) -> dict[str, np.ndarray] | None:
+        """The weights kept by :meth:`add_network` for ``arch`` in a run, or ``None``.
+
+        Read with ``allow_pickle=False``: an archive holding Python objects is refused
+        (:class:`StoreError`), whoever wrote it.
+        """
+        with self._read() as conn:
+            self._require(conn, run_id)
+            row = conn.execute("SELECT data FROM networks WHERE run_id=? AND arch=?",
+                               (int(run_id), str(arch))).fetchone()
+        if row is None:
+            return None
+        try:
+            with np.load(io.BytesIO(row["data"]), allow_pickle=False) as archive:
+                return {name: archive[name] for name in archive.files}
+        except (ValueError, OSError) as err:
+            raise StoreError(f"stored weights of {arch!r} in run {run_id} are unreadable: {err}") from None
+
+    def drop_networks(self, run_id: int) -> None:
+        """Forget a run's stored weights (the runner does so when the run finishes: only a run
+        that may be resumed needs them)."""
+
+        def delete(conn):
+            self._require(conn, run_id)
+            conn.execute("DELETE FROM networks WHERE run_id=?", (int(run_id),))
+
+        self._write(delete, durable=False)
+
+    def network_bytes(self, run_id: int) -> int:
+        """Bytes of weights kept for a run (what :meth:`add_network` costs on disk)."""
+        with self._read() as conn:
+            self._require(conn, run_id)
+            return int(conn.execute("SELECT COALESCE(SUM(LENGTH(data)), 0) FROM networks WHERE run_id=?",
+                                    (int(run_id),)).fetchone()[0])
 
     def evaluations(self, run_id: int, *, since_index: int = 0) -> list[dict[str, Any]]:
         """A run's evaluations with ``index >= since_index``, in evaluation order.

@@ -142,6 +142,7 @@ def test_delete_refuses_a_running_run_and_removes_everything_of_a_stopped_one(st
     keep, gone = store.create_run(CONFIG), store.create_run(CONFIG)
     for run_id in (keep, gone):
         store.add_step(run_id, 1, evs(2), 0, {"step": 1})
+        store.add_network(run_id, "a0", {"w": np.ones(3)})
     with pytest.raises(StoreError, match="still running"):
         store.delete_run(gone)
     store.set_status(gone, "stopped")
@@ -152,7 +153,8 @@ def test_delete_refuses_a_running_run_and_removes_everything_of_a_stopped_one(st
     with store._read() as conn:  # cascaded: no orphan rows left behind
         assert conn.execute("SELECT COUNT(*) FROM evaluations WHERE run_id=?", (gone,)).fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM snapshots WHERE run_id=?", (gone,)).fetchone()[0] == 0
-    assert store.n_evaluations(keep) == 2
+        assert conn.execute("SELECT COUNT(*) FROM networks WHERE run_id=?", (gone,)).fetchone()[0] == 0
+    assert store.n_evaluations(keep) == 2 and store.network(keep, "a0") is not None
 
 
 def test_csv_export_round_trips_exactly(store, tmp_path):
@@ -277,3 +279,48 @@ def test_a_run_claimed_after_it_was_found_dead_is_not_marked_interrupted(store, 
     assert seen["status"] == "running"
     store.stale_after = 90.0
     assert store.get_run(run_id)["status"] == "running"  # the claim survived
+
+
+def test_trained_weights_round_trip_exactly_and_pickles_are_refused(store):
+    run_id = store.create_run(CONFIG)
+    weights = {"linears.1.weight": np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32),
+               "linears.1.bias": np.zeros(4, dtype=np.float32)}
+    assert store.network(run_id, "a0") is None
+    store.add_network(run_id, "a0", weights)
+    back = store.network(run_id, "a0")
+    assert set(back) == set(weights) and all(np.array_equal(back[k], weights[k]) and back[k].dtype == np.float32
+                                             for k in weights)
+    assert store.network_bytes(run_id) > weights["linears.1.weight"].nbytes
+    store.add_network(run_id, "a0", {"w": np.ones(2)})  # replaced, not duplicated
+    assert list(store.network(run_id, "a0")) == ["w"]
+    with pytest.raises(StoreError, match="not numeric arrays"):
+        store.add_network(run_id, "a1", {"w": np.array([{"x": 1}], dtype=object)})
+    # An archive holding a Python object (written behind the store's back) is never unpickled.
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, w=np.array([{"x": 1}], dtype=object))
+    store._write(lambda conn: conn.execute("INSERT INTO networks VALUES (?, 'evil', ?, 0)", (run_id, buffer.getvalue())))
+    with pytest.raises(StoreError, match="unreadable"):
+        store.network(run_id, "evil")
+    with pytest.raises(UnknownRunError):
+        store.add_network(run_id + 99, "a0", weights)
+
+
+def test_a_version_1_store_gains_the_networks_table_and_keeps_its_runs(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    old = RunStore(path)
+    run_id = old.create_run(CONFIG)
+    old.add_step(run_id, 1, evs(2), 0, {"step": 1})
+    old.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE networks")
+    conn.execute("PRAGMA user_version=1")
+    conn.commit()
+    conn.close()
+    store = RunStore(path)
+    assert store.n_evaluations(run_id) == 2
+    store.add_network(run_id, "a0", {"w": np.ones(2)})
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == 2

@@ -17,7 +17,10 @@ One step (Sec. 3):
    TrainingObjective`'s builder so that a proposed child starts from its ancestor's *trained*
    network morphed by :func:`nasviz.morphism.morph_network` (function-preserving), and every
    network it builds is remembered (the trainer trains it in place, so the reference holds the
-   trained weights afterwards).
+   trained weights afterwards). With a run store the runner keeps those weights
+   (:meth:`AutoKeras.network_state`) and gives them back when a stopped or crashed run is
+   resumed (:meth:`AutoKeras.restore_network`), so the resumed run warm-starts its children
+   exactly as an uninterrupted one would.
 
 Choices the paper leaves open: the cooling rate ``r = 0.85`` and ``T_low = 0.01`` (Sec. 5.3 calls
 them ordinary SA hyperparameters; these give 29 expansions, about 230 scored children, a few
@@ -32,7 +35,10 @@ Deviations for small, fast objectives, and why:
   180 s) the uncapped search took 2-3.5 s per step against ~0.5 s of training, i.e. ~70% of the
   budget. The search therefore stops after ``max(n_children, acq_fraction * mean training
   seconds / measured seconds per scored child)`` scored children (the temperature schedule
-  still ends it earlier when it gets there first). ``acq_fraction=None`` restores Alg. 1.
+  still ends it earlier when it gets there first). ``acq_fraction=None`` restores Alg. 1. The
+  cap follows measured seconds, so two runs with one seed may propose differently (a resumed
+  run then replays with a ``ReplayMismatchWarning``, keeping the stored results); with ``None``
+  the proposals depend on the seed and the scores alone.
 * Failed trainings enter the GP at the worst observed score
   (:func:`nasviz.strategies.base.with_failures`) but are never ancestors in the tree search.
 * Outlying scores: as in NASBOT, the GP is fitted to the scores clipped from below at the
@@ -80,6 +86,7 @@ from types import ModuleType
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import torch
 
 from nasviz.arch import Architecture
 from nasviz.morphism import Morph, morph_network, sample_morphs
@@ -256,6 +263,8 @@ class AutoKeras:
         self.lineage: dict[Architecture, tuple[Architecture, tuple[Morph, ...]]] = {}
         #: networks built through :meth:`attach` (trained in place by the trainer).
         self.models: dict[Architecture, Any] = {}
+        #: ``arch -> freshly initialised network`` once attached (rebuilds restored networks).
+        self._fresh_network: Callable[[Architecture], Any] | None = None
         self.warm_started: dict[str, str] = {}
         #: warm-started children whose training diverged and that were trained from scratch.
         self.scratch_retries: list[str] = []
@@ -285,6 +294,12 @@ class AutoKeras:
             model = base(arch, data, **options)
             self.models[arch] = model
             return model
+
+        def fresh(arch: Architecture) -> Any:
+            with torch.random.fork_rng():  # leaves the global RNG as an uninterrupted run has it
+                return base(arch, objective.dataset, **getattr(objective, "model_options", {}))
+
+        self._fresh_network = fresh
 
         def build(arch: Architecture, data, **options):
             lineage = self.lineage.get(arch)
@@ -415,6 +430,27 @@ class AutoKeras:
             else:
                 self.models.pop(ev.arch, None)  # a failed network is no ancestor ...
                 self.failed.append(ev.arch)  # ... but the GP sees it at the worst score
+
+    # ------------------------------------------------------------------ resume
+    def network_state(self, arch: Architecture) -> dict[str, np.ndarray] | None:
+        """The trained weights of ``arch`` (parameter name -> array), for the run store.
+
+        The runner stores them after each evaluation; ``None`` when no network was built here
+        (not attached, or trained in another process).
+        """
+        model = self.models.get(arch)
+        if model is None:
+            return None
+        return {name: t.detach().cpu().numpy().copy() for name, t in model.state_dict().items()}
+
+    def restore_network(self, arch: Architecture, arrays: dict[str, np.ndarray]) -> None:
+        """Give back the trained weights of an evaluation being replayed on resume, so that its
+        descendants are warm-started as in the uninterrupted run. A no-op when not attached."""
+        if self._fresh_network is None:
+            return
+        model = self._fresh_network(arch)
+        model.load_state_dict({name: torch.as_tensor(np.asarray(a)) for name, a in arrays.items()})
+        self.models[arch] = model
 
     def state(self) -> dict[str, Any]:
         return {**self._state, "warm_started": dict(self.warm_started), "scratch_retries": list(self.scratch_retries)}

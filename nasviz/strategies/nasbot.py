@@ -30,7 +30,9 @@ Deviations, and why:
   observation, so the schedule is additionally capped (:meth:`NASBOT._ea_budget`) so that one
   step's acquisition work takes at most ``acq_fraction`` (default 0.25) of the mean measured
   training time of a network. With slow training the cap never binds and the paper's schedule
-  applies unchanged.
+  applies unchanged. The cap follows measured seconds, so two runs with one seed may propose
+  differently, and a resumed run replays with a ``ReplayMismatchWarning`` (keeping the stored
+  results); ``acq_fraction=None`` makes the proposals depend on the seed and the scores alone.
 * EA initial pool (``ea_init``): ``"paper+best"`` (default) starts every step's EA from the
   paper's 10 feed-forward networks plus the 10 best evaluated so far; ``"paper"`` uses the 10
   networks only, as the paper does, and ``"observed"`` every evaluated network. Why: with the

@@ -161,3 +161,45 @@ def test_autokeras_end_to_end_short_run():
         ancestor, morphs = strategy.lineage[a]
         assert ancestor in archs[: archs.index(a)]
         assert L.format(a) in state["warm_started"]
+
+
+def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one(tmp_path):
+    """Stop after 4 evaluations, resume in a fresh strategy: the trained ancestors come back from
+    the run store, so the children after the resume score exactly as in one uninterrupted run
+    (and, with the stored weights deleted, they do not)."""
+    from nasviz.store import RunStore
+
+    data = load_dataset("wine", seed=0, max_train=60)
+
+    def fresh_search():
+        objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
+        # acq_fraction "none": the default caps the tree search by measured seconds, which differ
+        # between two runs; uncapped, the proposals depend on the seed and the scores alone
+        strategy = make_strategy("autokeras", space=L, seed=0, n_init=2, t_low=0.2, acq_fraction="none")
+        strategy.attach(objective)
+        return strategy, objective
+
+    budget = 7
+    whole = run_search(*fresh_search(), budget, format_arch=L.format)
+    values = [ev.value for ev in whole.evaluations]
+
+    def stopped_run(path):
+        store = RunStore(path)
+        steps = []
+        first = run_search(*fresh_search(), budget, format_arch=L.format, store=store, on_step=steps.append,
+                           should_stop=lambda: len(steps) >= 4)
+        assert first.stopped and len(first.evaluations) == 4 and store.network_bytes(first.run_id) > 0
+        return store, first.run_id
+
+    store, run_id = stopped_run(tmp_path / "runs.sqlite")
+    strategy, objective = fresh_search()
+    resumed = run_search(strategy, objective, budget, format_arch=L.format, store=store, run_id=run_id, resume=True)
+    assert resumed.replayed == 4 and [ev.value for ev in resumed.evaluations] == values
+    after = [L.format(ev.arch) for ev in resumed.evaluations[4:]]
+    assert any(a in strategy.state()["warm_started"] for a in after)  # warm starts did happen after the resume
+    assert store.network_bytes(run_id) == 0  # a finished run cannot be resumed: its weights are dropped
+
+    store, run_id = stopped_run(tmp_path / "forgetful.sqlite")
+    store._write(lambda conn: conn.execute("DELETE FROM networks"))
+    forgetful = run_search(*fresh_search(), budget, format_arch=L.format, store=store, run_id=run_id, resume=True)
+    assert [ev.value for ev in forgetful.evaluations][4:] != values[4:]
