@@ -78,11 +78,11 @@ the best five-epoch mean any run reaches, autokeras 98.27, random 98.24, evoluti
 12-14: evolution 98.57, autokeras 98.31, nasbot 98.29, random 98.22): one validation example
 is 0.28 points, so there the ranking is noise.
 
-At 10 minutes per run (``--seconds 600``, friedman1, fresh seeds 20-22
-that nothing was chosen on; 2 runs at a time, idle machine, 60 min in all): nasbot **0.9527 +-
-0.0009** (406 evaluations; retrained **0.9490**), evolution 0.9522 +- 0.0012 (730; 0.9476), random
-0.9494 +- 0.0015 (1836; 0.9472), autokeras 0.9490 +- 0.0012 (399; 0.9236, one retraining
-diverged). Per seed, NASBOT vs evolution: 0.9537 / 0.9528 / 0.9516 vs 0.9529 / 0.9532 / 0.9505.
+At 10 minutes per run (``--seconds 600``, friedman1, fresh seeds 20-22 that nothing was chosen
+on; 2 runs at a time, idle machine, 60 min in all): nasbot **0.9527 +- 0.0009** (406
+evaluations; retrained **0.9490**), evolution 0.9522 +- 0.0012 (730; 0.9476), random 0.9494 +-
+0.0015 (1836; 0.9472), autokeras 0.9490 +- 0.0012 (399; 0.9236, one retraining diverged). Per
+seed, NASBOT vs evolution: 0.9537 / 0.9528 / 0.9516 vs 0.9529 / 0.9532 / 0.9505.
 """
 
 from __future__ import annotations
