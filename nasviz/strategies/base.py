@@ -16,6 +16,16 @@ class Strategy(Protocol):
     One step of a search is ``proposals = strategy.ask(n)``, evaluate them, then
     ``strategy.tell(evaluations)``. Strategies never propose an architecture they were already
     told about or already proposed.
+
+    Optional methods, looked up with ``getattr`` by the code that drives a search (only
+    :class:`~nasviz.strategies.autokeras.AutoKeras` has them today):
+
+    * ``attach(objective)``: hook into a training objective before the search starts
+      (:func:`nasviz.runner.build_search`; Auto-Keras wraps its builder for warm starts).
+    * ``network_state(arch) -> dict[str, np.ndarray] | None`` and
+      ``restore_network(arch, arrays)``: trained weights the strategy needs again after a
+      resume; :func:`nasviz.runner.run_search` stores them with each evaluation in the run store
+      and gives them back during replay.
     """
 
     name: str
