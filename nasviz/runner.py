@@ -429,7 +429,7 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
     cfg.setdefault("space", "nb201")
     cfg.setdefault("strategy", "random")
     cfg["strategy_options"] = dict(cfg.get("strategy_options") or {})
-    _int_option(cfg, "seed", 0, minimum=-(2 ** 63))
+    _int_option(cfg, "seed", 0, minimum=0)  # numpy's generators take no negative seed
     _int_option(cfg, "budget", 100, minimum=1)
     _int_option(cfg, "batch_size", 1, minimum=1)
     space = get_space(cfg["space"])
@@ -443,6 +443,7 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
             raise ValueError("workers/dask apply to training objectives; a table lookup needs no workers")
         table = load_table(cfg["table"], space=cfg["space"])
         cfg["table"] = str(cfg["table"])
+        cfg.setdefault("skipped_rows", table.skipped_rows())
         cfg["metric"] = cfg.get("metric") or table.metrics[0]
         objective = TableObjective(table, cfg["metric"])
     elif kind == "train":
