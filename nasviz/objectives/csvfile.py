@@ -37,14 +37,12 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
 
 
-def read_bytes(path: str | os.PathLike, *, max_bytes: int | None = None, label: str | None = None) -> bytes:
-    """The bytes of the regular file ``path``.
+def _open_regular(path: str | os.PathLike, label: str) -> tuple[int, os.stat_result]:
+    """An open read-only descriptor of the regular file ``path`` and its ``fstat``.
 
-    Opened with ``O_NONBLOCK`` and checked with ``fstat`` on the open descriptor, so a FIFO is
-    refused at once instead of blocking the reader, and nothing can be swapped in between the
-    check and the read. ``max_bytes`` (``None``: no limit) refuses larger files unread.
+    Opened with ``O_NONBLOCK`` and checked on the open descriptor, so a FIFO is refused at once
+    instead of blocking the reader, and nothing can be swapped in between the check and the read.
     """
-    label = label or str(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -60,6 +58,22 @@ def read_bytes(path: str | os.PathLike, *, max_bytes: int | None = None, label: 
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise TableError(f"is {file_kind(info.st_mode)}, not a file", source=label)
+    return fd, info
+
+
+def check_regular_file(path: str | os.PathLike, *, label: str | None = None) -> os.stat_result:
+    """``stat`` of ``path`` if it is a regular file we may read; else a :class:`TableError` that
+    says what it is (missing, a folder, a FIFO, ...). A FIFO is never opened for reading."""
+    fd, info = _open_regular(path, label or str(path))
+    os.close(fd)
+    return info
+
+
+def read_bytes(path: str | os.PathLike, *, max_bytes: int | None = None, label: str | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (see :func:`check_regular_file`); ``max_bytes``
+    (``None``: no limit) refuses a larger file before reading it."""
+    label = label or str(path)
+    fd, info = _open_regular(path, label)
     with os.fdopen(fd, "rb") as handle:
         if max_bytes is not None and info.st_size > max_bytes:
             raise TableError(f"is {info.st_size / 1e6:.1f} MB, larger than the {max_bytes / 1e6:g} MB allowed",
