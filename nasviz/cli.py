@@ -165,7 +165,7 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
             print(f"  {text}", file=sys.stderr)
     result = run_search(setup.strategy, setup.objective, cfg["budget"], format_arch=space.format,
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
-                        store=store, run_id=run_id, resume=args.resume is not None)
+                        store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease)
     out = result.to_dict(space.format)
     out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
                 "objective": cfg["objective"], "strategy": cfg["strategy"],
@@ -190,11 +190,13 @@ def _add_table_parser(sub: argparse._SubParsersAction) -> None:
         "import-nb201",
         help="convert the official NAS-Bench-201 file into a CSV table",
         description=(
-            "Convert the official NAS-Bench-201 benchmark file (a torch pickle) into a plain CSV table. "
-            "The file is unpickled, so only give a file you trust; it is read only from the path given here."
+            "Convert the official NAS-Bench-201 benchmark file (a torch pickle) into a plain CSV table, which "
+            "the dashboard and every other command read as text. The file is loaded with a restricted "
+            "unpickler that admits only the numpy and container classes the official file holds; a file that "
+            "names any other class is refused, naming it, and nothing from it runs."
         ),
     )
-    imp.add_argument("path", type=Path, help="the official file, e.g. NAS-Bench-201-v1_1-096897.pth (unpickled: trusted files only)")
+    imp.add_argument("path", type=Path, help="the official file, e.g. NAS-Bench-201-v1_1-096897.pth")
     imp.add_argument("--out", type=Path, required=True, help="CSV to write")
     imp.add_argument("--epochs", type=int, default=200, choices=[12, 200], help="which training length to read (default: 200)")
     imp.add_argument("--datasets", default="cifar10,cifar100,ImageNet16-120,cifar10-valid",
