@@ -57,8 +57,10 @@ def synthetic_table(tmp_path) -> Path:
 
 @pytest.fixture()
 def store_path(tmp_path, monkeypatch) -> Path:
-    """A fresh store file used by the app (``NASVIZ_STORE``), searches run synchronously."""
+    """A fresh store file used by the app (``NASVIZ_STORE``), searches run synchronously; the
+    test's folder is the operator's data folder (``NASVIZ_DATA_DIR``), so server paths are on."""
     path = tmp_path / "runs" / "store.sqlite"
     monkeypatch.setenv("NASVIZ_STORE", str(path))
     monkeypatch.setenv("NASVIZ_SYNC_RUNS", "1")
+    monkeypatch.setenv("NASVIZ_DATA_DIR", str(tmp_path))
     return path

@@ -144,34 +144,3 @@ def test_live_training_is_offered_with_its_metrics(store_path):
         assert not errors(at)
         assert at.selectbox(key="metric").options == ["valid_accuracy", "test_accuracy"]
         assert at.sidebar.selectbox(key="train_dataset").options == live.training_datasets()
-
-
-def _official_test_module():
-    """The official-file builder of the importer's tests (a tiny benchmark from the package's classes)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "objectives" / "test_nb201_official.py"
-    spec = importlib.util.spec_from_file_location("_nb201_official_tests", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_official_file_is_converted_from_a_server_path(store_path, tmp_path):
-    torch = pytest.importorskip("torch")
-    official = tmp_path / "NAS-Bench-201-tiny.pth"
-    torch.save(_official_test_module().benchmark(), official)
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.sidebar.radio(key="source_kind").set_value("Official NB201 file on the server").run()
-    at.sidebar.text_input(key="official_path").input(str(tmp_path / "missing.pth")).run()
-    at.sidebar.button(key="convert_official").click().run()
-    assert not at.exception
-    assert any("does not exist" in e.value for e in at.sidebar.error)
-    at.sidebar.text_input(key="official_path").input(str(official)).run()
-    at.sidebar.button(key="convert_official").click().run()
-    assert not errors(at), [e.value for e in at.error]
-    assert "3 architectures" in at.sidebar.success[0].value
-    assert "cifar10" in at.selectbox(key="metric").options
-    at.run()  # the converted table stays chosen on later reruns
-    assert "3 architectures" in at.sidebar.success[0].value
