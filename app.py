@@ -12,6 +12,7 @@ named a data folder (``NASVIZ_DATA_DIR``), and only files inside it are read.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import streamlit as st
@@ -80,6 +81,7 @@ def data_source_sidebar() -> None:
     elif kind == UPLOAD:
         upload = st.sidebar.file_uploader(
             "Benchmark table (CSV: arch + numeric metric columns)", type=["csv"], key="upload",
+            max_upload_size=max(1, min(math.ceil(settings.limits.max_upload_mb), st.get_option("server.maxUploadSize"))),
             help=f"Up to {settings.limits.max_upload_mb:g} MB. Read as text; kept on the server under a random "
                  f"name and deleted when no running search needs it.")
         if upload is None:

@@ -19,16 +19,28 @@ import io
 import os
 import pickletools
 import re
+import warnings
 import zipfile
 from typing import Any, Iterable, Sequence
 
 from nasviz.errors import InputError, UnsafeFileError
-from nasviz.objectives.csvfile import check_regular_file, read_bytes
+from nasviz.objectives.csvfile import check_regular_file
 
 #: How torch's restricted unpickler names a class it refuses ("... unsupported GLOBAL posix.system ...").
 _TORCH_REFUSAL = re.compile(r"GLOBAL ([\w.]+)")
-#: torch's own names for what it always admits (tensors, storages, plain containers).
-_TORCH_DEFAULTS = ("torch.", "collections.OrderedDict", "builtins.", "__builtin__.", "_codecs.encode")
+
+
+def _torch_defaults() -> set[str]:
+    """The names torch's restricted unpickler admits by itself (tensor rebuilders, storages,
+    ``OrderedDict``, ``set``...), so that :func:`first_refused_global` names only what torch
+    refused. Read from torch; its own list is private, so fall back to ``torch.*`` names."""
+    try:
+        from torch._weights_only_unpickler import _get_allowed_globals
+
+        return set(_get_allowed_globals())
+    except Exception:  # noqa: BLE001 - a torch without the private helper
+        return set()
+
 #: Opcodes read at most by :func:`first_refused_global` (a benchmark's first pickle is far shorter
 #: than its data; a refused class comes before the value that uses it).
 _MAX_OPCODES = 5_000_000
@@ -68,7 +80,9 @@ def restricted_torch_load(path: str | os.PathLike, allowed: Sequence[tuple[objec
     label = str(path)
     check_regular_file(path, label=label)  # missing, a folder, a FIFO (torch.load would block on it)
     try:
-        with safe_globals([(obj, name) for obj, name in allowed]):
+        with safe_globals([(obj, name) for obj, name in allowed]), warnings.catch_warnings():
+            # torch warns about any pickle protocol but 2 before refusing or loading: noise here
+            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
             return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises UnpicklingError, RuntimeError, EOFError, zip errors...
         refused = _refused_in_message(str(err))
@@ -91,24 +105,31 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")[:200]
 
 
-def _pickles(path: str | os.PathLike) -> bytes:
-    """The pickle bytes of a torch file: the ``*.pkl`` members of a zip file, else the file."""
-    data = read_bytes(path)
-    if zipfile.is_zipfile(io.BytesIO(data)):
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return b"".join(archive.read(n) for n in archive.namelist() if n.endswith(".pkl"))
-    return data
+def _pickles(path: str | os.PathLike, limit: int = 256 * 2 ** 20) -> bytes:
+    """The first ``limit`` bytes of pickle in a torch file: its ``*.pkl`` members if it is a zip
+    file, else the file itself (only read when torch refused the file without naming a class)."""
+    if zipfile.is_zipfile(path):
+        chunks: list[bytes] = []
+        with zipfile.ZipFile(path) as archive:
+            for name in archive.namelist():
+                if name.endswith(".pkl"):
+                    with archive.open(name) as member:
+                        chunks.append(member.read(limit - sum(map(len, chunks))))
+        return b"".join(chunks)
+    with open(path, "rb") as handle:
+        return handle.read(limit)
 
 
 def first_refused_global(data: bytes, allowed: Iterable[str]) -> str | None:
-    """The first class or function a pickle stream names that is neither in ``allowed`` nor a
-    torch default, as ``module.name``; ``None`` if there is none (or the stream is not a pickle).
+    """The first class or function a pickle stream names that is neither in ``allowed`` nor
+    admitted by torch (:func:`_torch_defaults`), as ``module.name``; ``None`` if there is none
+    (or the stream is not a pickle).
 
     Reads the opcodes of the pickles in ``data`` one after another (a legacy torch file is
     several) without executing any: ``GLOBAL`` carries its name, ``STACK_GLOBAL`` takes the two
     strings pushed before it (directly or from the memo).
     """
-    allowed = set(allowed)
+    allowed = set(allowed) | _torch_defaults()
     stream = io.BytesIO(data)
     count = 0
     while stream.tell() < len(data) and count < _MAX_OPCODES:
@@ -131,7 +152,7 @@ def first_refused_global(data: bytes, allowed: Iterable[str]) -> str | None:
                     elif op.name in ("BINGET", "LONG_BINGET", "GET") and arg in memo:
                         strings.append(memo[arg])
                     continue
-                if name not in allowed and not name.startswith(_TORCH_DEFAULTS):
+                if name not in allowed and not name.startswith("torch."):
                     return name
         except Exception:  # not (or no longer) a pickle: raw storage bytes follow in legacy files
             return None
