@@ -18,7 +18,7 @@ from nasviz.objectives import load_table
 from nasviz.spaces import layers, nb201
 from nasviz.spaces.strings import parse_architecture
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 #: Pieces that CSV files and architecture strings are made of, so that generated text reaches the
 #: parsers' deeper branches (quotes, separators, operation names, numbers in odd notations).
