@@ -461,4 +461,4 @@ def current_table(source: "live.DataSource | None") -> Table | None:
     """The table behind the sidebar's data source (``None`` for live training or no source)."""
     if source is None or source.kind != "table" or not source.path:
         return None
-    return live.table_from_path(source.path)
+    return source.table()

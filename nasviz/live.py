@@ -211,6 +211,9 @@ class DataSource:
     optimum: dict[str, float] = field(default_factory=dict)
     rows: int = 0
     bad_rows: list[str] = field(default_factory=list)
+    #: Whether messages about the table may quote it (``False`` for a server file: the visitor
+    #: may use it but not read it).
+    disclose: bool = True
 
     @classmethod
     def from_table(cls, path: Path, table: Table, label: str | None = None, *, disclose: bool = True) -> "DataSource":
@@ -218,7 +221,19 @@ class DataSource:
         own) keeps the bad rows as line, column number and reason, without the cells' text."""
         return cls("table", label or table.source, path=str(path), metrics=table.metrics,
                    optimum={m: table.optimum(m) for m in table.metrics}, rows=len(table),
-                   bad_rows=[str(b) if disclose else b.redacted() for b in table.bad_rows])
+                   bad_rows=[str(b) if disclose else b.redacted() for b in table.bad_rows], disclose=disclose)
+
+    def table(self, space: str = "nb201") -> Table:
+        """The source's table (cached; :func:`table_from_path`). If it cannot be read any more
+        (the file changed), the error quotes nothing from it unless :attr:`disclose`."""
+        if self.kind != "table" or not self.path:
+            raise TableError(f"{self.label} is not a table")
+        try:
+            return table_from_path(self.path, space)
+        except InputError as err:
+            if self.disclose:
+                raise
+            raise type(err)(err.redacted()) from None
 
 
 def make_config(
@@ -264,7 +279,7 @@ def make_config(
             raise ValueError(f"step delay must be between 0 and 60 seconds, got {step_delay}")
         config["step_delay"] = float(step_delay)
     if source.kind == "table":
-        table_from_path(source.path, space)  # TableError if the table's architectures are not of this space
+        source.table(space)  # TableError if the table's architectures are not of this space
         metric = metric or (source.metrics[0] if source.metrics else None)
         if metric not in source.metrics:
             raise ValueError(f"metric {metric!r} is not a numeric column of {source.label}; metrics: {', '.join(source.metrics)}")
@@ -542,7 +557,7 @@ def lookup_value(source: DataSource | None, arch: str, metric: str | None) -> fl
     if source is None or source.kind != "table" or not metric:
         return None
     try:
-        table = table_from_path(source.path)
+        table = source.table()
         return table.lookup(table.space.parse(arch), metric)
     except (KeyError, ValueError):
         return None

@@ -282,6 +282,26 @@ def test_what_the_page_shows_about_a_server_file_never_quotes_it(data_dir):
     assert SECRET in at.sidebar.expander[0].text[0].value
 
 
+def test_a_server_table_changed_after_it_was_chosen_is_not_quoted_by_any_page(data_dir):
+    table = data_dir / "changing.csv"
+    table.write_text(table_text(30))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
+    at.sidebar.text_input(key="server_csv").input("changing.csv").run()
+    assert "30 architectures" in at.sidebar.success[0].value
+    time.sleep(0.01)
+    table.write_text(f"arch,acc\n{SECRET},1\n")  # the operator (or anyone) replaces the file
+    shown = []
+    at.button(key="start").click().run()
+    shown += [e.value for e in at.error]
+    for page in ("kernels", "architectures", "interpretability"):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, page
+        shown += [e.value for e in at.error] + [e.value for e in at.sidebar.error]
+    assert any("changing.csv" in s and "no usable row" in s for s in shown), shown
+    assert not any(SECRET in s for s in shown)
+
+
 def test_a_server_table_changed_under_a_run_fails_it_without_quoting_it(data_dir):
     table = data_dir / "changing.csv"
     table.write_text(table_text(30))
