@@ -164,7 +164,8 @@ def save_upload(data: bytes, filename: str, space: str = "nb201", folder: Path |
     uploads.check_upload(data, filename, limits)
     table = uploads.parse_upload(data, filename, space)
     folder = folder or uploads_dir()
-    path = uploads.store_upload(data, folder, limits, in_use=uploads_in_use(default_store_path()))
+    in_use = uploads_in_use(default_store_path(), limits.upload_max_age_hours * 3600)
+    path = uploads.store_upload(data, folder, limits, in_use=in_use)
     _TABLES.put(_TABLES.key(path.resolve(), space), table)  # the worker and the pages find it parsed
     return path, table
 
@@ -174,12 +175,14 @@ def uploads_dir() -> Path:
     return runs_dir() / "uploads"
 
 
-def uploads_in_use(store_path: str | os.PathLike) -> set[Path]:
-    """Tables of the searches running in the store (their uploads must not be pruned)."""
+def uploads_in_use(store_path: str | os.PathLike, recent_seconds: float = 0.0) -> set[Path]:
+    """Tables of the store's runs that are running or were updated in the last
+    ``recent_seconds``: an upload's age counts from its last use by a search, so these are kept."""
     if not Path(store_path).is_file():
         return set()
+    since = time.time() - recent_seconds
     return {Path(r["table"]).resolve() for r in RunStore(store_path).list_runs()
-            if r["status"] == RUNNING and r.get("table")}
+            if r.get("table") and (r["status"] == RUNNING or r["updated"] >= since)}
 
 
 def trainer_available() -> bool:
@@ -350,9 +353,6 @@ def start_runs(store_path: str | os.PathLike, configs: Sequence[Mapping[str, Any
         limits.check_budget(int(config.get("budget", 0)))
     store = RunStore(store_path)
     ids = store.create_runs([dict(c) for c in configs], names=names, session=session, limits=limits)
-    for config in configs:
-        if config.get("table"):
-            uploads.touch(config["table"])  # an upload's age restarts when a search uses it
     for run_id in ids:
         if background if background is not None else not _sync_default():
             _launch(Path(store_path), run_id)
@@ -375,8 +375,6 @@ def resume_run(store_path: str | os.PathLike, run_id: int, *, background: bool |
         raise StoreError(f"run {run_id} has finished: all {run['budget']} evaluations are done")
     # claimed by the server (a new lease) until the worker claims it: an old worker stops writing now
     store.set_status(run_id, RUNNING, claim=True, session=session, limits=limits)
-    if run["config"].get("table"):
-        uploads.touch(run["config"]["table"])
     if background if background is not None else not _sync_default():
         _launch(Path(store_path), run_id)
     else:

@@ -41,7 +41,7 @@ class Limits:
     max_table_mb : float
         Size of a server-side table read from the data folder.
     upload_max_age_hours : float
-        An upload that no running search uses is deleted once it is this old.
+        An upload that no search has used for this long (none running, none updated) is deleted.
     uploads_max_total_mb : float
         All kept uploads together; an upload that would exceed it is refused.
     """

@@ -7,8 +7,9 @@ names, deleted when nothing needs them any more.
 * **Unguessable names.** Each accepted upload is written to its own file named by 192 random bits
   (``secrets.token_urlsafe``), never by its content's hash: nobody can predict the path of another
   visitor's file, or of their own, before it exists. Files are created ``0600`` with ``O_EXCL``.
-* **Pruned.** :func:`prune_uploads` deletes uploads that no running search reads and that are
-  older than the configured age, and the total the folder may hold is capped.
+* **Pruned.** :func:`prune_uploads` deletes uploads that no search has used within the configured
+  age (none running, none updated since) and that are older than it; the total the folder may
+  hold is capped.
 
 The background worker reads the stored copy as text, like any table: an upload is never unpickled.
 """
@@ -94,11 +95,13 @@ def store_upload(data: bytes, folder: Path, limits: Limits, *, in_use: Iterable[
 
 def prune_uploads(folder: Path, *, in_use: Iterable[Path], max_age_seconds: float,
                   now: float | None = None) -> list[Path]:
-    """Delete the uploads in ``folder`` that are not ``in_use`` (read by a running search) and
-    were last modified more than ``max_age_seconds`` ago; return what was deleted.
+    """Delete the uploads in ``folder`` that are not ``in_use`` and were written more than
+    ``max_age_seconds`` ago; return what was deleted.
 
-    Starting or resuming a search from an upload touches the file (:func:`touch`), so the age
-    counts from its last use.
+    ``in_use`` is what searches still read or read recently
+    (:func:`nasviz.live.uploads_in_use`: running, or updated within the same age), so an
+    upload's age counts from its last use. The files themselves are never touched: their
+    modification time keys the parsed-table cache.
     """
     now = time.time() if now is None else now
     keep = {Path(p).resolve() for p in in_use}
@@ -112,11 +115,3 @@ def prune_uploads(folder: Path, *, in_use: Iterable[Path], max_age_seconds: floa
             continue
         deleted.append(path)
     return deleted
-
-
-def touch(path: str | os.PathLike) -> None:
-    """Mark an upload as used now (its age for :func:`prune_uploads` restarts)."""
-    try:
-        os.utime(path)
-    except FileNotFoundError:
-        pass

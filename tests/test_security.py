@@ -459,19 +459,22 @@ def test_an_upload_is_parsed_once_however_often_the_page_reruns(env):
     assert uploads.cache_stats()["hits"] > after["hits"]
 
 
-def test_uploads_no_running_search_uses_are_deleted_when_old(env):
+def test_uploads_no_search_has_used_for_a_day_are_deleted(env):
     store_path = live.default_store_path()
-    used, _ = live.save_upload(table_text(30).encode(), "used.csv")
-    unused, _ = live.save_upload(table_text(31).encode(), "unused.csv")
-    fresh, _ = live.save_upload(table_text(32).encode(), "fresh.csv")
+    names = ("running", "recent", "long-ago", "unused", "fresh")
+    files = {name: live.save_upload(table_text(30 + i).encode(), f"{name}.csv")[0] for i, name in enumerate(names)}
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
-        RunStore(store_path).create_run({"table": str(used), "strategy": "random"}, pid=sleeper.pid)  # running
-        old = time.time() - 3 * 86400
-        for path in (used, unused):
-            os.utime(path, (old, old))
-        live.save_upload(table_text(33).encode(), "new.csv")  # each upload prunes first
-        assert used.exists() and fresh.exists() and not unused.exists()
+        store = RunStore(store_path)
+        store.create_run({"table": str(files["running"]), "strategy": "random"}, pid=sleeper.pid)  # running
+        store.create_run({"table": str(files["recent"]), "strategy": "random"}, status="finished")
+        long_ago = store.create_run({"table": str(files["long-ago"]), "strategy": "random"}, status="finished")
+        old = time.time() - 3 * 86400  # default age: 24 hours
+        store._write(lambda conn: conn.execute("UPDATE runs SET updated=? WHERE id=?", (old, long_ago)))
+        for name in ("running", "recent", "long-ago", "unused"):
+            os.utime(files[name], (old, old))
+        live.save_upload(table_text(40).encode(), "new.csv")  # each upload prunes first
+        assert {name for name, path in files.items() if path.exists()} == {"running", "recent", "fresh"}
     finally:
         sleeper.kill()
         sleeper.wait()
