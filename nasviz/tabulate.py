@@ -1,10 +1,11 @@
 """Make a tabular benchmark by training every cell of a space: ``python -m nasviz tabulate``.
 
-Cells whose reduced graphs are isomorphic compute the same function (:meth:`Architecture.
-canonical_key`); NAS-Bench-201's 15,625 cells fall into 5,257 such classes. One representative
-per class -- the first member in the space's enumeration order -- is trained, with a seed derived
-from the class key (:func:`nasviz.objectives.trainer.arch_seed`), and its result is written for
-every member, so equivalent cells get identical values by construction.
+Cells with the same canonical key (the space's ``canonical_key``: for NAS-Bench-201 the cell's
+output as a sum of terms, equal exactly when two cells compute the same function with weights
+tied term by term) form a class; NAS-Bench-201's 15,625 cells fall into 4,930 classes. One
+representative per class -- the first member in the space's enumeration order -- is trained,
+with a seed derived from the class key (:func:`nasviz.objectives.trainer.arch_seed`), and its
+result is written for every member, so equivalent cells get identical values by construction.
 
 Resumable: each finished class is appended to ``<out>.partial.csv`` (one line, flushed) as soon
 as it arrives; a rerun with the same settings skips the classes already there. The settings are
@@ -73,7 +74,7 @@ def plan(space_name: str = "nb201", limit_cells: int | None = None) -> Plan:
         if limit_cells is not None and len(cells) >= limit_cells:
             break
         cells.append(arch)
-    keys = [a.canonical_key() for a in cells]
+    keys = [space.canonical_key(a) for a in cells]
     first: dict[str, int] = {}
     members: list[list[int]] = []
     for i, key in enumerate(keys):
