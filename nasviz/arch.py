@@ -1,21 +1,30 @@
 """The architecture model shared by every space, kernel and strategy.
 
-An :class:`Architecture` is an immutable, hashable, node-labelled directed acyclic graph:
+An :class:`Architecture` is an immutable, hashable, node-labelled directed acyclic *multigraph*:
 each node is a layer (or, for cell spaces such as NAS-Bench-201, an operation), its label is the
 operation, and an optional width gives the number of units for layer spaces (NASBOT,
-Auto-Keras). Node 0 is always the input and the last node the output.
+Auto-Keras). Node 0 is always the input and the last node the output. Edges may repeat: two
+parallel edges ``u -> v`` mean that ``v`` receives ``u``'s output twice (``x + x``), which is
+what bypassing identities produces when two paths of skip connections meet again.
 
-Kernels work on :meth:`Architecture.reduced`, the graph after removing operations that compute
-nothing (``none``) and bypassing identities (``skip_connect``); :meth:`canonical_key` identifies
-architectures whose reduced graphs are isomorphic, i.e. cells that compute the same function.
+Kernels work on :meth:`Architecture.reduced`, the multigraph after removing operations that
+compute nothing (``none``) and bypassing identities (``skip_connect``). Every remaining operation
+node keeps its inputs with their multiplicities, so evaluating the reduced graph with each node's
+own function gives the cell's output (tested numerically on NAS-Bench-201 cells in
+``tests/test_arch.py``). :meth:`canonical_key` identifies architectures whose reduced
+multigraphs are isomorphic. Cell spaces whose equivalence ties weights term by term (NAS-Bench-201:
+two cells are equivalent when their outputs are equal as sums of terms) group cells with the
+space's own key (:func:`nasviz.spaces.nb201.canonical_key`), which is coarser: it also merges a
+cell that computes ``conv(x)`` once and feeds it twice with one that computes it twice.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
 import networkx as nx
 
@@ -37,8 +46,9 @@ class Architecture:
     labels : tuple of str, length n
         Operation (layer label) of each node.
     edges : tuple of (int, int)
-        Directed edges ``(u, v)``; stored sorted and de-duplicated so that equal graphs
-        compare and hash equal.
+        Directed edges ``(u, v)``, stored sorted so that equal graphs compare and hash equal.
+        A repeated edge is a parallel edge (multiplicity): ``v`` sums ``u``'s output once per
+        copy. Spaces that never produce parallel edges (layer networks) simply never repeat one.
     widths : tuple of int or None, length n, optional
         Units per layer for layer spaces; ``None`` for cell spaces.
     """
@@ -50,7 +60,7 @@ class Architecture:
 
     def __post_init__(self) -> None:
         labels = tuple(str(label) for label in self.labels)
-        edges = tuple(sorted({(int(u), int(v)) for u, v in self.edges}))
+        edges = tuple(sorted((int(u), int(v)) for u, v in self.edges))
         n = len(labels)
         if n < 2:
             raise ValueError(f"an architecture needs at least an input and an output node, got {n} node(s)")
@@ -82,7 +92,7 @@ class Architecture:
         return self._cache["order"]
 
     def predecessors(self) -> tuple[tuple[int, ...], ...]:
-        """``predecessors()[v]`` lists the nodes with an edge into ``v``."""
+        """``predecessors()[v]`` lists the nodes with an edge into ``v`` (once per parallel edge)."""
         if "pred" not in self._cache:
             pred: list[list[int]] = [[] for _ in self.labels]
             for u, v in self.edges:
@@ -91,7 +101,7 @@ class Architecture:
         return self._cache["pred"]
 
     def successors(self) -> tuple[tuple[int, ...], ...]:
-        """``successors()[u]`` lists the nodes ``u`` has an edge into."""
+        """``successors()[u]`` lists the nodes ``u`` has an edge into (once per parallel edge)."""
         if "succ" not in self._cache:
             succ: list[list[int]] = [[] for _ in self.labels]
             for u, v in self.edges:
@@ -99,20 +109,34 @@ class Architecture:
             self._cache["succ"] = tuple(tuple(s) for s in succ)
         return self._cache["succ"]
 
+    @property
+    def has_parallel_edges(self) -> bool:
+        """Whether some edge is repeated (a multiplicity above one)."""
+        return len(set(self.edges)) != len(self.edges)
+
+    def edge_multiplicities(self) -> dict[tuple[int, int], int]:
+        """``{(u, v): number of parallel edges u -> v}`` for every distinct edge."""
+        if "mult" not in self._cache:
+            self._cache["mult"] = dict(Counter(self.edges))
+        return self._cache["mult"]
+
     def to_networkx(self) -> nx.DiGraph:
-        """A new ``networkx.DiGraph`` with node attributes ``label`` (and ``width`` if set)."""
+        """A new ``networkx.DiGraph`` with node attributes ``label`` (and ``width`` if set) and
+        edge attribute ``multiplicity`` (the number of parallel edges)."""
         g = nx.DiGraph()
         for i, label in enumerate(self.labels):
             attrs = {"label": label}
             if self.widths is not None:
                 attrs["width"] = self.widths[i]
             g.add_node(i, **attrs)
-        g.add_edges_from(self.edges)
+        for (u, v), m in self.edge_multiplicities().items():
+            g.add_edge(u, v, multiplicity=m)
         return g
 
     @classmethod
     def from_networkx(cls, graph: nx.DiGraph) -> "Architecture":
-        """Build from a DiGraph whose nodes carry a ``label`` (and optionally ``width``).
+        """Build from a DiGraph whose nodes carry a ``label`` (and optionally ``width``) and whose
+        edges may carry a ``multiplicity`` (default 1).
 
         Nodes are renumbered in topological order (input first, output last).
         """
@@ -121,36 +145,46 @@ class Architecture:
         labels = tuple(graph.nodes[node]["label"] for node in order)
         has_width = any("width" in graph.nodes[node] for node in order)
         widths = tuple(graph.nodes[node].get("width") for node in order) if has_width else None
-        edges = tuple((index[u], index[v]) for u, v in graph.edges)
+        edges = tuple(
+            (index[u], index[v]) for u, v, m in graph.edges(data="multiplicity", default=1) for _ in range(int(m))
+        )
         return cls(labels, edges, widths)
 
     # ------------------------------------------------------------------ reduction
     def reduced(self) -> "Architecture":
-        """The graph the kernels compare: zero operations removed, identities bypassed.
+        """The multigraph the kernels compare: zero operations removed, identities bypassed.
 
         * nodes labelled in :data:`ZERO_LABELS` are dropped with their edges;
-        * nodes labelled in :data:`IDENTITY_LABELS` are removed and each of their
-          predecessors is wired to each of their successors (an identity passes its summed
-          input on unchanged, so this preserves the function);
-        * nodes that no longer lie on a path from the input to the output are dropped.
+        * nodes labelled in :data:`IDENTITY_LABELS` are removed, and each predecessor is wired to
+          each successor with multiplicity ``m(p -> node) * m(node -> s)``: an identity passes its
+          summed input on unchanged, so two paths of identities that meet again deliver their
+          source twice (``x + x``), and the parallel edges say so;
+        * nodes that no longer lie on a path from the input to the output are dropped (an
+          operation whose input is identically zero contributes nothing; this is also what the
+          NAS-Bench-201 network builder computes).
 
-        The three steps are repeated until nothing changes (a single pass can leave dead
-        nodes behind). A cell whose output is unreachable from its input computes zeros; it
-        reduces to the two-node graph ``input  output`` with no edge. Layer spaces contain
-        neither label, so for them ``reduced()`` is the architecture itself (minus dead nodes).
+        The steps are repeated until nothing changes (a single pass can leave dead nodes behind).
+        Every remaining operation node keeps its own inputs with their multiplicities, so the
+        reduced graph evaluates to the cell's output (module docstring). A cell whose output is unreachable from its input
+        computes zeros; it reduces to the two-node graph ``input  output`` with no edge. Layer
+        spaces contain neither label, so for them ``reduced()`` is the architecture itself
+        (minus dead nodes).
         """
         if "reduced" in self._cache:
             return self._cache["reduced"]
-        # Plain sets, not networkx: this runs once per architecture but for thousands of them.
+        # Plain counters, not networkx: this runs once per architecture but for thousands of them.
         first, last = 0, self.n_nodes - 1
-        pred = {v: set(p) for v, p in enumerate(self.predecessors())}
-        succ = {u: set(s) for u, s in enumerate(self.successors())}
+        pred: dict[int, Counter] = {v: Counter() for v in range(self.n_nodes)}
+        succ: dict[int, Counter] = {u: Counter() for u in range(self.n_nodes)}
+        for u, v in self.edges:
+            succ[u][v] += 1
+            pred[v][u] += 1
 
         def remove(node: int) -> None:
             for p in pred.pop(node):
-                succ[p].discard(node)
+                del succ[p][node]
             for s in succ.pop(node):
-                pred[s].discard(node)
+                del pred[s][node]
 
         while True:
             changed = False
@@ -162,10 +196,10 @@ class Architecture:
                     remove(node)
                     changed = True
                 elif label in IDENTITY_LABELS:
-                    for p in pred[node]:
-                        for s in succ[node]:
-                            succ[p].add(s)
-                            pred[s].add(p)
+                    for p, m_in in pred[node].items():
+                        for s, m_out in succ[node].items():
+                            succ[p][s] += m_in * m_out
+                            pred[s][p] += m_in * m_out
                     remove(node)
                     changed = True
             alive = _reachable(first, succ) & _reachable(last, pred)
@@ -179,7 +213,7 @@ class Architecture:
         if last not in _reachable(first, succ):
             edges: list[tuple[int, int]] = []
         else:
-            edges = [(u, v) for u in keep for v in succ[u]]
+            edges = [(u, v) for u in keep for v, m in succ[u].items() for _ in range(m)]
         index = {node: i for i, node in enumerate(keep)}
         widths = None if self.widths is None else tuple(self.widths[n] for n in keep)
         result = Architecture(
@@ -194,12 +228,15 @@ class Architecture:
 
     # ------------------------------------------------------------------ canonical form
     def canonical_key(self) -> str:
-        """A string that is equal for two architectures iff their reduced graphs are isomorphic.
+        """A string that is equal for two architectures iff their reduced multigraphs are isomorphic
+        (labels, widths and edge multiplicities included).
 
         Exact (not a hash that may collide): colours are refined Weisfeiler-Lehman style to
         order the nodes, and the remaining ties are broken by trying the permutations within
-        each colour class and keeping the lexicographically smallest edge list. Graphs in the
-        supported spaces are small (at most tens of nodes with few ties), so this is fast.
+        each colour class and keeping the lexicographically smallest edge list (parallel edges
+        appear once per copy). Graphs in the supported spaces are small (at most tens of nodes
+        with few ties), so this is fast. Isomorphic reduced graphs compute the same function;
+        a space may group architectures more coarsely (NAS-Bench-201's expression key).
         """
         if "key" not in self._cache:
             self._cache["key"] = _canonical_string(self.reduced())
@@ -210,7 +247,7 @@ class Architecture:
         return f"Architecture(labels={list(self.labels)}, edges={list(self.edges)}{w})"
 
 
-def _reachable(start: int, neighbours: dict[int, set[int]]) -> set[int]:
+def _reachable(start: int, neighbours: Mapping[int, Iterable[int]]) -> set[int]:
     """Nodes reachable from ``start`` (itself included) following ``neighbours``."""
     seen, stack = {start}, [start]
     while stack:
@@ -280,3 +317,49 @@ def _canonical_string(arch: Architecture) -> str:
     nodes = ";".join(base[i] for i in order)
     return nodes + "#" + ";".join(f"{u}>{v}" for u, v in edges)
 
+
+
+def term_expression(arch: Architecture) -> str:
+    """The output of a sum-cell written as a canonical sum of terms.
+
+    Reads ``arch`` as a cell in which every node sums its inputs (with multiplicity) and then
+    applies its operation: the input is the term ``x``; a node in :data:`ZERO_LABELS`, and any
+    node whose summed input is identically zero, contributes nothing; a node in
+    :data:`IDENTITY_LABELS` passes its input's terms on unchanged; any other node adds one term
+    ``label(sum of its input's terms)`` (``label:width`` for layer architectures). The output
+    node's value is the sum of its inputs. Sums are multisets, written sorted, so ``x + x`` and
+    ``x`` differ while ``a + b`` and ``b + a`` do not.
+
+    Two cells have equal expressions exactly when they compute the same function once the
+    weights are tied term by term (each distinct term gets one set of weights). This is the
+    equivalence NAS-Bench-201 means by "isomorphic cells": it gives 4,930 classes on its
+    15,625 cells (tested against an independent implementation in ``tests/spaces/test_nb201.py``).
+    It is coarser than :meth:`Architecture.canonical_key`, which also tells apart a cell that
+    computes ``conv(x)`` once and uses it twice from one that computes it twice.
+    """
+    node_terms: list[Counter] = []
+    pred = arch.predecessors()
+    widths = arch.widths or (None,) * arch.n_nodes
+    for v in range(arch.n_nodes):  # node indices are a topological order for every space's graphs
+        if v == 0:
+            node_terms.append(Counter({"x": 1}))
+            continue
+        summed: Counter = Counter()
+        for u in pred[v]:
+            if u > v:
+                raise ValueError("term_expression needs nodes numbered in topological order")
+            summed.update(node_terms[u])
+        label = arch.labels[v]
+        if v == arch.n_nodes - 1 or label in IDENTITY_LABELS:
+            node_terms.append(summed)
+        elif label in ZERO_LABELS or not summed:
+            node_terms.append(Counter())
+        else:
+            name = label if widths[v] is None else f"{label}:{widths[v]}"
+            node_terms.append(Counter({f"{name}({_sum_string(summed)})": 1}))
+    return _sum_string(node_terms[-1])
+
+
+def _sum_string(terms: Counter) -> str:
+    """A multiset of terms as ``a+a+b`` (sorted; ``0`` for the empty sum)."""
+    return "+".join(sorted(terms.elements())) or "0"

@@ -258,7 +258,8 @@ def _add_tabulate_parser(sub: argparse._SubParsersAction) -> None:
         "tabulate",
         help="train every cell of a space and write a benchmark table",
         description=(
-            "Train one representative of every class of equivalent cells and write the table for all cells. "
+            "Train one representative of every class of equivalent cells, once per seed, and write the table for "
+            "all cells. "
             "Progress is appended to OUT.partial.csv, so an interrupted run resumes where it stopped."
         ),
     )
@@ -266,8 +267,10 @@ def _add_tabulate_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default="digits", help="bundled dataset (default: digits)")
     p.add_argument("--out", type=Path, required=True, help="CSV to write, e.g. data/nb201_digits.csv")
     p.add_argument("--workers", type=int, default=2, help="worker processes, one torch thread each (default: 2)")
+    p.add_argument("--seeds", type=int, help="training seeds per class (default: the embedded table's, 8)")
+    p.add_argument("--epochs", type=int, help="training epochs (default: the embedded table's)")
     p.add_argument("--limit-cells", type=int, help="only the first N cells of the space (a small table)")
-    p.add_argument("--stop-after", type=int, help="stop after N new classes (resume later)")
+    p.add_argument("--stop-after", type=int, help="stop after N new trainings (resume later)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_tabulate)
 
@@ -279,6 +282,10 @@ def cmd_tabulate(args: argparse.Namespace) -> int:
 
     settings = copy.deepcopy(DEFAULT_SETTINGS)
     settings["dataset"] = args.dataset
+    if args.seeds is not None:
+        settings["seeds"] = args.seeds
+    if args.epochs is not None:
+        settings["training"]["epochs"] = settings["training"]["patience"] = args.epochs
     summary = tabulate(args.out, args.space, settings, workers=args.workers, limit_cells=args.limit_cells,
                        stop_after=args.stop_after, progress=not args.no_progress)
     _print_json(summary)

@@ -1,21 +1,23 @@
 """Make a tabular benchmark by training every cell of a space: ``python -m nasviz tabulate``.
 
-Cells whose reduced graphs are isomorphic compute the same function (:meth:`Architecture.
-canonical_key`); NAS-Bench-201's 15,625 cells fall into 5,257 such classes. One representative
-per class -- the first member in the space's enumeration order -- is trained, with a seed derived
-from the class key (:func:`nasviz.objectives.trainer.arch_seed`), and its result is written for
-every member, so equivalent cells get identical values by construction.
+Cells with the same canonical key (the space's ``canonical_key``: for NAS-Bench-201 the cell's
+output as a sum of terms, equal exactly when two cells compute the same function with weights
+tied term by term) form a class; NAS-Bench-201's 15,625 cells fall into 4,930 classes. One
+representative per class -- the first member in the space's enumeration order -- is trained
+``seeds`` times, seed ``k`` being :func:`~nasviz.objectives.trainer.arch_seed` of the class key
+and ``k`` (initial weights and mini-batch order), and the class's results are written for every
+member, so equivalent cells get identical values by construction.
 
-Resumable: each finished class is appended to ``<out>.partial.csv`` (one line, flushed) as soon
-as it arrives; a rerun with the same settings skips the classes already there. The settings are
-kept in ``<out>.partial.json`` and a rerun with different settings is refused rather than mixing
-two kinds of results. When every class is done the final table is written to ``<out>``
-(``arch,valid_accuracy,test_accuracy,train_seconds``; accuracies in percent; ``train_seconds``,
-the single-thread CPU seconds that training the class representative took, is read as the cost
-column by :func:`nasviz.objectives.load_table`).
+One training run is one task: ``(class representative, seed)``. Each finished task is appended to
+``<out>.partial.csv`` (one flushed line) as soon as it arrives, and a rerun with the same
+settings skips the tasks already there, so an interrupted tabulation resumes. The settings are
+kept in ``<out>.partial.json``; a rerun with other settings is refused rather than mixing two kinds
+of results. When every task is done the table is written to ``<out>`` (columns:
+:data:`COLUMNS` and one ``valid_accuracy_epoch_E`` per epoch).
 
-Workers are separate processes (``spawn``), each limited to one torch thread, so results do not
-depend on the number of workers.
+Workers are separate processes (``spawn``), each limited to one torch thread, and every task is
+seeded from its class key and seed index only, so the table does not depend on the number of
+workers or the order in which tasks finish (tested).
 """
 
 from __future__ import annotations
@@ -30,23 +32,31 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, Sequence, TextIO
+
+import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.spaces import get_space
 
-#: The settings of the committed NB201-on-digits table (chosen so that a cell trains in well
-#: under a second on one CPU core while the accuracy spread stays wide; see data/README.md).
+#: The settings of the committed NB201-on-digits table (``data/README.md`` explains the choice).
 DEFAULT_SETTINGS: dict[str, Any] = {
     "dataset": "digits",
     "dataset_seed": 0,
-    "seed": 0,
+    "seeds": 8,
+    "estimate_epochs": 2,
     "model_options": {"channels": 4, "n_cells": 1},
-    "training": {"epochs": 3, "patience": 2, "lr": 0.4, "batch_size": 256, "optimizer": "sgd", "weight_decay": 5e-4},
+    "training": {"epochs": 3, "patience": 3, "lr": 0.4, "batch_size": 256, "optimizer": "sgd", "weight_decay": 5e-4},
 }
 
-COLUMNS = ("arch", "valid_accuracy", "test_accuracy", "train_seconds")
-PARTIAL_COLUMNS = ("arch", "status", "valid_accuracy", "test_accuracy", "train_seconds", "epochs_run", "error")
+#: Columns of the final table before the per-epoch ones.
+COLUMNS = (
+    "arch", "valid_accuracy", "test_accuracy", "valid_accuracy_std", "test_accuracy_std",
+    "valid_accuracy_seeds", "test_accuracy_seeds", "params", "flops", "train_seconds",
+)
+PARTIAL_COLUMNS = (
+    "arch", "seed", "status", "valid_accuracy", "test_accuracy", "train_seconds", "epochs_run", "valid_curve", "error",
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,7 @@ def plan(space_name: str = "nb201", limit_cells: int | None = None) -> Plan:
         if limit_cells is not None and len(cells) >= limit_cells:
             break
         cells.append(arch)
-    keys = [a.canonical_key() for a in cells]
+    keys = [space.canonical_key(a) for a in cells]
     first: dict[str, int] = {}
     members: list[list[int]] = []
     for i, key in enumerate(keys):
@@ -94,34 +104,41 @@ def _init_worker() -> None:
     torch.set_num_threads(1)  # one core per worker: parallelism comes from the processes
 
 
-def train_cell(space_name: str, arch_string: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """Train one cell with ``settings``; a plain dict (runs in a worker process)."""
-    from nasviz.objectives.trainer import TrainingObjective
+def train_seed(space_name: str, arch_string: str, class_key: str, seed_index: int,
+               settings: dict[str, Any]) -> dict[str, Any]:
+    """Train one class representative with seed ``seed_index``; a plain dict (runs in a worker).
 
-    cache_key = json.dumps([space_name, settings], sort_keys=True)
-    objective = _WORKER_CACHE.get(cache_key)
-    if objective is None:
+    ``valid_accuracy`` is the mean validation accuracy of the last ``estimate_epochs`` epochs (the
+    estimate of paper 003 App. D), ``test_accuracy`` the final network's, ``valid_curve`` the
+    validation accuracy after every epoch, ``train_seconds`` the process CPU seconds it took.
+    """
+    import torch
+
+    from nasviz.objectives.trainer import arch_seed, default_builder, train_model
+
+    dataset = _WORKER_CACHE.get(("dataset", settings["dataset"], settings["dataset_seed"]))
+    if dataset is None:
         from nasviz.objectives.datasets import load_dataset
 
         dataset = load_dataset(settings["dataset"], seed=settings["dataset_seed"])
-        objective = TrainingObjective(
-            get_space(space_name), dataset, seed=settings["seed"], device="cpu",
-            model_options=settings["model_options"], training=settings["training"],
-        )
         _WORKER_CACHE.clear()
-        _WORKER_CACHE[cache_key] = objective
-    arch = objective.space.parse(arch_string)
+        _WORKER_CACHE[("dataset", settings["dataset"], settings["dataset_seed"])] = dataset
+    space = get_space(space_name)
+    seed = arch_seed(class_key, seed_index)
     cpu0 = time.process_time()
+    row: dict[str, Any] = {"arch": arch_string, "seed": seed_index}
     try:
-        res = objective.train(arch)
-    except Exception as err:  # noqa: BLE001 - recorded as a failed class, the run continues
-        return {"arch": arch_string, "status": "failed", "error": f"{type(err).__name__}: {err}",
-                "train_seconds": time.process_time() - cpu0, "epochs_run": 0}
-    return {
-        "arch": arch_string, "status": res.status, "valid_accuracy": res.valid_score,
-        "test_accuracy": res.test_score, "train_seconds": time.process_time() - cpu0,
-        "epochs_run": res.epochs_run, "error": res.error or "",
-    }
+        torch.manual_seed(seed)
+        model = default_builder(space_name)(space.parse(arch_string), dataset, **settings["model_options"])
+        res = train_model(model, dataset, seed=seed, device="cpu", **settings["training"])
+    except Exception as err:  # noqa: BLE001 - recorded as a failed task, the tabulation goes on
+        return {**row, "status": "failed", "error": f"{type(err).__name__}: {err}",
+                "train_seconds": time.process_time() - cpu0, "epochs_run": 0, "valid_curve": []}
+    window = int(settings.get("estimate_epochs") or len(res.valid_curve) or 1)
+    valid = float(np.mean(res.valid_curve[-window:])) if res.ok and res.valid_curve else None
+    return {**row, "status": res.status, "valid_accuracy": valid, "test_accuracy": res.test_score,
+            "train_seconds": time.process_time() - cpu0, "epochs_run": res.epochs_run,
+            "valid_curve": list(res.valid_curve), "error": res.error or ""}
 
 
 # ------------------------------------------------------------------------ files
@@ -129,9 +146,12 @@ def _partial_paths(out: Path) -> tuple[Path, Path]:
     return out.with_name(out.name + ".partial.csv"), out.with_name(out.name + ".partial.json")
 
 
-def read_partial(path: Path) -> dict[str, dict[str, Any]]:
-    """Finished classes of a partial file, by representative string (a torn last line is ignored)."""
-    done: dict[str, dict[str, Any]] = {}
+def read_partial(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Finished tasks of a partial file, by ``(representative string, seed index)``.
+
+    A line cut short by an interruption (too few fields, or an unreadable seed) is ignored.
+    """
+    done: dict[tuple[str, int], dict[str, Any]] = {}
     if not path.is_file():
         return done
     with path.open(newline="") as fh:
@@ -139,9 +159,9 @@ def read_partial(path: Path) -> dict[str, dict[str, Any]]:
         if reader.fieldnames is None or tuple(reader.fieldnames) != PARTIAL_COLUMNS:
             raise ValueError(f"{path} is not a tabulation progress file (columns {reader.fieldnames})")
         for row in reader:
-            if row.get("error") is None or row.get("status") not in ("ok", "failed"):
-                continue  # a line cut short by an interruption
-            done[row["arch"]] = row
+            if row.get("error") is None or row.get("status") not in ("ok", "failed") or not str(row["seed"]).isdigit():
+                continue
+            done[(row["arch"], int(row["seed"]))] = row
     return done
 
 
@@ -150,16 +170,19 @@ def _fmt(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4f}"
+    if isinstance(value, (list, tuple)):
+        return ";".join(_fmt(float(v)) for v in value)
     return str(value)
 
 
 class ProgressBar:
     """A one-line text progress bar with rate and ETA, redrawn on ``stream`` (stderr)."""
 
-    def __init__(self, total: int, done: int = 0, stream: TextIO | None = None, width: int = 30) -> None:
+    def __init__(self, total: int, done: int = 0, stream: TextIO | None = None, width: int = 30,
+                 unit: str = "trainings") -> None:
         self.total, self.done, self.start_done = total, done, done
         self.stream = stream if stream is not None else sys.stderr
-        self.width = width
+        self.width, self.unit = width, unit
         self.t0 = time.perf_counter()
 
     def update(self, n: int = 1, note: str = "") -> None:
@@ -170,7 +193,7 @@ class ProgressBar:
         filled = int(self.width * self.done / max(self.total, 1))
         eta_text = f"{eta / 60:.1f} min" if math.isfinite(eta) else "?"
         self.stream.write(
-            f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} classes, "
+            f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {self.unit}, "
             f"{rate:.2f}/s, ETA {eta_text} {note}"
         )
         self.stream.flush()
@@ -180,39 +203,7 @@ class ProgressBar:
         self.stream.flush()
 
 
-def tabulate(
-    out: str | os.PathLike,
-    space_name: str = "nb201",
-    settings: dict[str, Any] | None = None,
-    workers: int = 1,
-    limit_cells: int | None = None,
-    stop_after: int | None = None,
-    progress: bool = True,
-    on_result: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Train every class of equivalent cells and write the table; resumes a previous run.
-
-    Parameters
-    ----------
-    out : the final CSV; ``<out>.partial.csv`` / ``.partial.json`` hold progress.
-    settings : dataset, seeds, model options and training settings (:data:`DEFAULT_SETTINGS`).
-    workers : worker processes (``0`` trains in this process, for tests and debugging).
-    limit_cells : tabulate only the first ``limit_cells`` cells of the enumeration (small tables).
-    stop_after : stop after this many *new* classes (simulates an interruption); the final table
-        is written only when every class is done.
-
-    Returns
-    -------
-    dict with ``classes``, ``cells``, ``trained`` (this call), ``resumed`` (already done),
-    ``failed``, ``complete`` (bool), ``seconds`` and ``out`` (``None`` if not complete).
-    """
-    settings = json.loads(json.dumps(settings if settings is not None else DEFAULT_SETTINGS))
-    if workers < 0:
-        raise ValueError(f"workers must be >= 0, got {workers}")
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial_csv, partial_json = _partial_paths(out)
-    meta = {"space": space_name, "limit_cells": limit_cells, "settings": settings}
+def _check_settings(partial_json: Path, meta: dict[str, Any]) -> None:
     if partial_json.is_file():
         previous = json.loads(partial_json.read_text())
         if previous != meta:
@@ -223,18 +214,61 @@ def tabulate(
     else:
         partial_json.write_text(json.dumps(meta, indent=1, sort_keys=True))
 
+
+# ------------------------------------------------------------------------ driver
+def tabulate(
+    out: str | os.PathLike,
+    space_name: str = "nb201",
+    settings: dict[str, Any] | None = None,
+    workers: int = 1,
+    limit_cells: int | None = None,
+    stop_after: int | None = None,
+    progress: bool = True,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    classes: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """Train every class of equivalent cells ``seeds`` times and write the table; resumes.
+
+    Parameters
+    ----------
+    out : the final CSV; ``<out>.partial.csv`` / ``.partial.json`` hold progress.
+    settings : dataset, seeds, estimate window, model options and training (:data:`DEFAULT_SETTINGS`).
+    workers : worker processes (``0`` trains in this process, for tests and debugging).
+    limit_cells : tabulate only the first ``limit_cells`` cells of the enumeration (small tables).
+    stop_after : stop after this many *new* trainings (simulates an interruption).
+    classes : train only these classes (indices into :func:`plan`'s ``members``; the pilot of
+        ``bench table-pilot``); no final table is written then.
+
+    Returns
+    -------
+    dict with ``classes``, ``cells``, ``tasks``, ``trained`` (this call), ``resumed`` (already
+    done), ``failed``, ``complete`` (bool), ``seconds`` and ``out`` (``None`` unless written).
+    """
+    settings = json.loads(json.dumps(settings if settings is not None else DEFAULT_SETTINGS))
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0, got {workers}")
+    n_seeds = int(settings.get("seeds", 1))
+    if n_seeds < 1:
+        raise ValueError(f"seeds must be at least 1, got {n_seeds}")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial_csv, partial_json = _partial_paths(out)
+    _check_settings(partial_json, {"space": space_name, "limit_cells": limit_cells, "settings": settings})
+
     t0 = time.perf_counter()
     p = plan(space_name, limit_cells)
     space = get_space(space_name)
-    reps = [space.format(a) for a in p.representatives]
+    chosen = range(len(p.members)) if classes is None else sorted(set(int(c) for c in classes))
+    reps = {c: space.format(p.cells[p.members[c][0]]) for c in chosen}
+    tasks = [(reps[c], p.keys[p.members[c][0]], k) for c in chosen for k in range(n_seeds)]
     done = read_partial(partial_csv)
-    todo = [s for s in reps if s not in done]
-    resumed = len(reps) - len(todo)
+    todo = [t for t in tasks if (t[0], t[2]) not in done]
+    resumed = len(tasks) - len(todo)
     if stop_after is not None:
         todo = todo[: max(0, stop_after)]
 
     new_file = not partial_csv.is_file() or partial_csv.stat().st_size == 0
-    bar = ProgressBar(len(reps), resumed) if progress else None
+    bar = ProgressBar(len(tasks), resumed) if progress else None
     trained = 0
     with partial_csv.open("a", newline="") as fh:
         writer = csv.writer(fh)
@@ -246,44 +280,58 @@ def tabulate(
             nonlocal trained
             writer.writerow([_fmt(row.get(c)) for c in PARTIAL_COLUMNS])
             fh.flush()
-            done[row["arch"]] = {c: _fmt(row.get(c)) for c in PARTIAL_COLUMNS}
+            done[(row["arch"], int(row["seed"]))] = {c: _fmt(row.get(c)) for c in PARTIAL_COLUMNS}
             trained += 1
             if bar is not None:
                 bar.update(1, f"last {row.get('train_seconds', 0):.2f} s")
             if on_result is not None:
                 on_result(row)
 
-        if workers == 0:
-            for s in todo:
-                record(train_cell(space_name, s, settings))
-        else:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_init_worker) as pool:
-                pending: set[Future] = set()
-                queue = iter(todo)
-                # Keep a few tasks per worker in flight: enough to hide the round trip, few enough
-                # that an interruption loses little.
-                for s in _take(queue, 4 * workers):
-                    pending.add(pool.submit(train_cell, space_name, s, settings))
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        record(fut.result())
-                        for s in _take(queue, 1):
-                            pending.add(pool.submit(train_cell, space_name, s, settings))
+        _run_tasks(todo, space_name, settings, workers, record)
     if bar is not None:
         bar.close()
 
-    failed = sum(1 for s in reps if s in done and done[s]["status"] != "ok")
-    complete = all(s in done for s in reps)
-    if complete:
-        _write_final(out, p, reps, done)
+    failed = sum(1 for t in tasks if (t[0], t[2]) in done and done[(t[0], t[2])]["status"] != "ok")
+    complete = all((t[0], t[2]) in done for t in tasks)
+    written = complete and classes is None
+    if written:
+        write_table(out, p, settings, done)
     return {
-        "classes": len(reps), "cells": len(p.cells), "trained": trained, "resumed": resumed, "failed": failed,
-        "complete": complete, "seconds": time.perf_counter() - t0, "out": str(out) if complete else None,
+        "classes": len(reps), "cells": len(p.cells), "tasks": len(tasks), "trained": trained, "resumed": resumed,
+        "failed": failed, "complete": complete, "seconds": time.perf_counter() - t0,
+        "out": str(out) if written else None,
     }
 
 
-def _take(it: Iterable[str], n: int) -> list[str]:
+def _run_tasks(todo: list[tuple[str, str, int]], space_name: str, settings: dict[str, Any], workers: int,
+               record: Callable[[dict[str, Any]], None]) -> None:
+    if workers == 0:
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as in a worker: the thread count changes the rounding of convolutions
+        try:
+            for arch, key, seed in todo:
+                record(train_seed(space_name, arch, key, seed, settings))
+        finally:
+            torch.set_num_threads(threads)
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_init_worker) as pool:
+        pending: set[Future] = set()
+        queue = iter(todo)
+        # A few tasks per worker in flight: enough to hide the round trip, few enough that an
+        # interruption loses little.
+        for arch, key, seed in _take(queue, 4 * workers):
+            pending.add(pool.submit(train_seed, space_name, arch, key, seed, settings))
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                record(fut.result())
+                for arch, key, seed in _take(queue, 1):
+                    pending.add(pool.submit(train_seed, space_name, arch, key, seed, settings))
+
+
+def _take(it: Iterable, n: int) -> list:
     out = []
     for item in it:
         out.append(item)
@@ -292,18 +340,73 @@ def _take(it: Iterable[str], n: int) -> list[str]:
     return out
 
 
-def _write_final(out: Path, p: Plan, reps: list[str], done: dict[str, dict[str, Any]]) -> None:
-    """Write every cell with its class's result (failed classes keep empty accuracies)."""
+# ------------------------------------------------------------------------ aggregation
+@dataclass(frozen=True)
+class ClassResult:
+    """One class's results over its seeds (failed seeds left out of the means).
+
+    ``valid`` / ``test``: per-seed accuracies of the successful seeds, in seed order, shape
+    ``(n_ok,)``; ``curves``: validation accuracy per epoch, shape ``(n_ok, epochs)`` (shorter
+    curves of early-stopped seeds are padded with their last value); ``seconds``: mean training
+    seconds per seed.
+    """
+
+    valid: np.ndarray
+    test: np.ndarray
+    curves: np.ndarray
+    seconds: float
+
+
+def class_results(rows: Sequence[dict[str, Any]], epochs: int) -> ClassResult:
+    """Aggregate the partial-file rows of one class (any order; sorted by seed here)."""
+    ok = sorted((r for r in rows if r["status"] == "ok" and r["valid_accuracy"] != ""), key=lambda r: int(r["seed"]))
+    curves = []
+    for r in ok:
+        curve = [float(v) for v in str(r["valid_curve"]).split(";") if v != ""]
+        curves.append((curve + curve[-1:] * epochs)[:epochs] if curve else [math.nan] * epochs)
+    return ClassResult(
+        valid=np.array([float(r["valid_accuracy"]) for r in ok]),
+        test=np.array([float(r["test_accuracy"]) for r in ok]),
+        curves=np.array(curves, dtype=float).reshape(len(ok), epochs),
+        seconds=float(np.mean([float(r["train_seconds"]) for r in rows])) if rows else math.nan,
+    )
+
+
+def write_table(out: Path, p: Plan, settings: dict[str, Any], done: dict[tuple[str, int], dict[str, Any]]) -> None:
+    """Write every cell (enumeration order) with its class's results, parameter count and FLOPs.
+
+    ``params`` counts every edge's module, as NAS-Bench-201 does (also edges that cannot reach the
+    output); ``flops`` is what one forward pass of one image computes (``torch.utils.flop_counter``:
+    convolutions and the linear layer), so it is per cell, not per class.
+    """
+    from nasviz.models.cost import network_cost
+
     space = get_space(p.space_name)
+    epochs = int(settings["training"]["epochs"])
+    n_seeds = int(settings.get("seeds", 1))
+    results = []
+    for members in p.members:
+        rep = space.format(p.cells[members[0]])
+        results.append(class_results([done[(rep, k)] for k in range(n_seeds)], epochs))
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(COLUMNS)
+        writer.writerow([*COLUMNS, *(f"valid_accuracy_epoch_{e}" for e in range(1, epochs + 1))])
         cls_of = [0] * len(p.cells)
         for cls, members in enumerate(p.members):
             for i in members:
                 cls_of[i] = cls
-        for i, cell in enumerate(p.cells):  # enumeration order
-            row = done[reps[cls_of[i]]]
-            writer.writerow([space.format(cell), row["valid_accuracy"], row["test_accuracy"], row["train_seconds"]])
+        flops_cache: dict[str, int] = {}
+        for i, cell in enumerate(p.cells):
+            r = results[cls_of[i]]
+            params, flops = network_cost(p.space_name, cell, settings, flops_cache)
+            has = len(r.valid) > 0
+            writer.writerow([
+                space.format(cell),
+                _fmt(float(r.valid.mean())) if has else "", _fmt(float(r.test.mean())) if has else "",
+                _fmt(float(r.valid.std(ddof=1))) if len(r.valid) > 1 else "",
+                _fmt(float(r.test.std(ddof=1))) if len(r.test) > 1 else "",
+                _fmt(r.valid.tolist()), _fmt(r.test.tolist()), params, flops, _fmt(r.seconds),
+                *(_fmt(float(v)) if has else "" for v in r.curves.mean(axis=0)),
+            ])
     tmp.replace(out)

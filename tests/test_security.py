@@ -37,7 +37,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from nasviz import explore, live, uploads
-from nasviz.errors import InputError, LimitError, PathNotAllowedError, TableError, UnsafeFileError
+from nasviz.errors import LimitError, PathNotAllowedError, TableError, UnsafeFileError
 from nasviz.objectives import load_table
 from nasviz.objectives.nb201_official import import_official, load_official
 from nasviz.settings import Limits

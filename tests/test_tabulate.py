@@ -1,10 +1,11 @@
-"""Tabulation: one training per class of equivalent cells, resumable after an interruption."""
+"""Tabulation: each class of equivalent cells trained once per seed, resumable after an interruption."""
 
 from __future__ import annotations
 
 import csv
 import json
 
+import numpy as np
 import pytest
 
 from nasviz.objectives import load_table
@@ -13,11 +14,14 @@ from nasviz.tabulate import plan, read_partial, tabulate
 
 #: The first 125 cells have none on edges 0->1, 0->2, 1->2: only edge 0->3 matters -> 5 classes.
 LIMIT = 125
+SEEDS = 2
 TINY = {
-    "dataset": "digits", "dataset_seed": 0, "seed": 0,
+    "dataset": "digits", "dataset_seed": 0, "seeds": SEEDS, "estimate_epochs": 2,
     "model_options": {"channels": 4, "n_cells": 1},
-    "training": {"epochs": 2, "patience": 1, "lr": 0.2, "batch_size": 128, "optimizer": "sgd", "weight_decay": 5e-4},
+    "training": {"epochs": 2, "patience": 2, "lr": 0.2, "batch_size": 128, "optimizer": "sgd", "weight_decay": 5e-4},
 }
+CHANCE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
+CONV = "|none~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|none~2|"
 
 
 def test_plan_groups_equivalent_cells():
@@ -35,11 +39,11 @@ def _rows(path):
 
 def test_interrupted_tabulation_resumes_and_fills_every_cell(tmp_path):
     out = tmp_path / "t.csv"
-    first = tabulate(out, "nb201", TINY, workers=0, limit_cells=LIMIT, stop_after=2, progress=False)
-    assert first["trained"] == 2 and not first["complete"] and not out.exists()
+    first = tabulate(out, "nb201", TINY, workers=0, limit_cells=LIMIT, stop_after=3, progress=False)
+    assert first["trained"] == 3 and first["tasks"] == 5 * SEEDS and not first["complete"] and not out.exists()
     partial = out.with_name("t.csv.partial.csv")
     done_before = read_partial(partial)
-    assert len(done_before) == 2
+    assert len(done_before) == 3
     # A torn last line (the process was killed mid-write) is ignored, not fatal.
     with partial.open("a") as fh:
         fh.write("|none~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|no")
@@ -50,34 +54,46 @@ def test_interrupted_tabulation_resumes_and_fills_every_cell(tmp_path):
         tabulate(out, "nb201", other, workers=0, limit_cells=LIMIT, progress=False)
 
     second = tabulate(out, "nb201", TINY, workers=0, limit_cells=LIMIT, progress=False)
-    assert second["resumed"] == 2 and second["trained"] == 3 and second["complete"]
+    assert second["resumed"] == 3 and second["trained"] == 5 * SEEDS - 3 and second["complete"]
     rows = _rows(out)
-    assert [r["arch"] for r in rows] == [nb201.format(a) for a in plan("nb201", LIMIT).cells]
-    # Resumed classes kept their values; equivalent cells share identical values.
     p = plan("nb201", LIMIT)
+    assert [r["arch"] for r in rows] == [nb201.format(a) for a in p.cells]
     by_arch = {r["arch"]: r for r in rows}
+    # Equivalent cells share identical values; per-seed lists hold SEEDS values whose mean is the value.
     for members in p.members:
-        vals = {(by_arch[nb201.format(p.cells[i])]["valid_accuracy"], by_arch[nb201.format(p.cells[i])]["test_accuracy"]) for i in members}
-        assert len(vals) == 1
-    for arch, row in done_before.items():
-        assert by_arch[arch]["valid_accuracy"] == row["valid_accuracy"]
-    # The table loads with accuracies as metrics and train_seconds as the cost column.
+        rows_of = [by_arch[nb201.format(p.cells[i])] for i in members]
+        assert len({(r["valid_accuracy"], r["test_accuracy"], r["valid_accuracy_seeds"]) for r in rows_of}) == 1
+        seeds = [float(v) for v in rows_of[0]["valid_accuracy_seeds"].split(";")]
+        assert len(seeds) == SEEDS
+        assert float(rows_of[0]["valid_accuracy"]) == pytest.approx(np.mean(seeds), abs=1e-3)
+        assert float(rows_of[0]["valid_accuracy_std"]) == pytest.approx(np.std(seeds, ddof=1), abs=1e-3)
+    # Resumed tasks kept their values.
+    for (arch, seed), row in done_before.items():
+        assert by_arch[arch]["valid_accuracy_seeds"].split(";")[seed] == row["valid_accuracy"]
+    # The table loads: accuracies (and the per-epoch curve) are metrics, train_seconds the cost,
+    # parameters / FLOPs / spreads are descriptive, the per-seed lists are text.
     table = load_table(out)
-    assert len(table) == LIMIT and table.metrics == ["valid_accuracy", "test_accuracy"]
+    assert len(table) == LIMIT
+    assert table.metrics == ["valid_accuracy", "test_accuracy", "valid_accuracy_epoch_1", "valid_accuracy_epoch_2"]
     assert table.cost_column == "train_seconds"
-    # No path input->output (all none) is at chance; a conv on edge 0->3 is far above it.
-    chance = by_arch["|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"]
-    conv = by_arch["|none~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|none~2|"]
+    assert set(table.descriptive) == {"valid_accuracy_std", "test_accuracy_std", "params", "flops"}
+    # No path input->output (all none) is at chance; a conv on edge 0->3 is far above it and costs more.
+    chance, conv = by_arch[CHANCE], by_arch[CONV]
     assert float(chance["test_accuracy"]) < 20 < float(conv["test_accuracy"])
+    assert int(conv["flops"]) > int(chance["flops"]) and int(conv["params"]) > int(chance["params"])
+    # The estimate is the mean of the last two epochs' validation accuracies (averaged over seeds).
+    for row in (chance, conv):
+        epochs = (float(row["valid_accuracy_epoch_1"]) + float(row["valid_accuracy_epoch_2"])) / 2
+        assert float(row["valid_accuracy"]) == pytest.approx(epochs, abs=1e-3)
 
 
 def test_worker_processes_give_the_same_table_as_in_process(tmp_path):
     a = tabulate(tmp_path / "a.csv", "nb201", TINY, workers=2, limit_cells=LIMIT, progress=False)
-    assert a["complete"] and a["trained"] == 5
-    b = tabulate(tmp_path / "b.csv", "nb201", TINY, workers=1, limit_cells=LIMIT, progress=False)
+    assert a["complete"] and a["trained"] == 5 * SEEDS
+    b = tabulate(tmp_path / "b.csv", "nb201", TINY, workers=0, limit_cells=LIMIT, progress=False)
+    keep = [c for c in _rows(tmp_path / "a.csv")[0] if c != "train_seconds"]
     ra, rb = _rows(tmp_path / "a.csv"), _rows(tmp_path / "b.csv")
-    assert [(r["arch"], r["valid_accuracy"], r["test_accuracy"]) for r in ra] == \
-           [(r["arch"], r["valid_accuracy"], r["test_accuracy"]) for r in rb]
+    assert [[r[c] for c in keep] for r in ra] == [[r[c] for c in keep] for r in rb]
 
 
 def test_killed_cli_process_resumes(tmp_path):
@@ -91,7 +107,7 @@ def test_killed_cli_process_resumes(tmp_path):
     out = tmp_path / "k.csv"
     partial = tmp_path / "k.csv.partial.csv"
     cmd = [sys.executable, "-m", "nasviz", "tabulate", "--out", str(out), "--limit-cells", str(LIMIT),
-           "--workers", "0", "--no-progress"]
+           "--workers", "0", "--no-progress", "--seeds", "2", "--epochs", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -102,9 +118,9 @@ def test_killed_cli_process_resumes(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done = read_partial(partial)
-    assert 2 <= len(done) < 5 and not out.exists()
+    assert 2 <= len(done) < 10 and not out.exists()
     rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     summary = json.loads(rerun.stdout)
-    assert summary["complete"] and summary["resumed"] == len(done) and summary["trained"] == 5 - len(done)
+    assert summary["complete"] and summary["resumed"] == len(done) and summary["trained"] == 10 - len(done)
     assert len(_rows(out)) == LIMIT

@@ -18,4 +18,5 @@ BENCHMARKS: dict[str, str] = {
     "warmstart": "nasviz.bench.warmstart",
     "layer-search": "nasviz.bench.layer_search",
     "layer-retrain": "nasviz.bench.layer_retrain",
+    "table-pilot": "nasviz.bench.table_pilot",
 }

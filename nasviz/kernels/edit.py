@@ -29,7 +29,10 @@ An edge ``u -> v`` that jumps over layers of that order (``pos(v) > pos(u) + 1``
 connection with ``u(s) = pos(u)`` (topological rank of its start, the input having rank 0) and
 ``delta(s) = pos(v) - pos(u) - 1`` (layers between its ends). Edges between consecutive
 positions are the main path and are not compared; ``d`` is a metric on this (sequence, skip
-set) representation, i.e. a pseudo-metric on graphs.
+set) representation, i.e. a pseudo-metric on graphs. Parallel edges (the multiplicity the
+reduction keeps, ``x + x``) are one skip connection per copy when they jump over layers, and
+invisible between consecutive positions (the all-``skip_connect`` NB201 cell and the direct skip
+are both the empty sequence: distance 0).
 
 **Bourgain embedding** (App. F): the kernel is ``k = exp(-beta * rho^2)`` (Eq. (3), paper
 ``beta = 1``) where ``rho`` is the Euclidean distance after a Bourgain embedding of the finite

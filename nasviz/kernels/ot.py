@@ -29,6 +29,11 @@ training Gram (a symmetric distance matrix with zero diagonal) until it is Chole
 (a constant).
 
 Distances are computed once per pair of distinct reduced graphs and cached on the kernel.
+
+Parallel edges (the multiplicity :meth:`~nasviz.arch.Architecture.reduced` keeps, e.g. ``x + x``)
+are invisible to both: OT's masses are uniform over layers and its path lengths count hops, GW's
+structure matrix counts hops of the undirected graph. The all-``skip_connect`` NB201 cell
+(``4x``) and the direct skip (``x``) are at distance 0.
 """
 
 from __future__ import annotations

@@ -32,7 +32,9 @@ Architectures this module understands (after :meth:`Architecture.reduced`):
   ``NB201_LABEL_MISMATCH`` follows Table 1 in spirit: conv1x1 vs conv3x3 costs 0.2 (Table 1's
   conv3 vs conv5), a convolution never matches a pooling layer (incompatible), input / output
   match only themselves. ``skip_connect`` and ``none`` never reach the kernel: ``reduced()``
-  removes them.
+  removes them. Parallel edges (the multiplicity the reduction keeps, ``x + x``) do not change
+  a cell's masses (a node sums its inputs into ``C`` channels) nor its shortest / longest path
+  lengths; the random-walk lengths average over incoming / outgoing edges once per copy.
 * **Layer-space MLPs** (widths = units): labels of App. A (Table 5) in ``MLP_LABELS`` with
   ``MLP_LABEL_MISMATCH``; ``linear`` (regression) and ``softmax`` (classification) are the
   decision layers (Sec. 2.2). A layer *concatenates* its inputs (Sec. 2.2), so its mass is

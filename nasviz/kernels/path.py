@@ -7,11 +7,16 @@ sequence ``()`` is a direct input -> output connection (an identity path). The e
 binary indicator of those sequences (BANANAS) or, with ``binary=False``, their counts.
 
 The paths are derived from the graph itself, so the encoding is right for any DAG and any label
-set, and cells that compute the same function (same reduced graph) share an encoding: a path
+set, and cells with the same reduced graph share an encoding: a path
 through ``none`` carries nothing and is absent, a ``skip_connect`` adds no operation to the
 sequence. (NASLib's NB201 encoding used fixed "blueprints" in another package's operation order,
 so two of its four "paths" were not input -> output paths.) The vocabulary of sequences grows as
 new ones appear, so architectures of different sizes and label sets can be compared.
+
+Parallel edges (the multiplicity :meth:`~nasviz.arch.Architecture.reduced` keeps: the
+all-``skip_connect`` NB201 cell reduces to four input -> output edges) count once per copy in the
+path counts, so ``binary=False`` tells ``4x`` from ``x``; the binary encoding (BANANAS, the
+default) only records that the path exists, so it does not.
 
 Kernel: ``k(x, z) = exp(-lambda * ||phi(x) - phi(z)||_1)`` -- a Laplacian kernel on the encodings
 (for binary encodings the L1 distance is the Hamming distance), positive definite as a product of

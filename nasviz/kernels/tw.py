@@ -76,6 +76,12 @@ against 0.863 / 0.836 without. On the embedded NB201-on-digits table, which play
 choice, it changes nothing (0.468 vs 0.465, standard error 0.025). ``anchored=False`` reproduces
 App. F exactly (the tests do).
 
+Parallel edges (the multiplicity :meth:`~nasviz.arch.Architecture.reduced` keeps, ``x + x``):
+every n-gram path and every in/out-degree counts each copy. The measures are normalised, so a
+relative multiplicity shows (a 1x1 convolution read twice next to a 3x3 read once) but doubling
+every edge does not: the all-``skip_connect`` NB201 cell (``4x``, four parallel input -> output
+edges) and the direct skip (``x``) have the same measures, distance 0.
+
 Degenerate cells (the reference code returns NaN for them):
 
 * no n-gram of length ``n`` (e.g. a cell with one operation layer has no 2-gram): the n-gram

@@ -8,8 +8,11 @@ al.)::
 ``phi_h(G)`` counts the WL labels of iteration ``h`` (Algorithm 2 of paper 002): at ``h = 0`` the
 node operations, at ``h`` the label of iteration ``h - 1`` followed by the sorted multiset of the
 neighbours' labels of iteration ``h - 1``. The kernel runs on :meth:`Architecture.reduced`
-(``none`` removed, ``skip_connect`` bypassed, dead nodes pruned), so isomorphic cells that
-compute the same function get identical features.
+(``none`` removed, ``skip_connect`` bypassed, dead nodes pruned), so cells whose reduced graphs
+are isomorphic get identical features. Parallel edges (the multiplicity the reduction keeps,
+``x + x``) count once per copy in a node's multiset of neighbour labels, so from ``h = 1`` on the
+all-``skip_connect`` NB201 cell (``output <- (input, input, input, input)``) and the direct skip
+(``output <- (input)``) have different features; at ``h = 0`` they look alike.
 
 Relabelling direction
 ---------------------

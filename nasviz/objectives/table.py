@@ -7,12 +7,16 @@ are reported with their line numbers and skipped; a table with no usable row is 
 
 Higher metric values are better (accuracies). Columns whose name says they measure time
 (``time``, ``seconds``, ``cost``, or ending in ``_time`` / ``_seconds``) are read as the cost of
-an evaluation instead of as metrics.
+an evaluation instead of as metrics. Numeric columns that describe an architecture or a
+measurement rather than score it (``params``, ``flops``, ``macs``, and spreads ending in ``_std``,
+``_sd`` or ``_se``) are kept in ``Table.descriptive`` and are never offered as objectives; a
+missing value there is NaN, not a bad row.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -44,6 +48,7 @@ MAX_ABS_VALUE = 1e15
 #: exponent. ``float()`` accepts more (``1_000``, full-width digits, ``inf``, ``nan``), none of
 #: which a benchmark table should contain.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
 
 class UnknownArchitectureError(KeyError):
     """An architecture that the table has no row for."""
@@ -79,6 +84,15 @@ class BadRow:
 def _is_cost_column(name: str) -> bool:
     n = name.strip().lower()
     return n in {"time", "seconds", "cost", "train_time", "runtime"} or n.endswith(("_time", "_seconds"))
+
+
+#: Names of numeric columns that describe rather than score (see the module docstring).
+DESCRIPTIVE_COLUMNS = frozenset({"params", "n_params", "parameters", "flops", "mflops", "macs"})
+
+
+def _is_descriptive_column(name: str) -> bool:
+    n = name.strip().lower()
+    return n in DESCRIPTIVE_COLUMNS or n.endswith(("_std", "_sd", "_se"))
 
 
 def parse_number(text: str) -> float | None:
@@ -118,6 +132,9 @@ class Table:
         Seconds per evaluation, if the table has a time column.
     bad_rows : list of BadRow
         The rows that were skipped.
+    descriptive : dict column -> ndarray (n,)
+        Numeric columns that describe the rows (parameters, FLOPs, standard deviations); NaN
+        where a row has no value.
     """
 
     source: str
@@ -130,6 +147,7 @@ class Table:
     cost_column: str | None = None
     bad_rows: list[BadRow] = field(default_factory=list)
     ignored_columns: list[str] = field(default_factory=list)
+    descriptive: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._index = {arch: i for i, arch in enumerate(self.archs)}
@@ -191,6 +209,7 @@ class Table:
             "metrics": self.metrics,
             "cost_column": self.cost_column,
             "ignored_columns": self.ignored_columns,
+            "descriptive_columns": list(self.descriptive),
             "optimum": {m: self.optimum(m) for m in self.metrics},
             "best_arch": {m: self.strings[self.best_index(m)] for m in self.metrics},
             "bad_rows": [{"line": b.line, "column": b.column, "position": b.position, "problem": b.problem}
@@ -273,7 +292,8 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: ModuleType, arch_c
         numeric = sum(_NUMBER.fullmatch(x.strip()) is not None for x in cells)  # 1e308 is a number, if too large
         (numeric_cols if cells and numeric * 2 >= len(cells) else ignored).append(c)
     cost_cols = [c for c in numeric_cols if _is_cost_column(header[c])]
-    metric_cols = [c for c in numeric_cols if c not in cost_cols]
+    descriptive_cols = [c for c in numeric_cols if c not in cost_cols and _is_descriptive_column(header[c])]
+    metric_cols = [c for c in numeric_cols if c not in cost_cols and c not in descriptive_cols]
     if not metric_cols:
         raise TableError(f"no numeric metric column besides the architecture column (column {arch_idx + 1})",
                          source=label,
@@ -284,6 +304,7 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: ModuleType, arch_c
     strings: list[str] = []
     columns: dict[int, list[float]] = {c: [] for c in metric_cols}
     costs: list[float] = []
+    described: dict[int, list[float]] = {c: [] for c in descriptive_cols}
     bad: list[BadRow] = []
     seen: dict[Architecture, int] = {}
     for line, row in body:
@@ -320,6 +341,8 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: ModuleType, arch_c
             columns[c].append(parsed[c])
         if cost_col is not None:
             costs.append(parsed[cost_col])
+        for c in descriptive_cols:  # describes the row: a missing or bad value is NaN, not a bad row
+            described[c].append(math.nan if number_problem(row[c]) else float(row[c]))
     if not archs:
         raise TableError(f"has no usable row ({len(bad)} bad row(s); first: "
                          + "; ".join(b.redacted() for b in bad[:3]) + ")", source=label,
@@ -335,6 +358,7 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: ModuleType, arch_c
         cost_column=header[cost_col] if cost_col is not None else None,
         bad_rows=bad,
         ignored_columns=[header[c] for c in ignored],
+        descriptive={header[c]: np.asarray(described[c], dtype=float) for c in descriptive_cols},
     )
 
 

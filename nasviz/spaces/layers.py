@@ -195,6 +195,9 @@ def problems(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS)
             out.append(f"layer {v} ({arch.labels[v]!r}): out-degree {len(succ[v])} exceeds {constraints.max_out_degree}")
     if n > constraints.max_layers:
         out.append(f"{n} layers exceed the maximum {constraints.max_layers}")
+    if arch.has_parallel_edges:
+        repeated = sorted(e for e, m in arch.edge_multiplicities().items() if m > 1)
+        out.append(f"repeated edge(s) {repeated}: a layer concatenates each parent once")
     if len(arch.edges) > constraints.max_edges:
         out.append(f"{len(arch.edges)} edges exceed the maximum {constraints.max_edges}")
     if not out:
@@ -286,6 +289,12 @@ def initial_pool() -> list[Architecture]:
 
 
 # ---------------------------------------------------------------------- string format
+def canonical_key(arch: Architecture) -> str:
+    """Equal for two networks iff they are the same network up to renumbering its layers
+    (isomorphic labelled graphs with equal widths): every layer has its own weights."""
+    return arch.canonical_key()
+
+
 def format(arch: Architecture) -> str:  # noqa: A001 - mirrors parse()
     """The compact string of a network (see the module docstring); inverse of :func:`parse`."""
     arch = normalise(arch)

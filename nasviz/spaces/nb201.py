@@ -16,8 +16,17 @@ edges are 0->1, 0->2, 0->4, 1->3, 1->5, 2->6, 3->6, 4->7, 5->7, 6->7.
 The :class:`~nasviz.arch.Architecture` returned by :func:`parse` keeps all eight nodes so that
 :func:`format` can write the string back. Kernels compare :meth:`Architecture.reduced`, in which
 ``none`` operations are removed (they output zeros), ``skip_connect`` operations are bypassed
-(their inputs are wired straight to their outputs) and dead nodes are pruned to a fixed point; a
-cell with no path from input to output becomes ``input  output`` with no edge.
+(their inputs are wired straight to their outputs, with multiplicity: the all-``skip_connect``
+cell reduces to four parallel input -> output edges, ``4x``) and dead nodes are pruned to a fixed
+point; a cell with no path from input to output becomes ``input  output`` with no edge.
+
+Equivalent cells. :func:`canonical_key` is the cell's output written as a sum of terms
+(:func:`nasviz.arch.term_expression`): two cells get the same key exactly when they compute the
+same function with weights tied term by term. The 15,625 cells form 4,930 such classes; every
+class of NAS-Bench-201's own rule (``to_unique_str(consider_zero=True)`` of its reference code,
+6,466 classes: it keeps zero terms, so it splits some equivalent cells) lies inside one of them.
+Both counts, and that members of a class give the same network output with tied weights, are
+tested (``tests/spaces/test_nb201.py``, ``tests/models/test_nb201_net.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from nasviz.arch import INPUT, OUTPUT, Architecture
+from nasviz.arch import INPUT, OUTPUT, Architecture, term_expression
 
 NAME = "nb201"
 
@@ -113,6 +122,16 @@ def format(arch: Architecture) -> str:  # noqa: A001 - mirrors parse(); the modu
         groups.append("|" + "|".join(f"{ops[k + i]}~{i}" for i in range(j)) + "|")
         k += j
     return "+".join(groups)
+
+
+def canonical_key(arch: Architecture) -> str:
+    """The cell's output as a canonical sum of terms, e.g. ``nor_conv_3x3(x)+x`` (module docstring).
+
+    Equal for two cells exactly when they compute the same function with weights tied term by
+    term: 4,930 classes on the 15,625 cells.
+    """
+    operations(arch)  # a NAS-Bench-201 cell, not any DAG
+    return term_expression(arch)
 
 
 def enumerate_all() -> Iterator[Architecture]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -64,3 +65,81 @@ def test_bad_arguments():
         NB201Network(nb201.operations(nb201.parse(MIXED)), channels=0)
     with pytest.raises(ValueError, match="unknown NAS-Bench-201 operation"):
         NB201Network(("conv_5x5",) * 6)
+
+
+# ----------------------------------------------------------------------------- equivalence classes
+def _edge_terms(ops: tuple[str, ...]) -> list[str | None]:
+    """The term each edge adds to its target (``None`` for edges that add no term of their own:
+    ``none``, ``skip_connect``, and edges whose source received nothing). Written here, apart
+    from nasviz.arch, so the weight tying below does not trust the code it tests."""
+    nodes: list[list[str] | None] = [["x"], None, None, None]
+    terms: list[str | None] = []
+    for op, (src, dst) in zip(ops, nb201.CELL_EDGES):
+        source = nodes[src]
+        if op == "none" or source is None:
+            terms.append(None)
+            continue
+        added = source if op == "skip_connect" else [f"{op}({'+'.join(sorted(source))})"]
+        terms.append(None if op == "skip_connect" else added[0])
+        nodes[dst] = (nodes[dst] or []) + added
+    return terms
+
+
+def _tie_weights(nets: list[NB201Network], seed: int) -> None:
+    """Give every network the same stem, reductions and head, and every edge that adds the same
+    term (in the same stage) the same random convolution and BatchNorm parameters and statistics."""
+    gen = torch.Generator().manual_seed(seed)
+    shared = {k: v for k, v in nets[0].state_dict().items() if not k.startswith("cells.") or ".conv_" in k or "shortcut" in k}
+    by_term: dict[tuple[int, str], dict[str, torch.Tensor]] = {}
+    for net in nets:
+        net.load_state_dict({**net.state_dict(), **shared})
+        for stage, module in enumerate(m for m in net.cells if hasattr(m, "edges")):
+            for term, edge in zip(_edge_terms(module.ops), module.edges):
+                state = edge.state_dict()
+                if term is None or not state:
+                    continue
+                if (stage, term) not in by_term:
+                    by_term[(stage, term)] = {
+                        k: (torch.rand(v.shape, generator=gen, dtype=v.dtype) + 0.5 if "running_var" in k
+                            else torch.randn(v.shape, generator=gen, dtype=v.dtype) if v.is_floating_point() else v)
+                        for k, v in state.items()
+                    }
+                edge.load_state_dict(by_term[(stage, term)])
+
+
+def _outputs(cells: list[str], seed: int = 0) -> list[torch.Tensor]:
+    # float64: members sum the same terms in different orders, which float32 rounding would show
+    nets = [build_nb201_network(nb201.parse(c), channels=4).double().eval() for c in cells]
+    _tie_weights(nets, seed)
+    x = torch.randn(8, 1, 8, 8, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
+    with torch.no_grad():
+        return [net(x) for net in nets]
+
+
+def test_members_of_one_class_compute_the_same_function_with_tied_weights():
+    rng = np.random.default_rng(0)
+    classes: dict[str, list[str]] = {}
+    for arch in nb201.enumerate_all():
+        classes.setdefault(nb201.canonical_key(arch), []).append(nb201.format(arch))
+    large = [members for members in classes.values() if len(members) > 1]
+    # every class with a convolution used twice or skip paths that meet again, plus random ones
+    chosen = [m for m in large if "+" in nb201.canonical_key(nb201.parse(m[0]))][:40]
+    chosen += [large[i] for i in rng.choice(len(large), 40, replace=False)]
+    for members in chosen:
+        picked = [members[i] for i in rng.choice(len(members), min(4, len(members)), replace=False)]
+        outs = _outputs(picked, seed=len(members))
+        for other, out in zip(picked[1:], outs[1:]):
+            assert torch.allclose(outs[0], out, atol=1e-6), (picked[0], other)
+
+
+def test_identity_only_cells_of_different_classes_compute_different_functions():
+    import itertools
+
+    cells = [nb201.from_operations(ops) for ops in itertools.product(("none", "skip_connect"), repeat=6)]
+    representatives: dict[str, str] = {}
+    for arch in cells:
+        representatives.setdefault(nb201.canonical_key(arch), nb201.format(arch))
+    assert sorted(representatives) == ["0", "x", "x+x", "x+x+x", "x+x+x+x"]
+    outs = _outputs(list(representatives.values()))
+    for i, j in itertools.combinations(range(len(outs)), 2):
+        assert not torch.allclose(outs[i], outs[j], atol=1e-4)

@@ -74,11 +74,114 @@ def test_reduced_cells_and_equivalence():
     # two cells that differ only in an operation on a dead branch are equivalent
     a = nb201.parse("|avg_pool_3x3~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|none~2|")
     b = nb201.parse("|nor_conv_1x1~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|none~2|")
-    assert a != b and a.canonical_key() == b.canonical_key()
+    assert a != b and a.canonical_key() == b.canonical_key() and nb201.canonical_key(a) == nb201.canonical_key(b)
     # skip connections are bypassed: skip then conv equals conv straight from the input
     c = nb201.parse("|skip_connect~0|+|none~0|none~1|+|none~0|nor_conv_3x3~1|none~2|")
     d = nb201.parse("|none~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|none~2|")
-    assert c.canonical_key() == d.canonical_key()
+    assert c.canonical_key() == d.canonical_key() and nb201.canonical_key(c) == nb201.canonical_key(d)
+
+
+def test_parallel_identity_paths_are_not_merged():
+    # The all-skip cell outputs 4x, the cell with only the direct skip edge outputs x: different
+    # functions (their CIFAR-10 accuracies differ by tens of points), so different classes.
+    all_skip = nb201.from_operations(["skip_connect"] * 6)
+    direct = nb201.from_operations(["none", "none", "none", "skip_connect", "none", "none"])
+    assert all_skip.reduced().edges == ((0, 1),) * 4 and direct.reduced().edges == ((0, 1),)
+    assert nb201.canonical_key(all_skip) == "x+x+x+x" and nb201.canonical_key(direct) == "x"
+    assert all_skip.canonical_key() != direct.canonical_key()
+
+
+# ----------------------------------------------------------------------------- equivalence classes
+# Two implementations written here, independent of nasviz.arch: a numeric one (the cell evaluated
+# on numbers with one generic nonlinear function per operation) and NAS-Bench-201's own rule.
+
+_CELLS = [tuple(ops) for ops in __import__("itertools").product(nb201.OPERATIONS, repeat=6)]
+
+
+def _numeric_class(ops: tuple[str, ...], xs: np.ndarray) -> tuple:
+    """The cell's output for inputs ``xs`` when every operation is a fixed generic function.
+
+    A node is a sum over its incoming edges; ``none`` and an edge whose source received nothing
+    contribute nothing (``None`` marks "received nothing", which is not the number 0: an
+    operation of a zero input is dropped, as the network builder does). Different sums of terms
+    give different numbers with probability one, so rounding gives the class.
+    """
+    functions = {
+        "nor_conv_1x1": lambda z: np.tanh(0.9 * z + 0.3),
+        "nor_conv_3x3": lambda z: np.sin(1.7 * z - 0.2) + 0.05 * z * z,
+        "avg_pool_3x3": lambda z: np.exp(-0.4 * z) - 0.6,
+    }
+    nodes: list[np.ndarray | None] = [xs, None, None, None]
+    for op, (src, dst) in zip(ops, nb201.CELL_EDGES):
+        if op == "none" or nodes[src] is None:
+            continue
+        term = nodes[src] if op == "skip_connect" else functions[op](nodes[src])
+        nodes[dst] = term if nodes[dst] is None else nodes[dst] + term
+    return ("zero",) if nodes[3] is None else tuple(np.round(nodes[3], 9))
+
+
+def _reference_unique_str(ops: tuple[str, ...]) -> str:
+    """NAS-Bench-201's ``to_unique_str(consider_zero=True)``, from its description: a node is the
+    sorted ``+``-join of its incoming terms; ``none`` or a source equal to ``#`` gives ``#``,
+    ``skip_connect`` passes the source's string, any other op gives ``(source)@op``."""
+    nodes, k = {0: "0"}, 0
+    for j in (1, 2, 3):
+        terms = []
+        for i in range(j):
+            op = ops[k]
+            k += 1
+            if op == "none" or nodes[i] == "#":
+                terms.append("#")
+            elif op == "skip_connect":
+                terms.append(nodes[i])
+            else:
+                terms.append(f"({nodes[i]})@{op}")
+        nodes[j] = "+".join(sorted(terms))
+    return nodes[3]
+
+
+def _partition(keys: list) -> set[frozenset[int]]:
+    groups: dict = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    return {frozenset(g) for g in groups.values()}
+
+
+@pytest.fixture(scope="module")
+def class_keys():
+    ours = [nb201.canonical_key(nb201.from_operations(ops)) for ops in _CELLS]
+    xs = np.random.default_rng(0).uniform(-2.0, 2.0, size=3)
+    numeric = [_numeric_class(ops, xs) for ops in _CELLS]
+    reference = [_reference_unique_str(ops) for ops in _CELLS]
+    graph = [nb201.from_operations(ops).canonical_key() for ops in _CELLS]
+    return ours, numeric, reference, graph
+
+
+def test_canonical_key_gives_4930_classes_equal_to_an_independent_implementation(class_keys):
+    ours, numeric, _, _ = class_keys
+    assert len(set(ours)) == 4930
+    assert _partition(ours) == _partition(numeric)  # the same classes, not just the same count
+
+
+def test_every_reference_class_lies_inside_one_class(class_keys):
+    ours, _, reference, _ = class_keys
+    assert len(set(reference)) == 6466
+    inside: dict[str, set[str]] = {}
+    for ref, key in zip(reference, ours):
+        inside.setdefault(ref, set()).add(key)
+    assert all(len(keys) == 1 for keys in inside.values())
+
+
+def test_reduced_graph_isomorphism_refines_the_expression_classes(class_keys):
+    # Isomorphic reduced multigraphs compute the same function even without tied weights, so
+    # each graph class lies inside one expression class (5,425 graph classes: a term computed
+    # once and used twice is a different graph from the same term computed twice).
+    ours, _, _, graph = class_keys
+    assert len(set(graph)) == 5425
+    inside: dict[str, set[str]] = {}
+    for g, key in zip(graph, ours):
+        inside.setdefault(g, set()).add(key)
+    assert all(len(keys) == 1 for keys in inside.values())
 
 
 def test_get_space_by_name():
