@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from scipy.stats import norm
 
@@ -86,3 +88,19 @@ def thompson_draws(mean, cov, n_draws: int, rng: np.random.Generator) -> np.ndar
 
 
 __all__ = ["expected_improvement", "kappa_schedule", "thompson_draws", "ucb"]
+
+
+# ------------------------------------------------------------------------ the uniform interface
+#: ``acquisition(mean, std, best, kappa) -> (M,)``: what a registered acquisition computes
+#: (``best`` = best observed value, ``kappa`` = the step's UCB weight; each uses what it needs).
+AcquisitionFn = Callable[[np.ndarray, np.ndarray, float, float], np.ndarray]
+
+
+def ucb_acquisition() -> AcquisitionFn:
+    """:func:`ucb` behind the uniform interface (registry entry ``ucb``)."""
+    return lambda mean, std, best, kappa: ucb(mean, std, kappa)
+
+
+def ei_acquisition() -> AcquisitionFn:
+    """:func:`expected_improvement` behind the uniform interface (registry entry ``ei``)."""
+    return lambda mean, std, best, kappa: expected_improvement(mean, std, best)

@@ -454,3 +454,57 @@ def select_random(m: int, k: int, rng: np.random.Generator, *, acquisition: np.n
     """``k`` distinct pool members uniformly at random out of ``m`` (the "random batch" baseline)."""
     k = _check_k(k, m)
     return BatchSelection("random", [int(i) for i in rng.choice(m, size=k, replace=False)], acquisition=acquisition)
+
+
+# ------------------------------------------------------------------------ the uniform interface
+@dataclass(frozen=True)
+class SelectRequest:
+    """What a batch selector gets: the pool's posterior and acquisition, and the batch size.
+
+    ``mean`` ``(M,)``; ``cov`` ``(M, M)`` (``None`` unless the selector's registry entry declares
+    ``covariance``); ``acquisition`` ``(M,)``; ``quality_values`` ``(M,)`` what a k-DPP quality
+    rewards; ``kappa`` the UCB weight of the previous step (BUCB), ``noise_variance`` the GP's
+    observation noise in the metric's units, ``temperature`` / ``anchor`` the quality k-DPP's.
+    """
+
+    mean: np.ndarray
+    cov: np.ndarray | None
+    acquisition: np.ndarray
+    k: int
+    rng: np.random.Generator
+    kappa: float = 0.0
+    noise_variance: float = 0.0
+    quality_values: np.ndarray | None = None
+    temperature: float = 0.5
+    anchor: int | None = None
+
+
+def topk_selector() -> Any:
+    """:func:`select_topk` behind the uniform interface (registry entry ``topk``)."""
+    return lambda r: select_topk(r.acquisition, r.k)
+
+
+def random_selector() -> Any:
+    """:func:`select_random` behind the uniform interface (registry entry ``random``)."""
+    return lambda r: select_random(len(r.acquisition), r.k, r.rng, acquisition=r.acquisition)
+
+
+def kdpp_quality_selector() -> Any:
+    """:func:`select_kdpp_quality` behind the uniform interface (registry entry ``kdpp-quality``)."""
+    return lambda r: select_kdpp_quality(r.cov, r.acquisition if r.quality_values is None else r.quality_values, r.k,
+                                         r.rng, temperature=r.temperature, acquisition=r.acquisition, anchor=r.anchor)
+
+
+def kdpp_selector() -> Any:
+    """:func:`select_kdpp` behind the uniform interface (registry entry ``kdpp``)."""
+    return lambda r: select_kdpp(r.cov, r.k, r.rng, acquisition=r.acquisition)
+
+
+def bucb_selector() -> Any:
+    """:func:`select_bucb` behind the uniform interface (registry entry ``bucb``)."""
+    return lambda r: select_bucb(r.mean, r.cov, r.k, kappa=r.kappa, noise_variance=r.noise_variance)
+
+
+def thompson_selector() -> Any:
+    """:func:`select_thompson` behind the uniform interface (registry entry ``thompson``)."""
+    return lambda r: select_thompson(r.mean, r.cov, r.k, r.rng, acquisition=r.acquisition)

@@ -1,5 +1,11 @@
 """Candidate pools: the discrete sets a BO step maximises its acquisition over.
 
+Every generator is registered in :data:`nasviz.components.POOLS` and used through one
+interface: a :class:`PoolGenerator` is called with a :class:`PoolRequest` (the space, the
+random generator, the size, the parents, what to exclude, the acquisition) and returns a
+:class:`Pool`. A strategy with its own acquisition optimiser (NASBOT's evolutionary algorithm,
+Auto-Keras's tree search) is a generator like these.
+
 =============  ===============================================================================
 ``random``     uniform samples from the space (or the finite domain)
 ``evolution``  paper 000 §3: stochastically select top architectures by acquisition, mutate,
@@ -20,12 +26,14 @@ genuinely new evaluation there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 POOL_METHODS: tuple[str, ...] = ("random", "evolution", "gradient", "mixed")
 
@@ -73,7 +81,7 @@ class _Filter:
 
 
 def random_pool(
-    space: ModuleType,
+    space: SearchSpace,
     rng: np.random.Generator,
     n: int,
     *,
@@ -121,7 +129,7 @@ def random_pool(
 
 
 def mutation_pool(
-    space: ModuleType,
+    space: SearchSpace,
     rng: np.random.Generator,
     parents: Sequence[Architecture],
     n: int,
@@ -158,7 +166,7 @@ def _standardise(x: np.ndarray) -> np.ndarray:
 
 
 def evolutionary_pool(
-    space: ModuleType,
+    space: SearchSpace,
     rng: np.random.Generator,
     score: ScoreFn,
     parents: Sequence[Architecture],
@@ -218,7 +226,7 @@ def evolutionary_pool(
 
 
 def mixed_pool(
-    space: ModuleType,
+    space: SearchSpace,
     rng: np.random.Generator,
     parents: Sequence[Architecture],
     n: int = 100,
@@ -276,29 +284,32 @@ def gradient_mutation_probabilities(
 
 
 def gradient_mutate(
-    space: ModuleType, arch: Architecture, rng: np.random.Generator, op_gradients: Mapping[str, float]
+    space: SearchSpace, arch: Architecture, rng: np.random.Generator, op_gradients: Mapping[str, float]
 ) -> Architecture:
     """One gradient-guided mutation of a cell (paper 002 §3.2 / App. C).
 
-    Needs a cell space with ``operations(arch)``, ``from_operations(ops)`` and ``OPERATIONS``
-    (NAS-Bench-201). In that space the operations *are* the nodes of the DAG and its edges are
-    fixed, so only node mutations apply; App. C's edge probabilities (mean gradient of the
+    Needs a space with the ``operation-slots`` representation (NAS-Bench-201's six edges). In that
+    space the operations *are* the nodes of the DAG and its edges are fixed, so only node
+    mutations apply; App. C's edge probabilities (mean gradient of the
     ``h = 1`` features an edge appears in) would need a space with mutable edges.
     """
-    ops = list(space.operations(arch))
-    where, to = gradient_mutation_probabilities(ops, space.OPERATIONS, op_gradients)
+    ops = list(space.slots(arch))
+    choices = space.slot_choices()
+    where, to = gradient_mutation_probabilities(ops, choices, op_gradients)
     k = int(rng.choice(len(ops), p=where))
-    ops[k] = space.OPERATIONS[int(rng.choice(len(space.OPERATIONS), p=to[k]))]
-    return space.from_operations(ops)
+    ops[k] = choices[int(rng.choice(len(choices), p=to[k]))]
+    return space.from_slots(ops)
 
 
-def supports_gradient_mutation(space: ModuleType) -> bool:
-    """True if ``space`` exposes what :func:`gradient_mutate` needs."""
-    return all(hasattr(space, name) for name in ("operations", "from_operations", "OPERATIONS"))
+def supports_gradient_mutation(space: SearchSpace) -> bool:
+    """True if ``space`` provides the ``operation-slots`` representation :func:`gradient_mutate` needs."""
+    from nasviz.spaces.base import OPERATION_SLOTS
+
+    return space.provides(OPERATION_SLOTS)
 
 
 def gradient_pool(
-    space: ModuleType,
+    space: SearchSpace,
     rng: np.random.Generator,
     parents: Sequence[Architecture],
     n: int = 100,
@@ -329,7 +340,7 @@ def gradient_pool(
         info["fallback"] = (
             "uniform mutation: no WL feature gradients available"
             if not op_gradients
-            else f"uniform mutation: space {getattr(space, 'NAME', space.__name__)!r} has no per-operation mutation"
+            else f"uniform mutation: space {space.name!r} has no operation slots to mutate"
         )
     archs = mutation_pool(space, rng, list(parents), n, mutate=mutate, _filter=flt)
     origin = [label] * len(archs)
@@ -338,3 +349,76 @@ def gradient_pool(
         archs += fresh
         origin += ["random"] * len(fresh)
     return Pool(archs, origin, info)
+
+
+# ------------------------------------------------------------------------ the uniform interface
+@dataclass(frozen=True)
+class PoolRequest:
+    """What a :class:`PoolGenerator` gets for one step.
+
+    ``parents`` are the best observed architectures, best first; ``exclude`` everything evaluated
+    or proposed; ``domain`` / ``domain_set`` the finite set of allowed architectures (a table's
+    rows) or ``None``; ``score(archs) -> (len(archs),)`` the acquisition; ``mutate`` the space's
+    mutation (the strategy may cache instances); ``op_gradients()`` the WL operation gradients
+    when the kernel has them (computed on demand), else ``None``; ``step`` the model-based step
+    (1 for the first fit).
+    """
+
+    space: SearchSpace
+    rng: np.random.Generator
+    n: int
+    parents: Sequence[Architecture]
+    exclude: Collection[Architecture]
+    domain: Sequence[Architecture] | None
+    domain_set: Collection[Architecture] | None
+    score: ScoreFn
+    mutate: Callable[[Architecture, np.random.Generator], Architecture]
+    op_gradients: Callable[[], Mapping[str, float] | None] = lambda: None
+    step: int = 1
+
+
+class PoolGenerator(Protocol):
+    """Makes one step's candidate pool: ``generator(request) -> Pool``."""
+
+    def __call__(self, request: PoolRequest) -> Pool: ...
+
+
+def evolution_generator() -> PoolGenerator:
+    """:func:`evolutionary_pool` behind the uniform interface (registry entry ``evolution``)."""
+
+    def generate(r: PoolRequest) -> Pool:
+        pool, _ = evolutionary_pool(r.space, r.rng, r.score, r.parents, r.n, exclude=r.exclude, domain=r.domain,
+                                    domain_set=r.domain_set, mutate=r.mutate)
+        return pool
+
+    return generate
+
+
+def random_generator() -> PoolGenerator:
+    """:func:`random_pool` behind the uniform interface (registry entry ``random``)."""
+
+    def generate(r: PoolRequest) -> Pool:
+        fresh = random_pool(r.space, r.rng, r.n, exclude=r.exclude, domain=r.domain)
+        return Pool(fresh, ["random"] * len(fresh), {})
+
+    return generate
+
+
+def mixed_generator() -> PoolGenerator:
+    """:func:`mixed_pool` behind the uniform interface (registry entry ``mixed``)."""
+
+    def generate(r: PoolRequest) -> Pool:
+        return mixed_pool(r.space, r.rng, r.parents, r.n, exclude=r.exclude, domain=r.domain,
+                          domain_set=r.domain_set, mutate=r.mutate)
+
+    return generate
+
+
+def gradient_generator() -> PoolGenerator:
+    """:func:`gradient_pool` behind the uniform interface (registry entry ``gradient``)."""
+
+    def generate(r: PoolRequest) -> Pool:
+        return gradient_pool(r.space, r.rng, r.parents, r.n, op_gradients=r.op_gradients(), exclude=r.exclude,
+                             domain=r.domain, domain_set=r.domain_set)
+
+    return generate

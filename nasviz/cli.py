@@ -86,7 +86,7 @@ def _default_batch_size(args: argparse.Namespace) -> int:
     """The batch a strategy was designed for (``bo-tw2g-kdpp5`` -> 5), else 1."""
     from nasviz.strategies.factory import default_batch_size
 
-    return default_batch_size(args.strategy, batch_size=None)
+    return default_batch_size(args.strategy)
 
 
 def _run_config(args: argparse.Namespace) -> dict:

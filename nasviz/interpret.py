@@ -227,6 +227,11 @@ def operation_gradient_profile(fg: FeatureGradients, values: Sequence[float] | N
     return out
 
 
+def supports_feature_gradients(gp: GaussianProcess) -> bool:
+    """Whether ``gp`` has WL feature gradients: it is fitted and its kernel is WL."""
+    return isinstance(gp.kernel, WLKernel) and gp.fit_result is not None
+
+
 def operation_gradients(gp: GaussianProcess, archs: Sequence[Architecture],
                         skip: Sequence[str] = (INPUT, OUTPUT)) -> dict[str, float]:
     """Mean ``d mean / d phi^op`` over ``archs`` for each operation's ``h = 0`` feature.
@@ -241,4 +246,4 @@ def operation_gradients(gp: GaussianProcess, archs: Sequence[Architecture],
 
 
 __all__ = ["FeatureGradients", "OperationProfile", "operation_gradient_profile", "operation_gradients",
-           "posterior_mean_from_features", "wl_feature_gradients"]
+           "posterior_mean_from_features", "supports_feature_gradients", "wl_feature_gradients"]

@@ -238,7 +238,7 @@ def run_search(
                 best_arch=best_arch,
                 elapsed=elapsed_before + time.perf_counter() - start,
                 step_seconds=time.perf_counter() - step_start,
-                strategy=strategy.state(),
+                strategy=strategy.state().to_dict(),
             )
             if store is not None:
                 store.add_snapshot(run_id, snapshot)
@@ -468,7 +468,7 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
     try:
         domain = objective.domain()
         strategy = make_strategy(cfg["strategy"], space=space, seed=cfg["seed"], domain=domain,
-                                 **cfg["strategy_options"])
+                                 batch_size=cfg["batch_size"], **cfg["strategy_options"])
         if hasattr(strategy, "attach"):
             strategy.attach(objective)  # e.g. Auto-Keras: warm starts through the objective's builder
     except BaseException:

@@ -69,8 +69,8 @@ def _one(job: tuple[str, int, str, float, int | None, dict[str, str]]) -> dict:
     from nasviz.strategies.factory import make_strategy
 
     training = {"epochs": epochs} if epochs else None
-    objective = TrainingObjective(L, dataset, seed=seed, device="cpu", training=training)
-    strategy = make_strategy(strategy_name, space=L, seed=seed, **options)
+    objective = TrainingObjective(L.SPACE, dataset, seed=seed, device="cpu", training=training)
+    strategy = make_strategy(strategy_name, space=L.SPACE, seed=seed, **options)
     if hasattr(strategy, "attach"):
         strategy.attach(objective)  # Auto-Keras warm starts
     start = time.perf_counter()
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> dict:
     from nasviz.strategies.factory import make_strategy
 
     for n, opts in options.items():
-        make_strategy(n, space=L, seed=0, **opts)  # a bad setting fails here, before any training
+        make_strategy(n, space=L.SPACE, seed=0, **opts)  # a bad setting fails here, before any training
     jobs = [(n, s, args.dataset, float(args.seconds), args.epochs, options.get(n, {})) for s in seeds for n in names]
     start = time.perf_counter()
     ctx = mp.get_context("spawn")

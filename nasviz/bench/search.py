@@ -119,11 +119,11 @@ def time_step(job: dict[str, Any]) -> dict[str, Any]:
     archs = random_pool(space, rng, job["n_obs"], domain=objective.domain())
     strategy.tell(objective.evaluate(archs))
     start, cpu = time.perf_counter(), time.process_time()
-    strategy.ask(default_batch_size(job["strategy"], getattr(strategy, "batch_size", None)))
+    strategy.ask(default_batch_size(job["strategy"]))
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    state = strategy.state() if hasattr(strategy, "state") else {}
-    return {"strategy": job["strategy"], "seconds": seconds, "cpu_seconds": cpu, "timings": state.get("timings", {}),
-            "pool": len(state.get("pool", []))}
+    state = strategy.state()
+    return {"strategy": job["strategy"], "seconds": seconds, "cpu_seconds": cpu, "timings": dict(state.timings),
+            "pool": len(state.pool) if state.pool is not None else 0}
 
 
 def _time_steps(args: argparse.Namespace, names: list[str], table_path: Path, metric: str) -> dict[str, Any]:

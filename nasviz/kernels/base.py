@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.spaces.base import LABELLED_DAG
 
 Components = dict[str, np.ndarray]
 
@@ -46,6 +47,9 @@ class Kernel(ABC):
 
     #: Registry name (``"tw"``, ``"wl"``, ...).
     name: str = ""
+    #: The representations of a space this kernel reads (:mod:`nasviz.spaces.base`); the registry
+    #: offers the kernel only for spaces that provide all of them.
+    reads: ClassVar[frozenset[str]] = frozenset({LABELLED_DAG})
     #: True if every :meth:`combine` result is positive semi-definite for valid ``theta``.
     positive_definite: bool = True
 

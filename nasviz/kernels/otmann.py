@@ -72,6 +72,7 @@ import ot
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd
+from nasviz.spaces.base import LABELLED_DAG, LAYERS
 
 try:  # the exact network simplex behind ot.emd, without its per-call Python overhead
     from ot.lp.emd_wrap import emd_c as _emd_c
@@ -523,6 +524,7 @@ class OTMANNKernel(Kernel):
     """
 
     name = "otmann"
+    reads = frozenset({LABELLED_DAG, LAYERS})
     positive_definite = False
 
     def __init__(

@@ -101,6 +101,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from nasviz.arch import Architecture
+from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, unique_reduced
 
 __all__ = [
@@ -414,6 +415,7 @@ class TreeWassersteinKernel(Kernel):
     """
 
     name = "tw"
+    reads = frozenset({LABELLED_DAG, OPERATION_TREE})
     positive_definite = True
 
     def __init__(

@@ -52,10 +52,11 @@ def network_cost(space_name: str, arch: Architecture, settings: dict[str, Any],
     so isomorphic reduced graphs cost the same (parameters are counted every time: they include
     edges that cannot reach the output).
     """
-    from nasviz.objectives.trainer import default_builder
+    from nasviz.spaces import get_space
 
     data = _dataset(settings["dataset"], int(settings.get("dataset_seed", 0)))
-    model = default_builder(space_name)(arch, data, **settings.get("model_options", {}))
+    model = get_space(space_name).build_network(arch, tuple(data.input_shape), data.n_outputs,
+                                                **settings.get("model_options", {}))
     if flops_cache is None:
         return count_parameters(model), count_flops(model, tuple(data.input_shape))
     key = arch.canonical_key()

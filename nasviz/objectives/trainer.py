@@ -31,7 +31,7 @@ import math
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -40,6 +40,9 @@ from torch import nn
 from nasviz.arch import Architecture
 from nasviz.objectives.base import FAILED, OK, Evaluation
 from nasviz.objectives.datasets import CLASSIFICATION, Dataset, load_dataset
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 #: Hook called before every optimisation step as ``hook(epoch, step)``; tests use it to inject
 #: failures (an out-of-memory error) without needing a GPU.
@@ -209,6 +212,7 @@ def train_model(
     weight_decay: float = 5e-4,
     memory_guard: MemoryGuard | None = None,
     on_batch: BatchHook | None = None,
+    estimate_epochs: int | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``dataset`` with early stopping; never raises for a bad run.
 
@@ -220,6 +224,9 @@ def train_model(
     epochs : maximum number of epochs.
     patience : tau of paper 003 App. D (stop after tau epochs without a lower validation loss;
         the estimate is the mean of the last tau validation scores). Must be >= 1.
+    estimate_epochs : average the last this many epochs' validation scores for the estimate
+        instead of ``patience`` (the tabulated benchmarks train without early stopping,
+        ``patience = epochs``, and average the last two epochs).
     lr, weight_decay, optimizer : ``"sgd"`` (Nesterov momentum 0.9, cosine-annealed learning rate
         over ``epochs`` as in NAS-Bench-201) or ``"adam"``.
     batch_size : mini-batch size; halved on each out-of-memory retry.
@@ -257,7 +264,8 @@ def train_model(
                 metric, n_params, start, dev, batch_size=bs, retries=retries,
             )
         try:
-            result = _train_once(model, dataset, epochs, patience, lr, bs, seed, dev, optimizer, weight_decay, on_batch)
+            result = _train_once(model, dataset, epochs, patience, lr, bs, seed, dev, optimizer, weight_decay, on_batch,
+                                 estimate_epochs or patience)
         except Exception as err:  # noqa: BLE001 - classify: OOM is retried, the rest re-raised
             if not is_out_of_memory(err):
                 raise
@@ -280,7 +288,7 @@ def train_model(
 
 def _train_once(
     model: nn.Module, dataset: Dataset, epochs: int, patience: int, lr: float, batch_size: int, seed: int,
-    dev: torch.device, optimizer: str, weight_decay: float, on_batch: BatchHook | None,
+    dev: torch.device, optimizer: str, weight_decay: float, on_batch: BatchHook | None, window: int,
 ) -> TrainResult:
     task = dataset.task
     metric = "accuracy" if task == CLASSIFICATION else "r2"
@@ -339,7 +347,7 @@ def _train_once(
             since_best += 1
             if since_best >= patience:
                 break
-    estimate = float(np.mean(valid_curve[-patience:]))
+    estimate = float(np.mean(valid_curve[-window:]))
     _, test_score = _evaluate(model, dataset.x_test.to(dev), dataset.y_test.to(dev), task)
     return TrainResult(
         status=OK, valid_score=estimate, test_score=test_score, valid_curve=valid_curve,
@@ -354,36 +362,22 @@ def arch_seed(key: str, base_seed: int = 0) -> int:
     return (zlib.crc32(key.encode("utf-8")) + 1_000_003 * int(base_seed)) % (2**31 - 1)
 
 
-def default_builder(space_name: str) -> Callable[[Architecture, Dataset], nn.Module]:
-    """The network builder for a space: NB201 cells, or layer DAGs (``nasviz.models.layer_net``)."""
-    if space_name == "nb201":
-        from nasviz.models.nb201_net import build_nb201_network
+def default_builder(space: "SearchSpace | str") -> Callable[..., nn.Module]:
+    """``builder(arch, dataset, **model_options)``: the space's own network builder
+    (:meth:`~nasviz.spaces.base.SearchSpace.build_network`) for the dataset's input shape and outputs."""
+    from nasviz.spaces import get_space
 
-        def build(arch: Architecture, data: Dataset, channels: int = 8, n_cells: int = 1) -> nn.Module:
-            if len(data.input_shape) != 3:
-                raise ValueError(f"NAS-Bench-201 cells need image inputs (C, H, W); dataset {data.name!r} has shape {data.input_shape}")
-            return build_nb201_network(arch, channels=channels, n_cells=n_cells, n_classes=data.n_outputs,
-                                       in_channels=data.input_shape[0])
+    space = get_space(space)
 
-        return build
-    try:
-        from nasviz.models import layer_net
-    except ImportError as err:  # the layer builder is another module; say what is missing
-        raise ValueError(f"no network builder for space {space_name!r}: {err}") from err
-    for name in ("build_layer_network", "build_layer_net", "build_model", "build_network"):
-        fn = getattr(layer_net, name, None)
-        if fn is not None:
-            return lambda arch, data, **_: fn(arch, data.input_shape[0] if len(data.input_shape) == 1 else data.input_shape, data.n_outputs)
-    raise ValueError(f"nasviz.models.layer_net has no builder function for space {space_name!r}")
+    def build(arch: Architecture, data: Dataset, **model_options: Any) -> nn.Module:
+        return space.build_network(arch, tuple(data.input_shape), data.n_outputs, **model_options)
+
+    return build
 
 
-#: Default training settings of :class:`TrainingObjective`: those of the committed NB201-on-digits
-#: table (:data:`nasviz.tabulate.DEFAULT_SETTINGS`), so a search that trains reproduces its values.
-DEFAULT_TRAINING: dict[str, Any] = {"epochs": 3, "patience": 2, "lr": 0.4, "batch_size": 256}
-#: Default training of layer networks (MLPs on the small tabular sets): more, smaller steps.
-DEFAULT_LAYER_TRAINING: dict[str, Any] = {"epochs": 20, "patience": 5, "lr": 0.05, "batch_size": 64}
-#: Default network size of NB201 cells on digits (C = 4 channels, N = 1 cell per stage).
-DEFAULT_NB201_MODEL: dict[str, Any] = {"channels": 4, "n_cells": 1}
+#: The training options :func:`train_model` takes (a space's ``training_defaults`` and a caller's
+#: ``training`` override them).
+TRAINING_OPTIONS = frozenset({"epochs", "patience", "lr", "batch_size", "optimizer", "weight_decay", "estimate_epochs"})
 
 
 @dataclass(frozen=True)
@@ -418,16 +412,17 @@ class TrainingObjective:
 
     Parameters
     ----------
-    space : a space module (``nasviz.spaces.get_space(name)``)
+    space : a :class:`~nasviz.spaces.base.SearchSpace` or its registered name
     dataset : a :class:`Dataset` or the name of a bundled one
     metric : ``"valid_accuracy"`` (the early-stopping estimate; ``"valid_score"`` for regression
         sets, whose score is R^2) or ``"test_accuracy"`` / ``"test_score"``.
     seed : base seed; each architecture is trained with ``arch_seed(arch.canonical_key(), seed)``
         so equivalent cells get the same initialisation and batch order.
-    builder : ``builder(arch, dataset, **model_options) -> nn.Module``; default by space.
-    model_options : e.g. ``{"channels": 8, "n_cells": 1}`` for NB201.
-    training : overrides of :data:`DEFAULT_TRAINING` (NB201) or :data:`DEFAULT_LAYER_TRAINING`
-        (other spaces), passed to :func:`train_model`.
+    builder : ``builder(arch, dataset, **model_options) -> nn.Module``; default: the space's
+        :meth:`~nasviz.spaces.base.SearchSpace.build_network`.
+    model_options : e.g. ``{"channels": 8, "n_cells": 1}`` for NB201 (default: the space's
+        ``network_defaults()``).
+    training : overrides of the space's ``training_defaults()``, passed to :func:`train_model`.
     """
 
     def __init__(
@@ -445,22 +440,22 @@ class TrainingObjective:
     ) -> None:
         if metric not in ("valid_accuracy", "valid_score", "test_accuracy", "test_score"):
             raise ValueError(f"metric must be valid_accuracy, valid_score, test_accuracy or test_score, got {metric!r}")
-        self.space = space
         self.dataset = load_dataset(dataset, seed=0) if isinstance(dataset, str) else dataset
         self.metric = metric
         self.seed = int(seed)
         self.device = device
-        space_name = getattr(space, "NAME", str(space))
+        from nasviz.spaces import get_space
+
+        self.space = space = get_space(space)
         self._custom_builder = builder is not None
-        self.builder = builder or default_builder(space_name)
-        if model_options is None and space_name == "nb201" and not self._custom_builder:
-            model_options = DEFAULT_NB201_MODEL
+        self.builder = builder or default_builder(space)
+        if model_options is None and not self._custom_builder:
+            model_options = space.network_defaults()
         self.model_options = dict(model_options or {})
-        unknown = set(training or {}) - set(DEFAULT_TRAINING) - {"optimizer", "weight_decay"}
+        unknown = set(training or {}) - TRAINING_OPTIONS
         if unknown:
             raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
-        defaults = DEFAULT_TRAINING if space_name == "nb201" else DEFAULT_LAYER_TRAINING
-        self.training = {**defaults, **(training or {})}
+        self.training = {**space.training_defaults(), **(training or {})}
         self.memory_guard = memory_guard or MemoryGuard()
         self.name = f"train:{self.dataset.name}:{metric}"
 
@@ -474,7 +469,7 @@ class TrainingObjective:
         if self._custom_builder:
             raise ValueError("an objective with a custom builder cannot be rebuilt in another process; use the default builder")
         return TrainingSpec(
-            space=getattr(self.space, "NAME", str(self.space)), dataset=self.dataset.name,
+            space=self.space.name, dataset=self.dataset.name,
             dataset_seed=self.dataset.seed, metric=self.metric, seed=self.seed, device=self.device,
             model_options=tuple(sorted(self.model_options.items())), training=tuple(sorted(self.training.items())),
         )

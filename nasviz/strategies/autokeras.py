@@ -15,7 +15,7 @@ One step (Sec. 3):
    the cost ``y_f = -value``. It returns the nearest observed ancestor and the morphisms.
 3. **Warm starts**: :meth:`AutoKeras.attach` wraps a :class:`~nasviz.objectives.trainer.
    TrainingObjective`'s builder so that a proposed child starts from its ancestor's *trained*
-   network morphed by :func:`nasviz.morphism.morph_network` (function-preserving), and every
+   network morphed by :func:`nasviz.spaces.layers.morphisms.morph_network` (function-preserving), and every
    network it builds is remembered (the trainer trains it in place, so the reference holds the
    trained weights afterwards). With a run store the runner keeps those weights
    (:meth:`AutoKeras.network_state`) and gives them back when a stopped or crashed run is
@@ -65,7 +65,7 @@ and below evolution at 180 s per run (0.9479 against 0.9472 and 0.9502 on the he
 measurements point at the search space the method defines rather than at its optimiser: it only
 reaches networks *morphable* from the initial ones (Sec. 3), and a morphism never changes an
 activation and inserts only ``relu`` / ``leaky-relu`` / ``elu`` layers (the function-preserving
-ones, :mod:`nasviz.morphism`; no combination of tanh or logistic units is the identity; the
+ones, :mod:`nasviz.spaces.layers.morphisms`; no combination of tanh or logistic units is the identity; the
 Auto-Keras code's deeper operation likewise inserts only dense, dropout or ReLU layers). ``bench layer-retrain`` on those
 runs (each run's best network trained again from scratch on seeds 10 and 11) shows it: every
 best network of NASBOT and evolution has a softplus, logistic or tanh layer (``smooth_share``
@@ -86,15 +86,17 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
 from nasviz.arch import Architecture
-from nasviz.morphism import Morph, morph_network, sample_morphs
+from nasviz.spaces.layers.morphisms import Morph, morph_network, sample_morphs
+from nasviz.errors import ConfigError
 from nasviz.objectives.base import Evaluation
+from nasviz.spaces.base import SearchSpace
+from nasviz.state import StepState
 from nasviz.spaces import layers as L
 from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
 from nasviz.strategies.base import affordable_items, robust_targets, with_failures
@@ -221,7 +223,7 @@ class AutoKeras:
 
     def __init__(
         self,
-        space: ModuleType = L,
+        space: SearchSpace,
         seed: int = 0,
         domain: Sequence[Architecture] | None = None,
         *,
@@ -236,8 +238,8 @@ class AutoKeras:
         n_restarts: int = 2,
         acq_fraction: float | None = 0.25,
     ) -> None:
-        if getattr(space, "NAME", None) != L.NAME:
-            raise ValueError(f"autokeras searches the {L.NAME!r} space, got {getattr(space, 'NAME', space)!r}")
+        if space.name != L.NAME:
+            raise ConfigError(f"autokeras searches the {L.NAME!r} space, got {space.name!r}")
         if domain is not None:
             raise ValueError("autokeras searches the unbounded layer space; a finite domain is not supported")
         if n_init < 1:
@@ -456,5 +458,6 @@ class AutoKeras:
         model.load_state_dict({name: torch.as_tensor(np.asarray(a)) for name, a in arrays.items()})
         self.models[arch] = model
 
-    def state(self) -> dict[str, Any]:
-        return {**self._state, "warm_started": dict(self.warm_started), "scratch_retries": list(self.scratch_retries)}
+    def state(self) -> StepState:
+        return StepState.from_legacy({**self._state, "kernel": "edit", "warm_started": dict(self.warm_started),
+                                      "scratch_retries": list(self.scratch_retries)})

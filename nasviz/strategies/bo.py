@@ -1,9 +1,15 @@
 """Bayesian optimisation over architectures: kernel + GP + acquisition + pool + batch selector.
 
 One step (paper 000 Algorithm 1): fit the GP (ML-II hyperparameters) to every successful
-evaluation, generate a candidate pool (:mod:`nasviz.candidates`), compute the posterior on the
-pool, and choose a batch (:mod:`nasviz.batch`). The first ``n_init`` proposals are uniformly
-random. With ``batch="topk"`` and one proposal per step this is sequential GP-UCB / GP-EI.
+evaluation, generate a candidate pool, compute the posterior on the pool, score it with the
+acquisition and choose a batch. Each of the four parts is a registered component
+(:data:`nasviz.components.KERNELS`, ``POOLS``, ``ACQUISITIONS``, ``BATCH_SELECTORS``) used through
+its uniform interface, so a new pool generator or selector plugs in without touching this file.
+With ``batch="topk"`` and one proposal per step this is sequential GP-UCB / GP-EI.
+
+What the step did is returned by :meth:`BayesianOptimisation.state` as a typed
+:class:`~nasviz.state.StepState` (GP fit, pool with posterior and acquisition, the batch and
+why, WL feature gradients when the kernel is WL).
 
 Determinism: every random choice comes from one generator seeded by ``seed`` (and the GP's own
 seeded restarts), so the same seed and the same sequence of ``tell`` calls give the same
@@ -13,20 +19,26 @@ proposals -- what the run store relies on to resume a run by replay.
 from __future__ import annotations
 
 import time
-from types import ModuleType
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from nasviz import batch as batch_mod
 from nasviz import candidates
-from nasviz.acquisition import expected_improvement, kappa_schedule, ucb
+from nasviz.acquisition import kappa_schedule
 from nasviz.arch import Architecture
+from nasviz.batch import SelectRequest
+from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
+from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
+from nasviz.state import BatchChoice, FeatureGradients, PoolState, StepState, gp_fit_state
 
-ACQUISITIONS: tuple[str, ...] = ("ucb", "ei")
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
+
+#: WL features kept in a step's state (the largest gradients by magnitude).
+MAX_FEATURES = 40
 
 
 class BayesianOptimisation:
@@ -34,19 +46,25 @@ class BayesianOptimisation:
 
     Parameters
     ----------
-    space : module
-        Search space (``sample``, ``mutate``, ``format``).
+    space : SearchSpace
+        The space searched (sampling, mutation, strings, representations for the kernel).
+    seed : int
+        Seeds every random choice.
+    domain : sequence of Architecture, optional
+        Only these architectures are proposed (a table's rows).
     kernel : str or Kernel
-        A kernel name for :func:`~nasviz.kernels.make_kernel` (with ``kernel_options``) or an
-        instance.
-    acquisition : {"ucb", "ei"}
-        GP-UCB ``mu + kappa sigma`` with ``kappa = kappa_schedule(beta0, t)`` (paper 002 App.
-        E.5; ``t`` = BO step), or expected improvement over the best observed value.
-    pool : {"evolution", "random", "gradient", "mixed"}
-        Candidate generator (:mod:`nasviz.candidates`).
-    batch : {"topk", "kdpp-quality", "kdpp", "bucb", "thompson", "random"}
-        Batch selector (:mod:`nasviz.batch`); with one proposal per step ``topk`` is the
-        acquisition's argmax.
+        A registered kernel name (``tw2g``, ``wl``, ...; built for ``space``) or an instance.
+    kernel_options : mapping, optional
+        Options of the named kernel.
+    acquisition : str
+        A registered acquisition: ``ucb`` (``mu + kappa sigma``, ``kappa = kappa_schedule(beta0,
+        t)``, paper 002 App. E.5; ``t`` = BO step) or ``ei`` (expected improvement over the best
+        observation).
+    pool : str
+        A registered candidate-pool generator (:mod:`nasviz.candidates`).
+    batch : str
+        A registered batch selector (:mod:`nasviz.batch`); with one proposal per step ``topk`` is
+        the acquisition's argmax.
     batch_size : int
         Proposals per step the strategy is designed for (the runner's ``batch_size``); ``ask(n)``
         honours any ``n``.
@@ -64,30 +82,32 @@ class BayesianOptimisation:
     quality : {"mean", "acquisition"}
         What the k-DPP quality rewards. ``"mean"`` (default) follows paper 000 Eq. (12): quality
         from the posterior mean, while exploration comes from the posterior covariance in
-        ``det(Sigma_A)``. ``"acquisition"`` uses UCB/EI, which counts the variance twice.
-        Measured on the NB201 cifar10 table (B=5, budget 100): ``"mean"``, T=0.5 reached mean
-        regret 0.000 on seeds 10-17 against 0.145 for ``"acquisition"`` (and 0.091 for BUCB);
-        with ``"acquisition"``, T=0.5 beat T=1 (0.034 vs 0.114) and T=0.25 (0.171) on seeds 0-7.
+        ``det(Sigma_A)``. ``"acquisition"`` uses UCB/EI, which counts the variance twice
+        (measurements in ``docs/benchmarks.md``).
     kdpp_anchor : bool
         Quality k-DPP only: condition the sample on containing the acquisition's argmax (see
         :func:`nasviz.batch.select_kdpp_quality`).
     top_parents : int
         Parents for mutation pools: the best observed architectures (10, paper 002 App. E.2).
+    n_restarts : int
+        L-BFGS-B starts of each GP fit.
+    name : str, optional
+        How the strategy is called in runs and tables (default ``bo-<kernel>-...``).
     """
 
     def __init__(
         self,
-        space: ModuleType,
-        kernel: str | Kernel = "tw",
+        space: "SearchSpace",
+        seed: int = 0,
+        domain: Sequence[Architecture] | None = None,
         *,
+        kernel: str | Kernel = "tw2g",
         kernel_options: Mapping[str, Any] | None = None,
         acquisition: str = "ucb",
         pool: str = "evolution",
         batch: str = "topk",
         batch_size: int = 1,
         n_init: int = 10,
-        seed: int = 0,
-        domain: Sequence[Architecture] | None = None,
         pool_size: int = 100,
         transform: str = "standardize",
         beta0: float = 1.5,
@@ -98,32 +118,32 @@ class BayesianOptimisation:
         n_restarts: int = 3,
         name: str | None = None,
     ) -> None:
-        if acquisition not in ACQUISITIONS:
-            raise ValueError(f"acquisition must be one of {', '.join(ACQUISITIONS)}, got {acquisition!r}")
-        if pool not in candidates.POOL_METHODS:
-            raise ValueError(f"pool must be one of {', '.join(candidates.POOL_METHODS)}, got {pool!r}")
-        if batch not in batch_mod.BATCH_METHODS:
-            raise ValueError(f"batch must be one of {', '.join(batch_mod.BATCH_METHODS)}, got {batch!r}")
-        for label, value, low in (("batch_size", batch_size, 1), ("n_init", n_init, 1), ("pool_size", pool_size, 1), ("top_parents", top_parents, 1)):
-            if int(value) < low:
-                raise ValueError(f"{label} must be at least {low}, got {value}")
+        for label, value in (("batch_size", batch_size), ("n_init", n_init), ("pool_size", pool_size),
+                             ("top_parents", top_parents)):
+            if int(value) < 1:
+                raise ConfigError(f"{label} must be at least 1, got {value}")
+        if quality not in ("acquisition", "mean"):
+            raise ConfigError(f"quality must be 'acquisition' or 'mean', got {quality!r}")
         self.space = space
-        self.kernel = make_kernel(kernel, **dict(kernel_options or {})) if isinstance(kernel, str) else kernel
+        self.kernel_name = kernel if isinstance(kernel, str) else kernel.name
+        self.kernel = make_kernel(kernel, space=space, **dict(kernel_options or {})) if isinstance(kernel, str) else kernel
         self.acquisition = acquisition
+        self._acquisition_fn = ACQUISITIONS.create(acquisition)
         self.pool_method = pool
+        self._pool_generator = POOLS.create(pool)
         self.batch_method = batch
+        self._selector = BATCH_SELECTORS.create(batch)
+        self._needs_cov = bool(BATCH_SELECTORS.get(batch).capabilities.get("covariance"))
         self.batch_size = int(batch_size)
         self.n_init = int(n_init)
         self.seed = int(seed)
         self.pool_size = int(pool_size)
         self.beta0 = float(beta0)
         self.quality_temperature = float(quality_temperature)
-        if quality not in ("acquisition", "mean"):
-            raise ValueError(f"quality must be 'acquisition' or 'mean', got {quality!r}")
         self.quality = quality
         self.kdpp_anchor = bool(kdpp_anchor)
         self.top_parents = int(top_parents)
-        self.name = name or f"bo-{self.kernel.name}-{acquisition}-{pool}-{batch}"
+        self.name = name or f"bo-{self.kernel_name}-{acquisition}-{pool}-{batch}{self.batch_size}"
         self.rng = np.random.default_rng(seed)
         self.gp = GaussianProcess(self.kernel, transform=transform, n_restarts=n_restarts, seed=seed)
         self.domain = list(domain) if domain is not None else None
@@ -135,7 +155,7 @@ class BayesianOptimisation:
         self.seen: set[Architecture] = set()
         self._pending: set[Architecture] = set()
         self._n_bo_steps = 0
-        self._state: dict[str, Any] = {"strategy": self.name, "phase": "init"}
+        self._state = StepState(strategy=self.name, phase="init")
 
     # ------------------------------------------------------------------ protocol
     def ask(self, n: int) -> list[Architecture]:
@@ -156,23 +176,14 @@ class BayesianOptimisation:
             if ev.ok and ev.value is not None and np.isfinite(ev.value):
                 self.observed.append((ev.arch, float(ev.value)))
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> StepState:
         return self._state
 
     # ------------------------------------------------------------------ steps
     def _ask_random(self, n: int) -> list[Architecture]:
         proposals = candidates.random_pool(self.space, self.rng, n, exclude=self.seen, domain=self.domain)
-        self._state = {
-            "strategy": self.name,
-            "phase": "init",
-            "proposals": [self.space.format(a) for a in proposals],
-        }
+        self._state = StepState(strategy=self.name, phase="init", proposals=tuple(self.space.format(a) for a in proposals))
         return proposals
-
-    def _acquisition(self, mean: np.ndarray, std: np.ndarray, best: float, kappa: float) -> np.ndarray:
-        if self.acquisition == "ucb":
-            return ucb(mean, std, kappa)
-        return expected_improvement(mean, std, best)
 
     def _mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
         child = self.space.mutate(arch, rng)
@@ -182,30 +193,36 @@ class BayesianOptimisation:
         order = sorted(range(len(self.observed)), key=lambda i: -self.observed[i][1])
         return [self.observed[i][0] for i in order[: self.top_parents]]
 
-    def _op_gradients(self) -> dict[str, float] | None:
-        """Mean derivative of the posterior mean w.r.t. each operation's h=0 WL feature.
+    def _feature_gradients(self) -> FeatureGradients | None:
+        """WL feature gradients (paper 002 Eq. 3.2) of the fitted GP over the observations, when
+        the kernel is WL (``None`` otherwise or when they cannot be computed)."""
+        from nasviz.interpret import supports_feature_gradients, wl_feature_gradients
 
-        Only for the WL kernel, from :mod:`nasviz.interpret` when it provides them; ``None``
-        otherwise (the gradient pool then falls back to uniform mutation and says so).
-        """
-        if self.kernel.name != "wl":
+        if not supports_feature_gradients(self.gp):
             return None
         try:
-            from nasviz.interpret import operation_gradients  # type: ignore[attr-defined]
-        except ImportError:
+            fg = wl_feature_gradients(self.gp, [a for a, _ in self.observed])
+        except (ValueError, np.linalg.LinAlgError):
             return None
-        archs = [a for a, _ in self.observed]
+        keep = np.argsort(-np.abs(fg.mean_gradient), kind="stable")[:MAX_FEATURES]
+        return FeatureGradients(tuple(fg.names[i] for i in keep), tuple(float(fg.mean_gradient[i]) for i in keep), int(fg.h))
+
+    def _op_gradients(self) -> dict[str, float] | None:
+        """Mean derivative of the posterior mean w.r.t. each operation's h=0 WL feature (WL only)."""
+        from nasviz.interpret import operation_gradients, supports_feature_gradients
+
+        if not supports_feature_gradients(self.gp):
+            return None
         try:
-            return operation_gradients(self.gp, archs)
+            return operation_gradients(self.gp, [a for a, _ in self.observed])
         except (ValueError, np.linalg.LinAlgError):
             return None  # the pool falls back to uniform mutation and records it
 
     def _ask_bo(self, n: int) -> list[Architecture]:
         times: dict[str, float] = {}
         t0 = time.perf_counter()
-        archs = [a for a, _ in self.observed]
         y = np.array([v for _, v in self.observed])
-        fit = self.gp.fit(archs, y)
+        fit = self.gp.fit([a for a, _ in self.observed], y)
         times["fit"] = time.perf_counter() - t0
         best = float(y.max())
         kappa = kappa_schedule(self.beta0, self._n_bo_steps) if self.acquisition == "ucb" else 0.0
@@ -213,90 +230,45 @@ class BayesianOptimisation:
 
         def score(cands: Sequence[Architecture]) -> np.ndarray:
             mean, std = self.gp.predict(cands, full_cov=False)
-            return self._acquisition(mean, std, best, kappa)
+            return self._acquisition_fn(mean, std, best, kappa)
 
         t1 = time.perf_counter()
-        exclude = self.seen
-        parents = self._parents()
-        if self.pool_method == "evolution":
-            pool, _ = candidates.evolutionary_pool(
-                self.space, self.rng, score, parents, self.pool_size,
-                exclude=exclude, domain=self.domain, domain_set=self._domain_set, mutate=self._mutate,
-            )
-        elif self.pool_method == "random":
-            fresh = candidates.random_pool(self.space, self.rng, self.pool_size, exclude=exclude, domain=self.domain)
-            pool = candidates.Pool(fresh, ["random"] * len(fresh), {})
-        elif self.pool_method == "mixed":
-            pool = candidates.mixed_pool(
-                self.space, self.rng, parents, self.pool_size, exclude=exclude, domain=self.domain,
-                domain_set=self._domain_set, mutate=self._mutate,
-            )
-        else:  # gradient
-            pool = candidates.gradient_pool(
-                self.space, self.rng, parents, self.pool_size, op_gradients=self._op_gradients(),
-                exclude=exclude, domain=self.domain, domain_set=self._domain_set,
-            )
-        pool_info = pool.info
+        pool = self._pool_generator(candidates.PoolRequest(
+            space=self.space, rng=self.rng, n=self.pool_size, parents=self._parents(), exclude=self.seen,
+            domain=self.domain, domain_set=self._domain_set, score=score, mutate=self._mutate,
+            op_gradients=self._op_gradients, step=self._n_bo_steps))
         times["pool"] = time.perf_counter() - t1
+        gp_state = gp_fit_state(fit, self.gp, self.kernel_name)
         if not pool.archs:
-            self._state = {"strategy": self.name, "phase": "exhausted", "proposals": []}
+            self._state = StepState(strategy=self.name, phase="exhausted", gp=gp_state, timings=times)
             return []
 
         t2 = time.perf_counter()
-        needs_cov = self.batch_method in ("kdpp-quality", "kdpp", "bucb", "thompson")
-        if needs_cov:
+        if self._needs_cov:
             mean, cov = self.gp.predict(pool.archs, full_cov=True)
             std = np.sqrt(np.maximum(np.diag(cov), 0.0))
         else:
             mean, std = self.gp.predict(pool.archs, full_cov=False)
             cov = None
-        acq = self._acquisition(mean, std, best, kappa)
+        acq = self._acquisition_fn(mean, std, best, kappa)
         times["predict"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
-        k = min(n, len(pool.archs))
-        sel = self._select(self.batch_method, mean, cov, acq, k)
+        selection = self._selector(SelectRequest(
+            mean=mean, cov=cov, acquisition=acq, k=min(n, len(pool.archs)), rng=self.rng,
+            kappa=kappa_schedule(self.beta0, max(self._n_bo_steps - 1, 0)), noise_variance=self.gp.noise_variance_y,
+            quality_values=acq if self.quality == "acquisition" else mean, temperature=self.quality_temperature,
+            anchor=int(np.argmax(acq)) if self.kdpp_anchor else None))
         times["select"] = time.perf_counter() - t3
-        proposals = [pool.archs[i] for i in sel.indices]
-        self._state = {
-            "strategy": self.name,
-            "phase": "bo",
-            "bo_step": self._n_bo_steps,
-            "proposals": [self.space.format(a) for a in proposals],
-            "pool": [self.space.format(a) for a in pool.archs],
-            "pool_origin": list(pool.origin),
-            "pool_info": pool_info,
-            "mean": mean.tolist(),
-            "std": std.tolist(),
-            "acquisition": acq.tolist(),
-            "acquisition_name": self.acquisition,
-            "kappa": kappa,
-            "selected": [int(i) for i in sel.indices],
-            "batch": sel.to_dict(),
-            "hyperparameters": fit.as_dict(),
-            "noise_variance_y": self.gp.noise_variance_y,
-            "n_observations": len(archs),
-            "timings": times,
-        }
+        proposals = [pool.archs[i] for i in selection.indices]
+        self._state = StepState(
+            strategy=self.name, phase="bo", proposals=tuple(self.space.format(a) for a in proposals), gp=gp_state,
+            pool=PoolState(candidates=tuple(self.space.format(a) for a in pool.archs), mean=tuple(map(float, mean)),
+                           std=tuple(map(float, std)), acquisition=tuple(map(float, acq)),
+                           acquisition_name=self.acquisition, origin=tuple(pool.origin), info=dict(pool.info)),
+            batch=BatchChoice.of(selection, kappa=kappa),
+            features=self._feature_gradients(),
+            timings=times,
+            notes={"bo_step": self._n_bo_steps, "n_observations": len(y)},
+        )
         return proposals
-
-    def _select(self, method: str, mean: np.ndarray, cov: np.ndarray | None, acq: np.ndarray, k: int) -> batch_mod.BatchSelection:
-        if method == "topk":
-            return batch_mod.select_topk(acq, k)
-        if method == "random":
-            return batch_mod.select_random(len(acq), k, self.rng, acquisition=acq)
-        assert cov is not None
-        if method == "kdpp-quality":
-            values = acq if self.quality == "acquisition" else mean
-            anchor = int(np.argmax(acq)) if self.kdpp_anchor else None
-            return batch_mod.select_kdpp_quality(
-                cov, values, k, self.rng, temperature=self.quality_temperature, acquisition=acq, anchor=anchor
-            )
-        if method == "kdpp":
-            return batch_mod.select_kdpp(cov, k, self.rng, acquisition=acq)
-        if method == "bucb":
-            kappa = kappa_schedule(self.beta0, max(self._n_bo_steps - 1, 0))
-            return batch_mod.select_bucb(mean, cov, k, kappa=kappa, noise_variance=self.gp.noise_variance_y)
-        if method == "thompson":
-            return batch_mod.select_thompson(mean, cov, k, self.rng, acquisition=acq)
-        raise ValueError(f"unknown batch method {method!r}")

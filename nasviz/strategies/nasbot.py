@@ -89,13 +89,15 @@ from __future__ import annotations
 
 import math
 import time
-from types import ModuleType
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.errors import ConfigError
 from nasviz.objectives.base import Evaluation
+from nasviz.spaces.base import SearchSpace
+from nasviz.state import StepState
 from nasviz.spaces import layers as L
 from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
 from nasviz.strategies.base import affordable_items, robust_targets, with_failures
@@ -146,13 +148,13 @@ def ea_optimise(
     The pool starts as ``initial`` (their acquisition is evaluated first). Each generation
     draws ``n_mut`` parents with probability ``pi(z_i) ∝ exp(g(z_i) / sigma)``, ``sigma`` the
     standard deviation of every acquisition value computed so far, applies the compound
-    mutation (:func:`nasviz.modifiers.mutate`) to each, evaluates the distinct new children and
+    mutation (:func:`nasviz.spaces.layers.modifiers.mutate`) to each, evaluates the distinct new children and
     adds them to the pool; it stops once ``n_evals`` new acquisition values have been computed.
 
     Returns all pool members (initial ones first) and their acquisition values, shape ``(m,)``.
     The pool may hold already-evaluated networks: the caller picks the best *new* one.
     """
-    from nasviz.modifiers import mutate
+    from nasviz.spaces.layers.modifiers import mutate
 
     if n_evals < 1 or n_mut < 1:
         raise ValueError(f"n_evals and n_mut must be >= 1, got {n_evals}, {n_mut}")
@@ -206,7 +208,7 @@ class NASBOT:
 
     def __init__(
         self,
-        space: ModuleType = L,
+        space: SearchSpace,
         seed: int = 0,
         domain: Sequence[Architecture] | None = None,
         *,
@@ -219,8 +221,8 @@ class NASBOT:
         acq_fraction: float | None = 0.25,
         ea_init: str = "paper+best",
     ) -> None:
-        if getattr(space, "NAME", None) != L.NAME:
-            raise ValueError(f"nasbot searches the {L.NAME!r} space, got {getattr(space, 'NAME', space)!r}")
+        if space.name != L.NAME:
+            raise ConfigError(f"nasbot searches the {L.NAME!r} space, got {space.name!r}")
         if domain is not None:
             raise ValueError("nasbot searches the unbounded layer space; a finite domain is not supported")
         if acq_fraction is not None and not acq_fraction > 0:
@@ -324,7 +326,7 @@ class NASBOT:
             while len(chosen) < n and tries < 100 * n:
                 tries += 1
                 parent = (self.observed or self.initial)[int(self.rng.integers(len(self.observed or self.initial)))]
-                chosen = self._unseen(chosen + [self.space.mutate(parent, self.rng, self.constraints)])
+                chosen = self._unseen(chosen + [L.mutate(parent, self.rng, self.constraints)])
         top = order[:20]
         self._state.update(
             {
@@ -350,5 +352,5 @@ class NASBOT:
             else:
                 self.failed.append(ev.arch)  # enters the GP at the worst score (with_failures)
 
-    def state(self) -> dict[str, Any]:
-        return dict(self._state)
+    def state(self) -> StepState:
+        return StepState.from_legacy({**self._state, "kernel": "otmann"})

@@ -1,7 +1,7 @@
 """Properties every registered kernel must have, checked on the same NAS-Bench-201 cells.
 
-Parametrised over the registry (``nasviz.kernels.kernel_names()``); a kernel whose module does
-not exist yet is skipped with that reason.
+Parametrised over the registry (``nasviz.kernels.kernel_names()``, presets such as ``tw2g``
+included).
 
 * distances: symmetric, zero on the diagonal, non-negative (all kernels);
 * triangle inequality on random triples where the paper proves it: TW (paper 000 Prop. 1),
@@ -14,14 +14,14 @@ not exist yet is skipped with that reason.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 
 import numpy as np
 import pytest
 
 from nasviz.arch import Architecture
-from nasviz.kernels import _REGISTRY, kernel_names, make_kernel
+from nasviz.components import KERNELS
+from nasviz.kernels import kernel_names, make_kernel
 from nasviz.spaces import nb201
 
 #: Kernels whose distance (or the listed components) satisfies the triangle inequality.
@@ -30,12 +30,6 @@ TRIANGLE: dict[str, tuple[str, ...] | None] = {"tw": None, "otmann": ("d_",), "e
 PSD = ("tw", "wl", "edit", "path")
 #: Kernels that solve a transport / assignment problem per pair: checked on fewer cells.
 SLOW = ("otmann", "edit", "ot", "gw")
-
-
-def _require(name: str) -> None:
-    module = _REGISTRY[name][0]
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} does not exist yet")
 
 
 @pytest.fixture(scope="module")
@@ -67,16 +61,16 @@ def distances(cells, kernel_cache):
 
 @pytest.mark.parametrize("name", kernel_names())
 def test_registry_builds_the_kernel(name):
-    _require(name)
+    entry = KERNELS.get(name)
     kernel = make_kernel(name)
-    assert kernel.name == name
+    assert type(kernel) is entry.load()
+    assert all(getattr(kernel, k) == v for k, v in entry.preset.items())  # tw2g is TW with ngram=2
     assert kernel.hyperparameters, "a kernel exposes its hyperparameters"
     assert len(kernel.default_theta()) == len(kernel.hyperparameters)
 
 
 @pytest.mark.parametrize("name", kernel_names())
 def test_distances_are_symmetric_zero_on_diagonal_non_negative(name, distances):
-    _require(name)
     comps = distances(name)
     assert comps, "at least one distance component"
     for comp, D in comps.items():
@@ -89,7 +83,6 @@ def test_distances_are_symmetric_zero_on_diagonal_non_negative(name, distances):
 
 @pytest.mark.parametrize("name", list(TRIANGLE))
 def test_triangle_inequality_on_random_triples(name, distances):
-    _require(name)
     comps = distances(name)
     prefixes = TRIANGLE[name]
     checked = [c for c in comps if prefixes is None or any(c.startswith(p) for p in prefixes)]
@@ -105,7 +98,6 @@ def test_triangle_inequality_on_random_triples(name, distances):
 
 @pytest.mark.parametrize("name", PSD)
 def test_kernel_matrix_is_psd_on_300_cells(name, cells, kernel_cache):
-    _require(name)
     kernel = kernel_cache.setdefault(name, make_kernel(name))
     assert kernel.positive_definite
     K = kernel.matrix(cells)
@@ -117,7 +109,6 @@ def test_kernel_matrix_is_psd_on_300_cells(name, cells, kernel_cache):
 @pytest.mark.parametrize("name", kernel_names())
 def test_different_sizes_and_labels(name):
     """Layer-space DAGs with 3 to 6 nodes, widths and activation labels."""
-    _require(name)
     archs = [
         Architecture(("input", "relu", "output"), ((0, 1), (1, 2)), (None, 64, None)),
         Architecture(("input", "relu", "tanh", "output"), ((0, 1), (1, 2), (2, 3)), (None, 32, 64, None)),

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from nasviz.kernels import make_kernel
-from nasviz.morphism import apply_sequence
+from nasviz.spaces.layers.morphisms import apply_sequence
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.trainer import TrainingObjective
 from nasviz.runner import run_search
@@ -77,7 +77,7 @@ def test_exhausted_tree_search_falls_back_to_unseen_children(monkeypatch):
     """A tree search that finds nothing new must not end the run: ask() still proposes."""
     import nasviz.strategies.autokeras as ak
 
-    strategy = AutoKeras(L, seed=0, n_init=3)
+    strategy = AutoKeras(L.SPACE, seed=0, n_init=3)
     from nasviz.objectives.base import Evaluation
 
     first = strategy.ask(3)
@@ -91,23 +91,23 @@ def test_exhausted_tree_search_falls_back_to_unseen_children(monkeypatch):
 
 
 def test_acquisition_cap_follows_measured_times():
-    strategy = AutoKeras(L, seed=0, acq_fraction=0.25, n_children=8)
+    strategy = AutoKeras(L.SPACE, seed=0, acq_fraction=0.25, n_children=8)
     assert strategy._max_scored() is None  # nothing measured yet: Alg. 1 unchanged
     strategy._costs = [2.0, 2.0]
     strategy._sec_per_scored = 0.01
     assert strategy._max_scored() == 50  # 0.25 * 2 s / 0.01 s
     strategy._sec_per_scored = 1.0
     assert strategy._max_scored() == 8  # never below one expansion's children
-    assert AutoKeras(L, seed=0, acq_fraction=None)._max_scored() is None
+    assert AutoKeras(L.SPACE, seed=0, acq_fraction=None)._max_scored() is None
     with pytest.raises(ValueError, match="acq_fraction"):
-        AutoKeras(L, seed=0, acq_fraction=0.0)
+        AutoKeras(L.SPACE, seed=0, acq_fraction=0.0)
 
 
 def _trained_parent():
     """A wine objective with Auto-Keras's warm starts attached, and a trained first initial network."""
     data = load_dataset("wine", seed=0, max_train=60)
-    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
-    strategy = AutoKeras(L, seed=0, n_init=2)
+    objective = TrainingObjective(L.SPACE, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = AutoKeras(L.SPACE, seed=0, n_init=2)
     strategy.attach(objective)
     parent = L.initial_pool()[0]
     assert objective.evaluate([parent])[0].ok and parent in strategy.models
@@ -118,7 +118,7 @@ def test_warm_start_child_starts_from_the_trained_parent_function():
     data, objective, strategy, parent = _trained_parent()
     trained = strategy.models[parent]
     child = L.parse("input;relu:64<0;relu:64<1;relu:64<2;linear<1,3;output<4")
-    from nasviz.morphism import Morph
+    from nasviz.spaces.layers.morphisms import Morph
 
     morphs = (Morph("deep", 2, label="relu"), Morph("add", 1, 4))
     assert apply_sequence(parent, morphs)[-1].child == child
@@ -136,7 +136,7 @@ def test_a_warm_started_child_that_diverges_is_trained_from_scratch():
         for p in strategy.models[parent].parameters():
             p.mul_(1e30)
     child = L.parse("input;relu:64<0;relu:64<1;linear<0,2;output<3")
-    from nasviz.morphism import Morph
+    from nasviz.spaces.layers.morphisms import Morph
 
     strategy.lineage[child] = (parent, (Morph("add", 0, 3),))
     ev = objective.evaluate([child])[0]
@@ -148,8 +148,8 @@ def test_a_warm_started_child_that_diverges_is_trained_from_scratch():
 
 def test_autokeras_end_to_end_short_run():
     data = load_dataset("wine", seed=0, max_train=60)
-    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
-    strategy = make_strategy("autokeras", space=L, seed=0, n_init=2, t_low=0.2)
+    objective = TrainingObjective(L.SPACE, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = make_strategy("autokeras", space=L.SPACE, seed=0, n_init=2, t_low=0.2)
     strategy.attach(objective)
     result = run_search(strategy, objective, 5, format_arch=L.format)
     archs = [ev.arch for ev in result.evaluations]
@@ -172,10 +172,10 @@ def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one
     data = load_dataset("wine", seed=0, max_train=60)
 
     def fresh_search():
-        objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
+        objective = TrainingObjective(L.SPACE, data, training={"epochs": 2, "patience": 1}, device="cpu")
         # acq_fraction "none": the default caps the tree search by measured seconds, which differ
         # between two runs; uncapped, the proposals depend on the seed and the scores alone
-        strategy = make_strategy("autokeras", space=L, seed=0, n_init=2, t_low=0.2, acq_fraction="none")
+        strategy = make_strategy("autokeras", space=L.SPACE, seed=0, n_init=2, t_low=0.2, acq_fraction="none")
         strategy.attach(objective)
         return strategy, objective
 

@@ -68,15 +68,15 @@ def test_nasbot_rejects_other_spaces_and_options():
     from nasviz.spaces import nb201
 
     with pytest.raises(ValueError, match="layers"):
-        NASBOT(nb201)
+        NASBOT(nb201.SPACE)
     with pytest.raises(ValueError, match="does not take option"):
-        make_strategy("nasbot", space=L, seed=0, beta=2)
+        make_strategy("nasbot", space=L.SPACE, seed=0, beta=2)
 
 
 def test_nasbot_end_to_end_short_run():
     data = load_dataset("wine", seed=0, max_train=60)
-    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
-    strategy = make_strategy("nasbot", space=L, seed=0, n_init=3, ea_base=10)
+    objective = TrainingObjective(L.SPACE, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = make_strategy("nasbot", space=L.SPACE, seed=0, n_init=3, ea_base=10)
     result = run_search(strategy, objective, 5, format_arch=L.format)
     archs = [ev.arch for ev in result.evaluations]
     assert len(archs) == 5 and len({a.canonical_key() for a in archs}) == 5
@@ -88,23 +88,23 @@ def test_nasbot_end_to_end_short_run():
 
 
 def test_acquisition_budget_is_capped_by_measured_training_time():
-    s = NASBOT(L, seed=0, acq_fraction=0.25)
+    s = NASBOT(L.SPACE, seed=0, acq_fraction=0.25)
     assert s._ea_budget(40, 7) == (40, 7)  # nothing measured yet: the paper's schedule
     s._costs, s._sec_per_candidate = [1.0, 1.0], 0.01  # 0.25 s of acquisition affords 25 candidates
     assert s._ea_budget(40, 7) == (25, 7)
     s._sec_per_candidate = 1.0  # very slow acquisition: still N_mut candidates
     assert s._ea_budget(40, 7) == (7, 7)
-    assert NASBOT(L, seed=0, acq_fraction=None)._ea_budget(40, 7) == (40, 7)
+    assert NASBOT(L.SPACE, seed=0, acq_fraction=None)._ea_budget(40, 7) == (40, 7)
     with pytest.raises(ValueError, match="acq_fraction"):
-        NASBOT(L, acq_fraction=0)
+        NASBOT(L.SPACE, acq_fraction=0)
 
 
 def test_factory_passes_nasbot_and_autokeras_options_through():
     from nasviz.strategies.factory import make_strategy
 
-    nasbot = make_strategy("nasbot", space=L, ea_init="observed", acq_fraction="none", ea_base="5")
+    nasbot = make_strategy("nasbot", space=L.SPACE, ea_init="observed", acq_fraction="none", ea_base="5")
     assert nasbot.ea_init == "observed" and nasbot.acq_fraction is None and nasbot.ea_base == 5
-    autokeras = make_strategy("autokeras", space=L, acq_fraction="0.5", beta="1.5")
+    autokeras = make_strategy("autokeras", space=L.SPACE, acq_fraction="0.5", beta="1.5")
     assert autokeras.acq_fraction == 0.5 and autokeras.beta == 1.5
     with pytest.raises(ValueError, match="does not take option"):
-        make_strategy("nasbot", space=L, bogus=1)
+        make_strategy("nasbot", space=L.SPACE, bogus=1)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from nasviz import morphism as MO
-from nasviz.models.layer_net import build_layer_network
+from nasviz.spaces.layers import morphisms as MO
+from nasviz.spaces.layers.networks import build_layer_network
 from nasviz.spaces import layers as L
 
 #: relu / crelu / tanh / logistic layers, a concatenation and a skip: every morph kind applies.

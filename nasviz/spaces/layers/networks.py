@@ -9,7 +9,7 @@ layers' *logits* (paper: probabilities); the loss then applies softmax once, whi
 training numerically simple and agrees with the paper for a single decision layer.
 
 :func:`input_layout` states where each parent's features sit in a layer's input; the weight
-inheritance of :mod:`nasviz.morphism` relies on it.
+inheritance of :mod:`nasviz.spaces.layers.morphisms` relies on it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from nasviz.arch import Architecture
-from nasviz.spaces import layers as L
+from nasviz.spaces.layers import graph as L
 
 
 def _crelu(z: torch.Tensor) -> torch.Tensor:

@@ -36,8 +36,8 @@ from typing import Callable
 import numpy as np
 
 from nasviz.arch import Architecture
-from nasviz.spaces import layers as L
-from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layers import graph as L
+from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
 
 Modifier = Callable[[Architecture, np.random.Generator, Constraints], "Architecture | None"]
 

@@ -1,4 +1,8 @@
-"""The NASBOT / Auto-Keras layer space: DAGs of fully connected layers with widths.
+"""The rules of the NASBOT / Auto-Keras layer space: DAGs of fully connected layers with widths.
+
+This module holds what a network *is* (labels, constraints, validity, the string format); the
+search moves live in :mod:`.modifiers` (NASBOT) and :mod:`.morphisms` (Auto-Keras), the torch
+network in :mod:`.networks`, and :class:`nasviz.spaces.layers.MLPSpace` puts them together.
 
 A network (paper 001, Sec. 2.2) is an :class:`~nasviz.arch.Architecture` whose nodes are layers:
 
@@ -350,35 +354,3 @@ def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architec
     arch = Architecture(tuple(labels), tuple(edges), tuple(widths))
     return validate(arch, constraints)
 
-
-# ---------------------------------------------------------------------- search-space interface
-def sample(rng: np.random.Generator, n: int = 1, constraints: Constraints = DEFAULT_CONSTRAINTS) -> list[Architecture]:
-    """``n`` random networks: a random member of :func:`initial_pool` after 1-4 compound mutations.
-
-    The layer space is unbounded, so there is no uniform distribution over it; this draws
-    from the neighbourhood NASBOT's EA explores around its initial pool.
-    """
-    from nasviz.modifiers import mutate as compound_mutate
-
-    pool = initial_pool()
-    out = []
-    for _ in range(n):
-        arch = pool[int(rng.integers(len(pool)))]
-        for _ in range(int(rng.integers(1, 5))):
-            arch = compound_mutate(arch, rng, constraints)
-        out.append(arch)
-    return out
-
-
-def mutate(arch: Architecture, rng: np.random.Generator, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture:
-    """NASBOT's compound k-step mutation (paper 001 App. B.2); see :func:`nasviz.modifiers.mutate`."""
-    from nasviz.modifiers import mutate as compound_mutate
-
-    return compound_mutate(arch, rng, constraints)
-
-
-def neighbours(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS) -> list[Architecture]:
-    """Every distinct valid network one modifier away (see :func:`nasviz.modifiers.one_step_neighbours`)."""
-    from nasviz.modifiers import one_step_neighbours
-
-    return one_step_neighbours(arch, constraints)

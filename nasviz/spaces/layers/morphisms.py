@@ -44,9 +44,9 @@ import numpy as np
 import torch
 
 from nasviz.arch import Architecture
-from nasviz.models.layer_net import LayerNet, feature_width, input_layout
-from nasviz.spaces import layers as L
-from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layers.networks import LayerNet, feature_width, input_layout
+from nasviz.spaces.layers import graph as L
+from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
 
 KINDS: tuple[str, ...] = ("deep", "wide", "add", "concat")
 NONNEGATIVE_LABELS: frozenset[str] = frozenset({"relu", "crelu", "softplus", "logistic"})
@@ -277,7 +277,7 @@ def inherit_weights(parent_net: LayerNet, result: MorphResult, seed: int | None 
     """A :class:`LayerNet` for ``result.child`` computing exactly ``parent_net``'s function.
 
     Copied: every weight and bias of a layer the child keeps, placed at the columns of the
-    features it multiplied (:func:`~nasviz.models.layer_net.input_layout`). Zero: columns for new
+    features it multiplied (:func:`~nasviz.spaces.layers.networks.input_layout`). Zero: columns for new
     connections (add / concat / the new features of a widened parent). Identity: a ``deep``
     layer. Random (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``): the incoming weights of new units,
     whose outgoing weights are zero.

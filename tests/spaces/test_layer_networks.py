@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from nasviz.models.layer_net import ACTIVATIONS, LayerNet, build_layer_network, input_layout
+from nasviz.spaces.layers.networks import ACTIVATIONS, LayerNet, build_layer_network, input_layout
 from nasviz.spaces import layers as L
 
 

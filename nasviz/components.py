@@ -1,0 +1,256 @@
+"""The catalogue: every search space, kernel, strategy, candidate pool, batch selector,
+acquisition, objective and dataset nasviz has, registered once (see :mod:`nasviz.registry`).
+
+CLI choices and help, the dashboard's select boxes, the compatibility checks below and the
+README's component table (``python -m nasviz components --markdown``) are generated from these
+registries. Dashboard views register themselves in :mod:`nasviz.dashboard.views`.
+
+Compatibility (:func:`check_compatible`) follows from declared capabilities only:
+
+* a kernel fits a space when the space provides every representation the kernel's class
+  ``reads`` (:mod:`nasviz.spaces.base`);
+* a strategy fits a space when its entry lists no ``spaces`` or lists that one, and, for model-based
+  strategies, when its kernel fits; its pool may need a representation too (``gradient`` needs
+  ``operation-slots``);
+* a batch selector that samples a diverse set (k-DPP) needs a batch of at least two.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from nasviz.errors import ConfigError
+from nasviz.registry import Entry, Option, Registry
+
+SPACES: Registry = Registry("search space")
+KERNELS: Registry = Registry("kernel")
+STRATEGIES: Registry = Registry("strategy")
+POOLS: Registry = Registry("candidate pool")
+BATCH_SELECTORS: Registry = Registry("batch selector")
+ACQUISITIONS: Registry = Registry("acquisition")
+OBJECTIVES: Registry = Registry("objective")
+DATASETS: Registry = Registry("dataset")
+
+# ----------------------------------------------------------------------------------- spaces
+SPACES.register(Entry("nb201", "NAS-Bench-201 cells: 6 edges x 5 operations (15,625 cells)",
+                      "nasviz.spaces.nb201:NB201Space", paper="NB201"))
+SPACES.register(Entry("layers", "NASBOT / Auto-Keras MLPs: DAGs of dense layers with widths",
+                      "nasviz.spaces.layers:MLPSpace", paper="001 Sec. 2.2"))
+
+# ---------------------------------------------------------------------------------- kernels
+_TW_OPTIONS = (
+    Option("ngram", "int", "largest n-gram order of the operation measure", minimum=1),
+    Option("cumulative", "bool", "use every order 1..ngram (False: only ngram)"),
+    Option("anchored", "bool", "n-grams may start at the input / end at the output"),
+    Option("leaf_weight", "float", "a in the tree's edge lengths 1 - a^k, a^k"),
+)
+_TW = "nasviz.kernels.tw:TreeWassersteinKernel"
+KERNELS.register(Entry("tw", "tree-Wasserstein: n-gram operations + in/out-degree", _TW, _TW_OPTIONS,
+                       paper="000 Eq. (25)"))
+for _n in (1, 2, 3):
+    KERNELS.register(Entry(f"tw{_n}g", f"tree-Wasserstein with {_n}-gram operations + in/out-degree", _TW,
+                           _TW_OPTIONS, preset={"ngram": _n}, paper="000 Eq. (25)"))
+KERNELS.register(Entry("wl", "Weisfeiler-Lehman subtree kernel, depth h by likelihood", "nasviz.kernels.wl:WLKernel", (
+    Option("h_max", "int", "largest WL iteration H", minimum=0),
+    Option("base", "choice", "base kernel on feature counts", choices=("dot", "oa")),
+    Option("normalize", "bool", "cosine-normalise each depth"),
+    Option("direction", "choice", "neighbours used in relabelling", choices=("out", "in", "both")),
+), paper="002 Eq. (3.1)"))
+KERNELS.register(Entry("otmann", "OTMANN optimal-transport distance ensemble (NASBOT)",
+                       "nasviz.kernels.otmann:OTMANNKernel", (
+    Option("cell_channels", "int", "channels of every operation in cells without widths", minimum=1),
+    Option("structure", "choice", "structural penalty", choices=("paths", "grouped")),
+), paper="001 Eq. (4)"))
+KERNELS.register(Entry("edit", "Auto-Keras edit distance with a Bourgain embedding", "nasviz.kernels.edit:EditDistanceKernel", (
+    Option("cell_width", "int", "width of every layer in cells without widths", minimum=1),
+), paper="003 Eq. (3)-(9)"))
+KERNELS.register(Entry("path", "path encoding (BANANAS), Laplacian kernel", "nasviz.kernels.path:PathEncodingKernel", (
+    Option("binary", "bool", "indicator encoding (False: path counts)"),
+), paper="000 Sec. 4.1"))
+KERNELS.register(Entry("ot", "plain optimal transport over layers (not PD, jittered)", "nasviz.kernels.ot:OTKernel", (
+    Option("nu_str", "float", "weight of the structural cost", minimum=0),
+), paper="000 Sec. 4.1"))
+KERNELS.register(Entry("gw", "Gromov-Wasserstein between graphs (not PD, jittered)", "nasviz.kernels.ot:GWKernel",
+                       paper="000 Sec. 4.1"))
+
+# --------------------------------------------------------------------- pools / batch / acquisition
+POOLS.register(Entry("evolution", "evolve top candidates by acquisition, mutate, repeat", "nasviz.candidates:evolution_generator",
+                     paper="000 Sec. 3"))
+POOLS.register(Entry("random", "uniform samples from the space (or the table)", "nasviz.candidates:random_generator"))
+POOLS.register(Entry("gradient", "gradient-guided mutation of the best (WL feature gradients)",
+                     "nasviz.candidates:gradient_generator", capabilities={"needs": frozenset({"operation-slots"})},
+                     paper="002 Sec. 3.2"))
+POOLS.register(Entry("mixed", "half mutations of the best, half random", "nasviz.candidates:mixed_generator",
+                     paper="002 App. E.2"))
+BATCH_SELECTORS.register(Entry("topk", "the B best acquisition values (B = 1: the argmax)", "nasviz.batch:topk_selector"))
+BATCH_SELECTORS.register(Entry("kdpp-quality", "quality k-DPP: diverse and good (posterior covariance x quality)",
+                               "nasviz.batch:kdpp_quality_selector", capabilities={"min_batch": 2, "covariance": True},
+                               paper="000 Sec. 3.2"))
+BATCH_SELECTORS.register(Entry("kdpp", "k-DPP on the posterior covariance (diversity only)", "nasviz.batch:kdpp_selector",
+                               capabilities={"min_batch": 2, "covariance": True}, paper="000 Sec. 4.2"))
+BATCH_SELECTORS.register(Entry("bucb", "GP-BUCB / Kriging believer: hallucinate, shrink variance, repeat",
+                               "nasviz.batch:bucb_selector", capabilities={"min_batch": 1, "covariance": True},
+                               paper="000 Sec. 4.2"))
+BATCH_SELECTORS.register(Entry("thompson", "Thompson sampling: argmax of joint posterior draws",
+                               "nasviz.batch:thompson_selector", capabilities={"covariance": True}, paper="000 Sec. 4.2"))
+BATCH_SELECTORS.register(Entry("random", "B pool members at random (no selector)", "nasviz.batch:random_selector"))
+ACQUISITIONS.register(Entry("ucb", "upper confidence bound mu + kappa_t sigma", "nasviz.acquisition:ucb_acquisition", paper="002 App. E.5"))
+ACQUISITIONS.register(Entry("ei", "expected improvement over the best observation", "nasviz.acquisition:ei_acquisition",
+                            paper="002 Sec. 3"))
+
+# ------------------------------------------------------------------------------- strategies
+_INIT = Option("init", "choice", "start from the space's initial pool (if any) or at random",
+               choices=("pool", "random"))
+_BO_OPTIONS = (
+    Option("kernel", "choice", "GP kernel", choices_from=KERNELS),
+    Option("acquisition", "choice", "acquisition function", choices_from=ACQUISITIONS),
+    Option("pool", "choice", "candidate pool generator", choices_from=POOLS),
+    Option("batch", "choice", "batch selector", choices_from=BATCH_SELECTORS),
+    Option("batch_size", "int", "proposals per step the strategy is designed for", minimum=1),
+    Option("n_init", "int", "random proposals before the first GP fit", minimum=1),
+    Option("pool_size", "int", "candidates per step", minimum=1),
+    Option("transform", "choice", "GP target transform", choices=("standardize", "log_error", "none")),
+    Option("beta0", "float", "UCB exploration scale", minimum=0),
+    Option("quality_temperature", "float", "k-DPP quality temperature", minimum=1e-6),
+    Option("quality", "choice", "what the k-DPP quality rewards", choices=("mean", "acquisition")),
+    Option("kdpp_anchor", "bool", "quality k-DPP: condition on the acquisition's argmax"),
+    Option("top_parents", "int", "parents of mutation pools: the best observed", minimum=1),
+    Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+)
+_BO = "nasviz.strategies.bo:BayesianOptimisation"
+_TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
+STRATEGIES.register(Entry("random", "uniform random search without replacement", "nasviz.strategies.random_search:RandomSearch",
+                          (_INIT,), capabilities={"model": False}))
+STRATEGIES.register(Entry("evolution", "regularised evolution (aging tournament)", "nasviz.strategies.evolution:RegularizedEvolution", (
+    _INIT,
+    Option("population_size", "int", "population (aging queue)", minimum=2),
+    Option("sample_size", "int", "tournament size", minimum=1),
+), capabilities={"model": False}, paper="Real et al. 2019"))
+STRATEGIES.register(Entry("bo", "Bayesian optimisation: any kernel, acquisition, pool and batch selector", _BO,
+                          _BO_OPTIONS, preset={**_TW2G, "batch": "topk"}, capabilities={"model": True}, paper="000 Alg. 1"))
+_PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "bo-tw2g-ucb": ("TW 2-gram GP, UCB, evolutionary pool, sequential (paper 000)", {**_TW2G, "batch": "topk", "batch_size": 1}, "000"),
+    "bo-tw-ucb": ("TW 1-gram GP, UCB, evolutionary pool, sequential", {**_TW2G, "kernel": "tw1g", "batch": "topk", "batch_size": 1}, "000"),
+    "bo-wl-ei": ("WL GP, EI, gradient-guided mutation (NAS-BOWL)",
+                 {"kernel": "wl", "acquisition": "ei", "pool": "gradient", "batch": "topk", "batch_size": 1}, "002"),
+    "bo-wl-ucb": ("WL GP, UCB, gradient-guided mutation",
+                  {"kernel": "wl", "acquisition": "ucb", "pool": "gradient", "batch": "topk", "batch_size": 1}, "002"),
+    "bo-tw2g-kdpp5": ("batch of 5 by quality k-DPP (paper 000 Sec. 3.2)", {**_TW2G, "batch": "kdpp-quality", "batch_size": 5}, "000"),
+    "bo-tw2g-dpp5": ("batch of 5 by plain k-DPP on the posterior covariance", {**_TW2G, "batch": "kdpp", "batch_size": 5}, "000"),
+    "bo-tw2g-bucb5": ("batch of 5 by GP-BUCB / Kriging believer", {**_TW2G, "batch": "bucb", "batch_size": 5}, "000"),
+    "bo-tw2g-thompson5": ("batch of 5 by Thompson sampling", {**_TW2G, "batch": "thompson", "batch_size": 5}, "000"),
+    "bo-tw2g-topk5": ("the 5 best UCB values", {**_TW2G, "batch": "topk", "batch_size": 5}, "000"),
+    "bo-tw2g-random5": ("5 pool members at random (the pool without a selector)", {**_TW2G, "batch": "random", "batch_size": 5}, "000"),
+}
+for _name, (_description, _preset, _paper) in _PRESETS.items():
+    STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
+                              paper=_paper))
+STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimiser over nine modifiers",
+                          "nasviz.strategies.nasbot:NASBOT", (
+    Option("n_init", "int", "initial networks", minimum=1),
+    Option("ea_base", "int", "EA evaluations of the first step", minimum=1),
+    Option("ea_cap", "int", "largest EA evaluations per step", minimum=1),
+    Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+    Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)"),
+    Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
+), capabilities={"model": True, "kernel": "otmann", "spaces": ("layers",)}, paper="001"))
+STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + simulated annealing over morphisms",
+                          "nasviz.strategies.autokeras:AutoKeras", (
+    Option("n_init", "int", "initial networks", minimum=1),
+    Option("beta", "float", "UCB exploration weight", minimum=0),
+    Option("r", "float", "simulated annealing decay", minimum=1e-6),
+    Option("t_low", "float", "simulated annealing final temperature", minimum=1e-9),
+    Option("n_children", "int", "children per tree expansion", minimum=1),
+    Option("warm_start", "bool", "children start from their trained ancestor's weights"),
+    Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+    Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)"),
+), capabilities={"model": True, "kernel": "edit", "spaces": ("layers",), "warm_start": True}, paper="003"))
+
+# ------------------------------------------------------------------------ objectives / data
+OBJECTIVES.register(Entry("table", "look values up in a benchmark table (CSV)", "nasviz.objectives.table:load_table"))
+OBJECTIVES.register(Entry("train", "train every proposed architecture for real (PyTorch)",
+                          "nasviz.objectives.trainer:TrainingObjective"))
+for _name, _description, _task, _kind in (
+    ("digits", "8x8 handwritten digits, 10 classes (scikit-learn)", "classification", "image"),
+    ("wine", "178 wines, 13 features, 3 classes (scikit-learn)", "classification", "tabular"),
+    ("breast_cancer", "569 tumours, 30 features, 2 classes (scikit-learn)", "classification", "tabular"),
+    ("diabetes", "442 patients, 10 features, regression (scikit-learn)", "regression", "tabular"),
+    ("friedman1", "Friedman's 1991 benchmark function, 10 features, regression", "regression", "tabular"),
+):
+    DATASETS.register(Entry(_name, _description, "nasviz.objectives.datasets:load_dataset", preset={"name": _name},
+                            capabilities={"task": _task, "input": _kind}))
+
+
+# ------------------------------------------------------------------------------ compatibility
+def kernel_reads(kernel: str) -> frozenset[str]:
+    """The representations kernel ``kernel``'s class declares it reads."""
+    return frozenset(KERNELS.get(kernel).load().reads)
+
+
+def space_provides(space: str) -> frozenset[str]:
+    return frozenset(SPACES.get(space).load().representations)
+
+
+def kernel_fits(kernel: str, space: str) -> bool:
+    return kernel_reads(kernel) <= space_provides(space)
+
+
+def kernels_for(space: str) -> list[str]:
+    """The kernels that can read ``space``, in registry order."""
+    return [k for k in KERNELS.names() if kernel_fits(k, space)]
+
+
+def strategy_kernel(strategy: str, options: Mapping[str, Any] | None = None) -> str | None:
+    """The kernel a strategy's GP uses (``None`` for strategies without a model)."""
+    entry = STRATEGIES.get(strategy)
+    if not entry.capabilities.get("model"):
+        return None
+    fixed = entry.capabilities.get("kernel")
+    return str(fixed) if fixed else str({**entry.preset, **(options or {})}.get("kernel", "tw2g"))
+
+
+def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None, batch_size: int = 1) -> list[str]:
+    """Every reason ``strategy`` with ``options`` cannot search ``space`` with batches of
+    ``batch_size`` (empty when it can); each names what does not fit."""
+    options = dict(options or {})
+    entry = STRATEGIES.get(strategy)
+    SPACES.get(space)
+    found: list[str] = []
+    allowed = entry.capabilities.get("spaces")
+    if allowed and space not in allowed:
+        found.append(f"strategy {strategy!r} searches only the {', '.join(allowed)} space(s), not {space!r}")
+    kernel = strategy_kernel(strategy, options)
+    if kernel is not None and not kernel_fits(kernel, space):
+        missing = sorted(kernel_reads(kernel) - space_provides(space))
+        found.append(f"kernel {kernel!r} cannot read the {space!r} space: it needs {', '.join(missing)}")
+    config = {**entry.preset, **options}
+    pool = config.get("pool")
+    if entry.option("pool") is not None and pool:
+        needs = POOLS.get(str(pool)).capabilities.get("needs", frozenset())
+        missing = sorted(set(needs) - space_provides(space))
+        if missing:
+            found.append(f"candidate pool {pool!r} needs the {', '.join(missing)} representation, which {space!r} lacks")
+    selector = config.get("batch")
+    if entry.option("batch") is not None and selector:
+        least = int(BATCH_SELECTORS.get(str(selector)).capabilities.get("min_batch", 1))
+        if batch_size < least:
+            found.append(f"batch selector {selector!r} chooses a diverse set: it needs a batch size of at least "
+                         f"{least}, got {batch_size}")
+    return found
+
+
+def check_compatible(space: str, strategy: str, options: Mapping[str, Any] | None = None, batch_size: int = 1) -> None:
+    """Raise :class:`~nasviz.errors.ConfigError` listing :func:`problems`, if any."""
+    found = problems(space, strategy, options, batch_size)
+    if found:
+        raise ConfigError("; ".join(found))
+
+
+def strategies_for(space: str) -> list[str]:
+    """Strategies that can search ``space`` with their own settings."""
+    return [s for s in STRATEGIES.names() if not problems(space, s, batch_size=default_batch_size(s))]
+
+
+def default_batch_size(strategy: str) -> int:
+    """The batch a strategy was designed for (5 for ``bo-tw2g-kdpp5``), else 1."""
+    return int(STRATEGIES.get(strategy).preset.get("batch_size", 1))
