@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, DATASETS, KERNELS, POOLS, STRATEGIES
 from nasviz.objectives import TableError, load_table, shared_nb201_table_path
 from nasviz.runner import run_search
 from nasviz.spaces import get_space, space_names
@@ -45,15 +46,15 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded NB201-on-digits table)")
     p.add_argument("--metric", help="metric column to maximise (default: the table's first metric)")
     p.add_argument("--space", default="nb201", choices=space_names(), help="search space (default: nb201)")
-    p.add_argument("--strategy", default="random", help="search strategy (see the list below; default: random)")
+    p.add_argument("--strategy", default="random", choices=STRATEGIES.names(), metavar="STRATEGY",
+                   help="search strategy (see the list below; default: random)")
     p.add_argument("--budget", type=int, default=100, help="number of evaluations (default: 100)")
     p.add_argument("--batch-size", type=int,
                    help="architectures proposed per step (default: the strategy's, e.g. 5 for bo-tw2g-kdpp5, else 1)")
-    p.add_argument("--kernel", help="BO kernel: tw, tw1g, tw2g, tw3g, wl, otmann, edit, path, ot, gw")
-    p.add_argument("--acquisition", choices=["ucb", "ei"], help="BO acquisition")
-    p.add_argument("--pool", choices=["evolution", "random", "gradient", "mixed"], help="BO candidate pool generator")
-    p.add_argument("--batch", choices=["topk", "kdpp-quality", "kdpp", "bucb", "thompson", "random"],
-                   help="BO batch selector")
+    p.add_argument("--kernel", choices=KERNELS.names(), help="BO kernel (python -m nasviz components lists them)")
+    p.add_argument("--acquisition", choices=ACQUISITIONS.names(), help="BO acquisition")
+    p.add_argument("--pool", choices=POOLS.names(), help="BO candidate pool generator")
+    p.add_argument("--batch", choices=BATCH_SELECTORS.names(), help="BO batch selector")
     p.add_argument("--pool-size", type=int, help="BO candidates per step (default: 100)")
     p.add_argument("--n-init", type=int, help="BO random initial points (default: 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -67,8 +68,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
                    help="sleep this long after each step, to watch a fast table search live (default: 0)")
     p.add_argument("--objective", choices=["table", "train"], default="table",
                    help="look results up in a table (default) or train each architecture for real")
-    p.add_argument("--dataset", help="bundled dataset for --objective train: digits, wine, breast_cancer, diabetes, friedman1 "
-                                     "(default: digits)")
+    p.add_argument("--dataset", choices=DATASETS.names(), help="bundled dataset for --objective train (default: digits)")
     p.add_argument("--workers", type=int, help="--objective train: evaluate on N local worker processes (default: 1)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="--objective train: evaluate on a Dask cluster, tcp://host:port or local:N (N local workers)")
@@ -208,6 +208,20 @@ def cmd_table_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_components_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("components", help="list the registered spaces, kernels, strategies, pools, ...",
+                       description="Every registered component with its description; --markdown writes the README's table.")
+    p.add_argument("--markdown", action="store_true", help="Markdown tables (the README's component section)")
+    p.set_defaults(func=cmd_components)
+
+
+def cmd_components(args: argparse.Namespace) -> int:
+    from nasviz.components import catalogue_markdown, catalogue_text
+
+    print(catalogue_markdown() if args.markdown else catalogue_text())
+    return 0
+
+
 def _add_bench_parser(sub: argparse._SubParsersAction, load: bool) -> None:
     """The ``bench`` command. Benchmark modules import heavy packages (torch, scipy.stats), so
     they are loaded only when ``bench`` is the command being run (``load``), which keeps
@@ -333,6 +347,7 @@ def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     _add_bench_parser(sub, load_benchmarks)
     _add_tabulate_parser(sub)
     _add_runs_parser(sub)
+    _add_components_parser(sub)
     return parser
 
 

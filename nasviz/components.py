@@ -254,3 +254,45 @@ def strategies_for(space: str) -> list[str]:
 def default_batch_size(strategy: str) -> int:
     """The batch a strategy was designed for (5 for ``bo-tw2g-kdpp5``), else 1."""
     return int(STRATEGIES.get(strategy).preset.get("batch_size", 1))
+
+
+# ------------------------------------------------------------------------------- listings
+#: The registries in the order the listings show them, with a heading each.
+CATALOGUE: tuple[tuple[str, Registry], ...] = (
+    ("Search spaces", SPACES), ("Kernels", KERNELS), ("Strategies", STRATEGIES), ("Candidate pools", POOLS),
+    ("Batch selectors", BATCH_SELECTORS), ("Acquisitions", ACQUISITIONS), ("Objectives", OBJECTIVES),
+    ("Datasets", DATASETS),
+)
+
+
+def _reads(entry: Entry) -> str:
+    return ", ".join(sorted(entry.load().reads))
+
+
+def _provides(entry: Entry) -> str:
+    return ", ".join(sorted(entry.load().representations))
+
+
+def _searches(entry: Entry) -> str:
+    return ", ".join(s for s in SPACES.names() if not problems(s, entry.name, batch_size=default_batch_size(entry.name)))
+
+
+#: Extra Markdown columns per registry.
+_COLUMNS = {
+    "search space": (("representations", _provides),),
+    "kernel": (("reads", _reads), ("paper", lambda e: e.paper)),
+    "strategy": (("searches", _searches), ("paper", lambda e: e.paper)),
+}
+
+
+def catalogue_markdown() -> str:
+    """The README's component tables, generated from the registries."""
+    parts = []
+    for heading, registry in CATALOGUE:
+        parts.append(f"#### {heading}\n\n{registry.markdown(_COLUMNS.get(registry.kind, ()))}")
+    return "\n\n".join(parts)
+
+
+def catalogue_text() -> str:
+    """Every registry as ``name  description`` lines under a heading."""
+    return "\n\n".join(f"{heading}:\n{registry.help()}" for heading, registry in CATALOGUE)

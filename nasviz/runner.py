@@ -22,9 +22,9 @@ import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from nasviz.spaces.base import SearchSpace
 from nasviz.objectives.base import Evaluation, Objective
 from nasviz.strategies.base import Strategy
 
@@ -370,7 +370,7 @@ class SearchSetup:
     """
 
     config: dict[str, Any]
-    space: ModuleType
+    space: SearchSpace
     objective: Objective
     strategy: Strategy
     table: Any = None

@@ -20,11 +20,11 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Iterable
 
 import numpy as np
 
+from nasviz.spaces.base import SearchSpace
 from nasviz.arch import Architecture
 from nasviz.spaces import get_space
 
@@ -102,7 +102,7 @@ class Table:
     """
 
     source: str
-    space: ModuleType
+    space: SearchSpace
     arch_column: str
     archs: list[Architecture]
     strings: list[str]
@@ -160,7 +160,7 @@ class Table:
         """Plain-data summary: rows, metrics, optimum per metric and the bad rows."""
         return {
             "source": self.source,
-            "space": self.space.NAME,
+            "space": self.space.name,
             "rows": len(self),
             "arch_column": self.arch_column,
             "metrics": self.metrics,
@@ -211,7 +211,7 @@ def load_table(
     return _parse_rows(list(csv.reader(source)), space_module, arch_column, label)
 
 
-def _parse_rows(rows: list[list[str]], space: ModuleType, arch_column: str | None, label: str) -> Table:
+def _parse_rows(rows: list[list[str]], space: SearchSpace, arch_column: str | None, label: str) -> Table:
     if not rows or not any(cell.strip() for cell in rows[0]):
         raise TableError(f"{label} is empty: expected a header line such as 'arch,cifar10'")
     header = [h.strip() for h in rows[0]]
