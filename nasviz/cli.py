@@ -33,6 +33,17 @@ def _print_json(obj) -> None:
     sys.stdout.write("\n")
 
 
+def _non_negative_int(text: str) -> int:
+    """argparse type of seeds: ``0, 1, 2, ...`` (numpy's generators take no negative seed)."""
+    if not text.strip().isascii() or not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+#: Bad rows of a table that ``run`` prints (all of them are counted and stored with the run).
+SHOWN_BAD_ROWS = 5
+
+
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     from nasviz.strategies.factory import strategy_help
 
@@ -57,7 +68,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", choices=BATCH_SELECTORS.names(), help="BO batch selector")
     p.add_argument("--pool-size", type=int, help="BO candidates per step (default: 100)")
     p.add_argument("--n-init", type=int, help="BO random initial points (default: 10)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="random seed, a whole number >= 0 (default: 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.add_argument("--store", type=Path, metavar="FILE",
                    help="persist the run (config, every evaluation as it arrives, snapshots) in this SQLite run store")
@@ -145,13 +156,20 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
 
     if store is not None and not args.json:
         print(f"run {run_id} in {args.store}" + (" (resumed)" if args.resume is not None else ""), file=sys.stderr)
+    skipped = cfg.get("skipped_rows") or {}
+    if skipped.get("count"):
+        print(f"skipped {skipped['count']} bad row(s) of {setup.table.source}"
+              + (f"; the first {len(skipped['first'])}:" if skipped["count"] > len(skipped["first"]) else ":"),
+              file=sys.stderr)
+        for text in skipped["first"]:
+            print(f"  {text}", file=sys.stderr)
     result = run_search(setup.strategy, setup.objective, cfg["budget"], format_arch=space.format,
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
-                        store=store, run_id=run_id, resume=args.resume is not None)
+                        store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease)
     out = result.to_dict(space.format)
     out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
                 "objective": cfg["objective"], "strategy": cfg["strategy"],
-                "seed": cfg["seed"], "budget": cfg["budget"]})
+                "seed": cfg["seed"], "budget": cfg["budget"], "skipped_rows": skipped or None})
     if args.json:
         _print_json(out)
     else:
@@ -172,11 +190,13 @@ def _add_table_parser(sub: argparse._SubParsersAction) -> None:
         "import-nb201",
         help="convert the official NAS-Bench-201 file into a CSV table",
         description=(
-            "Convert the official NAS-Bench-201 benchmark file (a torch pickle) into a plain CSV table. "
-            "The file is unpickled, so only give a file you trust; it is read only from the path given here."
+            "Convert the official NAS-Bench-201 benchmark file (a torch pickle) into a plain CSV table, which "
+            "the dashboard and every other command read as text. The file is loaded with a restricted "
+            "unpickler that admits only the numpy and container classes the official file holds; a file that "
+            "names any other class is refused, naming it, and nothing from it runs."
         ),
     )
-    imp.add_argument("path", type=Path, help="the official file, e.g. NAS-Bench-201-v1_1-096897.pth (unpickled: trusted files only)")
+    imp.add_argument("path", type=Path, help="the official file, e.g. NAS-Bench-201-v1_1-096897.pth")
     imp.add_argument("--out", type=Path, required=True, help="CSV to write")
     imp.add_argument("--epochs", type=int, default=200, choices=[12, 200], help="which training length to read (default: 200)")
     imp.add_argument("--datasets", default="cifar10,cifar100,ImageNet16-120,cifar10-valid",

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from nasviz import live
 from nasviz.arch import Architecture
 from nasviz.objectives import Table
+
+if TYPE_CHECKING:
+    from nasviz.settings import Limits
 
 # ----------------------------------------------------------------------------- samples
 
@@ -425,19 +428,25 @@ def run_curves(store_path, run_ids: Sequence[int]) -> list[RunCurve]:
 
 
 def start_study(store_path, source: "live.DataSource", metric: str, strategies: Sequence[str],
-                seeds: Sequence[int], budget: int, *, background: bool | None = None) -> list[int]:
-    """Launch one run per (strategy, seed) through :func:`nasviz.live.start_run` (background
-    workers unless ``NASVIZ_SYNC_RUNS``); every configuration is validated before any starts.
-    Returns the run ids."""
+                seeds: Sequence[int], budget: int, *, background: bool | None = None, session: str | None = None,
+                limits: "Limits | None" = None) -> list[int]:
+    """Launch one run per (strategy, seed) through :func:`nasviz.live.start_runs` (background
+    workers unless ``NASVIZ_SYNC_RUNS``); every configuration is validated, and the study checked
+    against ``limits`` (its size, each budget, the running searches of ``session``), before any
+    starts. Returns the run ids."""
+    from nasviz.settings import ServeSettings
+
     if not strategies:
         raise ValueError("choose at least one strategy")
     if not seeds:
         raise ValueError("choose at least one seed")
+    limits = limits or ServeSettings.from_env().limits
+    limits.check_study(len(strategies) * len(seeds))
     configs = [(s, seed, live.make_config(source, metric=metric, strategy=s, budget=budget, seed=int(seed),
                                          batch_size=live.preset_batch_size(s)))
                for s in strategies for seed in seeds]
-    return [live.start_run(store_path, cfg, background=background, name=f"study {s} seed {seed}")
-            for s, seed, cfg in configs]
+    return live.start_runs(store_path, [cfg for _, _, cfg in configs], names=[f"study {s} seed {seed}" for s, seed, _ in configs],
+                           background=background, session=session, limits=limits)
 
 
 __all__ = [
@@ -452,4 +461,4 @@ def current_table(source: "live.DataSource | None") -> Table | None:
     """The table behind the sidebar's data source (``None`` for live training or no source)."""
     if source is None or source.kind != "table" or not source.path:
         return None
-    return live.table_from_path(source.path)
+    return source.table()

@@ -17,19 +17,25 @@ when the browser tab closes or the page reloads; a reloaded page finds it again 
 The rest of this module turns stored runs into what the views draw: table loading with caching,
 upload validation, the kernel's distances on the candidate pool and on the evaluated
 architectures. The pages call these; they compute no kernel themselves.
+
+What a browser may do is bounded here (:class:`~nasviz.settings.ServeSettings`): server-side
+tables come only from the operator's data folder (:func:`server_table`), uploads are capped and
+kept under unguessable names (:func:`save_upload`, :mod:`nasviz.uploads`), and starting or
+resuming searches checks the budget and running-search limits. Nothing here unpickles.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import importlib.util
 import os
 import subprocess
 import sys
+import threading
 import time
 import traceback
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +43,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from nasviz import uploads
+from nasviz.errors import InputError, LeaseLostError
 from nasviz.objectives import Table, TableError, load_table, shared_nb201_table_path
+from nasviz.server_paths import resolve_server_path
+from nasviz.settings import Limits, ServeSettings
 from nasviz.store import FAILED, FINISHED, RUNNING, STOPPED, RunStore, StoreError
 
 #: Environment variable naming the run store file the dashboard uses.
@@ -70,71 +80,109 @@ def default_table_path() -> Path | None:
     return shared_nb201_table_path()
 
 
-@lru_cache(maxsize=16)
-def _load_table_cached(path: str, mtime: float, space: str) -> Table:
-    return load_table(path, space=space)
+class _TableCache:
+    """Loaded tables by ``(resolved path, mtime, size, space)``: a table is parsed once until its
+    file changes, and an upload parsed from its bytes is put here under its stored path."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self._tables: "OrderedDict[tuple, Table]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(path: Path, space: str) -> tuple:
+        info = path.stat()
+        return (str(path), info.st_mtime_ns, info.st_size, space)
+
+    def get(self, key: tuple) -> Table | None:
+        with self._lock:
+            if key in self._tables:
+                self._tables.move_to_end(key)
+            return self._tables.get(key)
+
+    def put(self, key: tuple, table: Table) -> None:
+        with self._lock:
+            self._tables[key] = table
+            while len(self._tables) > self.size:
+                self._tables.popitem(last=False)
 
 
-def table_from_path(path: str | os.PathLike, space: str = "nb201") -> Table:
-    """Load a table CSV from a server path, cached until the file changes.
+_TABLES = _TableCache()
+
+
+def table_from_path(path: str | os.PathLike, space: str = "nb201", *, max_bytes: int | None = None) -> Table:
+    """Load a table CSV that the app itself chose (the embedded table, a stored upload, a run's
+    table), cached until the file changes. Visitors' paths go through :func:`server_table`.
 
     Raises :class:`~nasviz.objectives.TableError` (a ``ValueError``) naming the problem.
     """
-    p = Path(path).expanduser()
     if not str(path).strip():
         raise TableError("no table path given")
-    if not p.is_file():
-        raise TableError(f"table file {p} does not exist")
+    p = Path(path).expanduser().resolve()
     if p.suffix.lower() not in (".csv", ".txt"):
-        raise TableError(f"{p.name}: expected a CSV file (.csv)")
-    return _load_table_cached(str(p.resolve()), p.stat().st_mtime, space)
+        raise TableError("expected a CSV file (.csv)", source=p.name)
+    try:
+        key = _TABLES.key(p, space)
+    except FileNotFoundError:
+        raise TableError("file does not exist", source=str(path)) from None
+    except OSError as err:
+        raise TableError(f"cannot be read: {err.strerror or err}", source=str(path)) from None
+    table = _TABLES.get(key)
+    if table is None:
+        table = load_table(p, space=space, max_bytes=max_bytes)
+        _TABLES.put(key, table)
+    return table
 
 
-def save_upload(data: bytes, filename: str, space: str = "nb201", folder: Path | None = None) -> tuple[Path, Table]:
+def server_table(text: str, space: str = "nb201", settings: ServeSettings | None = None) -> tuple[Path, Table]:
+    """A table from a path a visitor typed: only inside the operator's data folder.
+
+    The path is resolved (symlinks, ``..``) and refused unless it lies in
+    ``settings.data_dir`` (server-side paths are off when that is ``None``) and outside the run
+    folder; the file may be at most ``limits.max_table_mb``. Errors never quote the file: the
+    visitor may not read it (:meth:`~nasviz.errors.InputError.redacted`).
+    """
+    settings = settings or ServeSettings.from_env()
+    path = resolve_server_path(text, settings.data_dir, forbidden=[runs_dir()])
+    try:
+        return path, table_from_path(path, space, max_bytes=settings.limits.max_table_bytes)
+    except InputError as err:
+        raise type(err)(err.redacted()) from None
+
+
+def save_upload(data: bytes, filename: str, space: str = "nb201", folder: Path | None = None,
+                limits: Limits | None = None) -> tuple[Path, Table]:
     """Validate an uploaded CSV and keep a copy the background worker can read.
 
-    The bytes are decoded as UTF-8 text and parsed by :func:`~nasviz.objectives.load_table`
-    (text only; an upload is never unpickled). Bad rows are reported in ``table.bad_rows`` with
-    their line numbers; a file with no usable row raises ``TableError``. The copy is named by
-    the content's hash so re-uploading the same file reuses it.
+    The bytes are parsed as UTF-8 text by :func:`~nasviz.objectives.load_table` (never
+    unpickled), once per content (:func:`nasviz.uploads.parse_upload`). Bad rows are reported in
+    ``table.bad_rows`` with their line numbers; a file with no usable row raises ``TableError``,
+    one over ``limits.max_upload_mb`` a ``LimitError``. The copy gets a new unguessable name
+    (:func:`nasviz.uploads.store_upload`); old uploads no running search reads are pruned.
     """
-    if not filename.lower().endswith(".csv"):
-        raise TableError(f"{filename}: only CSV files can be uploaded")
-    if not data.strip():
-        raise TableError(f"{filename} is empty: expected a header line such as 'arch,cifar10'")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise TableError(f"{filename} is not UTF-8 text (byte {err.start}): upload a CSV file") from None
-    table = load_table(text.splitlines(), space=space, name=filename)
-    folder = folder or runs_dir() / "uploads"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{hashlib.sha256(data).hexdigest()[:16]}.csv"
-    if not path.exists():
-        path.write_bytes(data)
+    limits = limits or ServeSettings.from_env().limits
+    uploads.check_upload(data, filename, limits)
+    table = uploads.parse_upload(data, filename, space)
+    folder = folder or uploads_dir()
+    in_use = uploads_in_use(default_store_path(), limits.upload_max_age_hours * 3600)
+    path = uploads.store_upload(data, folder, limits, in_use=in_use)
+    _TABLES.put(_TABLES.key(path.resolve(), space), table)  # the worker and the pages find it parsed
     return path, table
 
 
-def import_official_table(path: str | os.PathLike, folder: Path | None = None) -> Path:
-    """Convert the official NAS-Bench-201 file (a trusted server path, never an upload) to CSV.
+def uploads_dir() -> Path:
+    """Where uploads are kept: ``uploads/`` beside the run store."""
+    return runs_dir() / "uploads"
 
-    The conversion unpickles the file (that is its format), so it is only done for a path the
-    person running the server typed. The CSV is cached next to the run store.
-    """
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise TableError(f"official NAS-Bench-201 file {p} does not exist")
-    if importlib.util.find_spec("nasviz.objectives.nb201_official") is None:
-        raise TableError("the official NAS-Bench-201 importer is not available in this version")
-    from nasviz.objectives.nb201_official import import_official
 
-    folder = folder or runs_dir() / "tables"
-    folder.mkdir(parents=True, exist_ok=True)
-    stat = p.stat()
-    out = folder / f"nb201-{hashlib.sha256(f'{p.resolve()}:{stat.st_size}:{stat.st_mtime}'.encode()).hexdigest()[:12]}.csv"
-    if not out.exists():
-        import_official(p, out)  # written atomically: an interrupted import leaves no file
-    return out
+def uploads_in_use(store_path: str | os.PathLike, recent_seconds: float = 0.0) -> set[Path]:
+    """Tables of the store's runs that are running or were updated in the last
+    ``recent_seconds``: an upload's age counts from its last use by a search, so these are kept."""
+    if not Path(store_path).is_file():
+        return set()
+    since = time.time() - recent_seconds
+    return {Path(r["table"]).resolve() for r in RunStore(store_path).list_runs()
+            if r.get("table") and (r["status"] == RUNNING or r["updated"] >= since)}
 
 
 def trainer_available() -> bool:
@@ -166,12 +214,29 @@ class DataSource:
     optimum: dict[str, float] = field(default_factory=dict)
     rows: int = 0
     bad_rows: list[str] = field(default_factory=list)
+    #: Whether messages about the table may quote it (``False`` for a server file: the visitor
+    #: may use it but not read it).
+    disclose: bool = True
 
     @classmethod
-    def from_table(cls, path: Path, table: Table, label: str | None = None) -> "DataSource":
+    def from_table(cls, path: Path, table: Table, label: str | None = None, *, disclose: bool = True) -> "DataSource":
+        """The source of a loaded table. ``disclose=False`` (a server file: not the visitor's
+        own) keeps the bad rows as line, column number and reason, without the cells' text."""
         return cls("table", label or table.source, path=str(path), metrics=table.metrics,
                    optimum={m: table.optimum(m) for m in table.metrics}, rows=len(table),
-                   bad_rows=[str(b) for b in table.bad_rows])
+                   bad_rows=[str(b) if disclose else b.redacted() for b in table.bad_rows], disclose=disclose)
+
+    def table(self, space: str = "nb201") -> Table:
+        """The source's table (cached; :func:`table_from_path`). If it cannot be read any more
+        (the file changed), the error quotes nothing from it unless :attr:`disclose`."""
+        if self.kind != "table" or not self.path:
+            raise TableError(f"{self.label} is not a table")
+        try:
+            return table_from_path(self.path, space)
+        except InputError as err:
+            if self.disclose:
+                raise
+            raise type(err)(err.redacted()) from None
 
 
 def make_config(
@@ -217,11 +282,12 @@ def make_config(
             raise ValueError(f"step delay must be between 0 and 60 seconds, got {step_delay}")
         config["step_delay"] = float(step_delay)
     if source.kind == "table":
-        table_from_path(source.path, space)  # TableError if the table's architectures are not of this space
+        source.table(space)  # TableError if the table's architectures are not of this space
         metric = metric or (source.metrics[0] if source.metrics else None)
         if metric not in source.metrics:
             raise ValueError(f"metric {metric!r} is not a numeric column of {source.label}; metrics: {', '.join(source.metrics)}")
-        config.update(objective="table", table=source.path, metric=metric)
+        config.update(objective="table", table=source.path, metric=metric,
+                      skipped_rows={"count": len(source.bad_rows), "first": source.bad_rows[:5]})
     elif source.kind == "train":
         metric = metric or "valid_accuracy"
         if metric not in source.metrics:
@@ -263,28 +329,52 @@ def _sync_default() -> bool:
 
 
 def start_run(store_path: str | os.PathLike, config: Mapping[str, Any], *, background: bool | None = None,
-              name: str | None = None) -> int:
-    """Create a run from ``config`` (see :func:`make_config`) and start its worker; return its id."""
+              name: str | None = None, session: str | None = None, limits: Limits | None = None) -> int:
+    """Create a run from ``config`` (see :func:`make_config`) and start its worker; return its id.
+
+    See :func:`start_runs` for ``session`` and ``limits``."""
+    return start_runs(store_path, [config], names=[name], background=background, session=session, limits=limits)[0]
+
+
+def start_runs(store_path: str | os.PathLike, configs: Sequence[Mapping[str, Any]], *,
+               names: Sequence[str | None] | None = None, background: bool | None = None,
+               session: str | None = None, limits: Limits | None = None) -> list[int]:
+    """Create runs from ``configs`` and start a worker for each; return their ids.
+
+    What a browser starts is bounded by ``limits`` (default: the server's,
+    :meth:`ServeSettings.from_env`): each budget at most ``max_budget``, and the new searches
+    together with those already running at most ``max_running_per_session`` for ``session`` (the
+    browser session starting them) and ``max_running_total``. All are created or none
+    (:class:`~nasviz.errors.LimitError` says which limit refused them).
+    """
     _reap()
+    limits = limits or ServeSettings.from_env().limits
+    for config in configs:
+        limits.check_budget(int(config.get("budget", 0)))
     store = RunStore(store_path)
-    run_id = store.create_run(dict(config), name=name)
-    if background if background is not None else not _sync_default():
-        _launch(Path(store_path), run_id)
-    else:
-        run_worker(store_path, run_id)
-    return run_id
+    ids = store.create_runs([dict(c) for c in configs], names=names, session=session, limits=limits)
+    for run_id in ids:
+        if background if background is not None else not _sync_default():
+            _launch(Path(store_path), run_id)
+        else:
+            run_worker(store_path, run_id)
+    return ids
 
 
-def resume_run(store_path: str | os.PathLike, run_id: int, *, background: bool | None = None) -> None:
-    """Continue a stopped or interrupted run from its last stored evaluation."""
+def resume_run(store_path: str | os.PathLike, run_id: int, *, background: bool | None = None,
+               session: str | None = None, limits: Limits | None = None) -> None:
+    """Continue a stopped or interrupted run from its last stored evaluation (counted against the
+    running-search ``limits`` of ``session``, as a new search is)."""
     _reap()
+    limits = limits or ServeSettings.from_env().limits
     store = RunStore(store_path)
     run = store.get_run(run_id)
     if run["status"] == RUNNING:
-        raise StoreError(f"run {run_id} is already running")
+        raise StoreError(f"run {run_id} is still running")
     if run["status"] == FINISHED:
         raise StoreError(f"run {run_id} has finished: all {run['budget']} evaluations are done")
-    store.set_status(run_id, RUNNING, claim=True)  # claimed by the server until the worker claims it
+    # claimed by the server (a new lease) until the worker claims it: an old worker stops writing now
+    store.set_status(run_id, RUNNING, claim=True, session=session, limits=limits)
     if background if background is not None else not _sync_default():
         _launch(Path(store_path), run_id)
     else:
@@ -296,11 +386,18 @@ def request_stop(store_path: str | os.PathLike, run_id: int) -> None:
     RunStore(store_path).request_stop(run_id)
 
 
+#: What :func:`run_worker` returns when another process took the run over while this one was
+#: paused: it wrote nothing and the run's status is the other process's.
+LOST = "lost"
+
+
 def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
     """Run (or continue) search ``run_id`` to its end, writing every step to the store.
 
     This is what the background process executes; it never touches Streamlit. Returns the final
-    status. Errors are recorded in the store (status ``failed`` with the message), not raised.
+    status. Failures are recorded in the store by the runner (status ``failed`` with the
+    message), not raised. If the run's lease is lost (another worker resumed it after this one
+    was paused), nothing is written and :data:`LOST` is returned.
     """
     store = RunStore(store_path)
     try:
@@ -310,14 +407,16 @@ def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
         delay = float(config.get("step_delay") or 0.0)
         on_step = (lambda snapshot: time.sleep(delay)) if delay > 0 else None
         # The runner rebuilds the search from the stored config (table lookup or training),
-        # replays stored steps deterministically, then continues live, writing each step and
-        # honouring stop requests. force=True: this process was launched to own the run, which
-        # the server marked running on its behalf.
+        # replays stored steps deterministically, then continues live, writing each step under
+        # its lease and honouring stop requests. force=True: this process was launched to own
+        # the run, which the server marked running on its behalf.
         result = runner.resume_run(store, run_id, force=True, on_step=on_step)
         return STOPPED if result.stopped else FINISHED
-    except Exception as err:  # recorded for the dashboard; the worker's log keeps the traceback
+    except LeaseLostError as err:
+        print(f"run {run_id}: {err}", flush=True)
+        return LOST
+    except Exception:  # already recorded under this worker's lease by the runner; the log keeps the traceback
         traceback.print_exc()
-        store.set_status(run_id, FAILED, error=f"{type(err).__name__}: {err}")
         return FAILED
 
 
@@ -456,7 +555,7 @@ def lookup_value(source: DataSource | None, arch: str, metric: str | None) -> fl
     if source is None or source.kind != "table" or not metric:
         return None
     try:
-        table = table_from_path(source.path)
+        table = source.table()
         return table.lookup(table.space.parse(arch), metric)
     except (KeyError, ValueError):
         return None

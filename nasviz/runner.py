@@ -13,6 +13,12 @@ ancestors: ``network_state`` / ``restore_network``) are stored as they arrive an
 during replay. If a replayed step proposes something other than what was stored (a strategy
 that is not deterministic), the stored results are told anyway and a
 :class:`ReplayMismatchWarning` is issued.
+
+Every write to the store carries the lease this process got when it claimed the run (see
+"Leases" in :mod:`nasviz.store`). If another process has claimed the run since (or it was declared
+interrupted while this one was paused), the write is refused with
+:class:`~nasviz.errors.LeaseLostError` and the search stops at once without writing anything more,
+not even its status: the run belongs to the other process.
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from nasviz.spaces.base import SearchSpace
+from nasviz.errors import InputError, LeaseLostError
 from nasviz.objectives.base import Evaluation, Objective
+from nasviz.spaces.base import SearchSpace
 from nasviz.strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -113,7 +120,8 @@ def run_search(
     run_id: int | None = None,
     resume: bool = False,
     parse_arch: Callable[[str], Any] | None = None,
-    heartbeat_seconds: float = 10.0,
+    heartbeat_seconds: float | None = None,
+    lease: int | None = None,
 ) -> RunResult:
     """Run ``strategy`` against ``objective`` for ``budget`` evaluations.
 
@@ -129,7 +137,8 @@ def run_search(
         :func:`resume_run` can rebuild the search from). The run's status ends ``finished``,
         ``stopped`` (by ``should_stop`` or :meth:`RunStore.request_stop`) or ``failed`` (the
         exception is recorded and re-raised). While it runs, a background thread refreshes the
-        run's heartbeat every ``heartbeat_seconds``.
+        run's heartbeat every ``heartbeat_seconds`` (default: a third of the store's
+        ``stale_after``, at most 10 s).
     resume : bool
         Continue run ``run_id`` of ``store``: ``strategy`` must be freshly built with the same
         seed and options as the stored run; stored steps are replayed (asked, then told the
@@ -138,6 +147,10 @@ def run_search(
     parse_arch : callable, optional
         Architecture string -> architecture; only needed when replay diverges from the stored
         run (default: ``parse`` of the strategy's or the objective's ``space``).
+    lease : int, optional
+        The lease this process holds on ``run_id`` (from :meth:`RunStore.claim_run`); by default
+        the run is claimed here. If the lease is lost, :class:`LeaseLostError` propagates and
+        nothing more is written.
     """
     if budget < 1:
         raise ValueError(f"budget must be at least 1, got {budget}")
@@ -163,7 +176,8 @@ def run_search(
             if not resume and store.n_evaluations(run_id):
                 raise ValueError(f"run {run_id} already has {store.n_evaluations(run_id)} evaluations; "
                                  "pass resume=True to continue it")
-            store.claim_run(run_id, force=True)  # callers that must not steal a live run claim first
+        if lease is None:  # callers that must not steal a live run claim first and pass their lease
+            lease = store.claim_run(run_id, force=True)["lease"]
         if resume:
             for ev in store.evaluations(run_id):
                 replay.setdefault(ev["step"], []).append(ev)
@@ -181,8 +195,10 @@ def run_search(
 
     stop_beating = threading.Event()
     beater = None
+    if heartbeat_seconds is None:
+        heartbeat_seconds = min(10.0, store.stale_after / 3) if store is not None else 0.0
     if store is not None and heartbeat_seconds > 0:
-        beater = threading.Thread(target=_heartbeat, args=(store, run_id, heartbeat_seconds, stop_beating),
+        beater = threading.Thread(target=_heartbeat, args=(store, run_id, lease, heartbeat_seconds, stop_beating),
                                   name=f"nasviz-heartbeat-{run_id}", daemon=True)
         beater.start()
     try:
@@ -192,9 +208,11 @@ def run_search(
                 if should_stop is not None and should_stop():
                     stopped = True
                     break
-                if store is not None and store.stop_requested(run_id):
-                    stopped = True
-                    break
+                if store is not None:
+                    store.check_lease(run_id, lease)  # a process woken from a pause stops here
+                    if store.stop_requested(run_id):
+                        stopped = True
+                        break
             step_start = time.perf_counter()
             proposals = strategy.ask(min(batch_size, budget - len(evaluations)))
             if stored is None:
@@ -203,8 +221,8 @@ def run_search(
                 results = objective.evaluate(proposals)
                 if store is not None:  # committed before the strategy hears of them
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in results],
-                                          len(evaluations), step=step + 1)
-                    _keep_networks(store, run_id, strategy, results, format_arch)
+                                          len(evaluations), step=step + 1, lease=lease)
+                    _keep_networks(store, run_id, lease, strategy, results, format_arch)
             else:
                 results, matched = _replayed_results(stored, proposals, format_arch, parse_arch, step + 1)
                 n_replayed += len(results)
@@ -213,8 +231,8 @@ def run_search(
                 if missing:  # killed in the middle of a step: finish the step live
                     fresh = objective.evaluate(missing)
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in fresh],
-                                          len(evaluations) + len(results), step=step + 1)
-                    _keep_networks(store, run_id, strategy, fresh, format_arch)
+                                          len(evaluations) + len(results), step=step + 1, lease=lease)
+                    _keep_networks(store, run_id, lease, strategy, fresh, format_arch)
                     results = results + fresh
             strategy.tell(results)
             for ev in results:
@@ -241,24 +259,24 @@ def run_search(
                 strategy=strategy.state().to_dict(),
             )
             if store is not None:
-                store.add_snapshot(run_id, snapshot)
+                store.add_snapshot(run_id, snapshot, lease=lease)
             if on_step is not None:
                 on_step(snapshot)
     except BaseException as err:
-        if store is not None:
+        if store is not None and not isinstance(err, LeaseLostError):  # a lost run is not ours to mark
             stop_beating.set()
             failed = isinstance(err, Exception)
             store.set_status(run_id, "failed" if failed else "interrupted",
-                             error=f"{type(err).__name__}: {err}" if failed else None)
+                             error=f"{type(err).__name__}: {err}" if failed else None, lease=lease)
         raise
     finally:
         stop_beating.set()
         if beater is not None:
             beater.join()
     if store is not None:
-        store.set_status(run_id, "stopped" if stopped else "finished")
+        store.set_status(run_id, "stopped" if stopped else "finished", lease=lease)
         if not stopped:
-            store.drop_networks(run_id)  # only a run that may be resumed needs its weights
+            store.drop_networks(run_id, lease=lease)  # only a run that may be resumed needs its weights
     return RunResult(
         evaluations=evaluations,
         trajectory=trajectory,
@@ -272,8 +290,8 @@ def run_search(
     )
 
 
-def _keep_networks(store: RunStore, run_id: int, strategy: Strategy, results: Sequence[Evaluation],
-                   format_arch: Callable[[Any], str]) -> None:
+def _keep_networks(store: RunStore, run_id: int, lease: int | None, strategy: Strategy,
+                   results: Sequence[Evaluation], format_arch: Callable[[Any], str]) -> None:
     """Store the trained weights a strategy will need after a resume (``strategy.network_state``).
 
     Auto-Keras warm-starts children from their trained ancestors; replay restores its choices
@@ -289,7 +307,9 @@ def _keep_networks(store: RunStore, run_id: int, strategy: Strategy, results: Se
         try:
             arrays = export(ev.arch)
             if arrays is not None:
-                store.add_network(run_id, format_arch(ev.arch), arrays)
+                store.add_network(run_id, format_arch(ev.arch), arrays, lease=lease)
+        except LeaseLostError:
+            raise
         except Exception as err:  # noqa: BLE001 - losing a warm start must not lose the run
             warnings.warn(f"could not store the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
 
@@ -311,10 +331,10 @@ def _restore_networks(store: RunStore, run_id: int, strategy: Strategy, results:
             warnings.warn(f"could not restore the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
 
 
-def _heartbeat(store: RunStore, run_id: int, every: float, done: threading.Event) -> None:
+def _heartbeat(store: RunStore, run_id: int, lease: int | None, every: float, done: threading.Event) -> None:
     try:
         while not done.wait(every):
-            store.heartbeat(run_id)
+            store.heartbeat(run_id, lease)
     except Exception:  # a heartbeat is best effort: a stale one only marks the run interrupted
         pass
     finally:
@@ -375,6 +395,8 @@ class SearchSetup:
     strategy: Strategy
     table: Any = None
     executor: Any = None
+    #: The lease this process holds on the stored run it resumes (:func:`resume_setup`).
+    lease: int | None = None
 
     def close(self) -> None:
         if self.executor is not None:
@@ -429,7 +451,7 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
     cfg.setdefault("space", "nb201")
     cfg.setdefault("strategy", "random")
     cfg["strategy_options"] = dict(cfg.get("strategy_options") or {})
-    _int_option(cfg, "seed", 0, minimum=-(2 ** 63))
+    _int_option(cfg, "seed", 0, minimum=0)  # numpy's generators take no negative seed
     _int_option(cfg, "budget", 100, minimum=1)
     _int_option(cfg, "batch_size", 1, minimum=1)
     space = get_space(cfg["space"])
@@ -443,6 +465,7 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
             raise ValueError("workers/dask apply to training objectives; a table lookup needs no workers")
         table = load_table(cfg["table"], space=cfg["space"])
         cfg["table"] = str(cfg["table"])
+        cfg.setdefault("skipped_rows", table.skipped_rows())
         cfg["metric"] = cfg.get("metric") or table.metrics[0]
         objective = TableObjective(table, cfg["metric"])
     elif kind == "train":
@@ -502,10 +525,14 @@ def resume_setup(store: RunStore, run_id: int, *, force: bool = False) -> Search
     """
     run = store.claim_run(run_id, force=force)  # atomic: of two resumers, one wins
     try:
-        return build_search(run["config"])
+        setup = build_search(run["config"])
     except Exception as err:
-        store.set_status(run_id, "failed", error=f"cannot rebuild the search: {err}")
+        # The store's message is shown on the page: no text quoted from a file (InputError.redacted).
+        why = err.redacted() if isinstance(err, InputError) else str(err)
+        store.set_status(run_id, "failed", error=f"cannot rebuild the search: {why}", lease=run["lease"])
         raise
+    setup.lease = run["lease"]
+    return setup
 
 
 def resume_run(store: RunStore, run_id: int, *, on_step: Callable[[Snapshot], None] | None = None,
@@ -525,4 +552,4 @@ def _run_setup(setup: SearchSetup, store: RunStore, run_id: int, *, resume: bool
         return run_search(
             setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
             parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
-            should_stop=should_stop, store=store, run_id=run_id, resume=resume)
+            should_stop=should_stop, store=store, run_id=run_id, resume=resume, lease=setup.lease)

@@ -11,7 +11,8 @@ Layout (plain data only: JSON text, numbers and numeric arrays, never pickle)
     everything needed to rebuild the objective and the strategy: table path, metric, space,
     strategy name and options, seed, budget, batch size), ``status`` (one of :data:`STATUSES`),
     ``pid``/``host``/``heartbeat`` of the process running it, ``stop_requested`` (0/1),
-    ``error`` (why it failed).
+    ``error`` (why it failed), ``lease`` (schema 3: the generation of the current owner, see
+    "Leases") and ``session`` (schema 3: the browser session that started it; NULL from the CLI).
 ``evaluations``
     ``(run_id, idx)`` unique: ``idx`` counts evaluations from 0 in the order the search made
     them; ``step`` (1-based step that made it), ``arch`` (the space's string), ``value``
@@ -23,6 +24,19 @@ Layout (plain data only: JSON text, numbers and numeric arrays, never pickle)
     warm-starts children from them), as an ``.npz`` archive of float arrays read back with
     ``allow_pickle=False``; 4 bytes per parameter. Kept while the run may be resumed and
     dropped when it finishes. A version-1 file gains the table on open.
+
+Older files are migrated when opened: the missing tables are created and the missing ``runs``
+columns added (version 1 or 2 -> 3), in one transaction.
+
+Leases
+------
+Whoever starts or resumes a run *claims* it, which increments its ``lease``; the claimer keeps the
+new value and passes it to every write it makes for the run (evaluations, snapshots, weights,
+heartbeats, its final status). Each write checks the lease inside its own transaction and is
+refused with :class:`~nasviz.errors.LeaseLostError` if the run has been claimed since, or was
+declared ``interrupted`` (which also increments the lease). So a worker that was paused (SIGSTOP,
+a suspended laptop) past the heartbeat timeout and then wakes up finds that another process owns
+the run, writes nothing (no ``failed`` over the resumed run's status) and exits quietly.
 
 Concurrency
 -----------
@@ -70,9 +84,14 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import numpy as np
+
+from nasviz.errors import LeaseLostError, LimitError, StoreError
+
+if TYPE_CHECKING:
+    from nasviz.settings import Limits
 
 RUNNING = "running"
 STOPPED = "stopped"
@@ -85,7 +104,7 @@ STATUSES = (RUNNING, STOPPED, FINISHED, FAILED, INTERRUPTED)
 #: Columns of :meth:`RunStore.export_csv`, in order.
 CSV_COLUMNS = ("index", "step", "arch", "value", "cost", "status", "error", "info", "created")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -99,7 +118,9 @@ CREATE TABLE IF NOT EXISTS runs (
     host TEXT,
     heartbeat REAL,
     stop_requested INTEGER NOT NULL DEFAULT 0,
-    error TEXT
+    error TEXT,
+    lease INTEGER NOT NULL DEFAULT 0,
+    session TEXT
 );
 CREATE TABLE IF NOT EXISTS evaluations (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -131,8 +152,8 @@ CREATE TABLE IF NOT EXISTS networks (
 """
 
 
-class StoreError(ValueError):
-    """A request the store cannot honour (unknown run, bad status, overlapping evaluations...)."""
+#: Columns added to ``runs`` after schema 1, with their definitions (added on open by the migration).
+_ADDED_RUN_COLUMNS = {"lease": "INTEGER NOT NULL DEFAULT 0", "session": "TEXT"}
 
 
 class UnknownRunError(StoreError, KeyError):
@@ -189,6 +210,24 @@ def _optional_float(x: Any, what: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
+#: Environment variable: seconds without a heartbeat after which a running run is interrupted.
+STALE_AFTER_ENV = "NASVIZ_STALE_AFTER"
+
+
+def default_stale_after() -> float:
+    """``$NASVIZ_STALE_AFTER`` seconds if set (a positive number), else 90."""
+    text = os.environ.get(STALE_AFTER_ENV, "").strip()
+    if not text:
+        return 90.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise StoreError(f"{STALE_AFTER_ENV} must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def _pid_alive(pid: int) -> bool:
     """Whether process ``pid`` exists on this host and is not a zombie."""
     try:
@@ -217,22 +256,23 @@ class RunStore:
     busy_timeout : float
         Seconds SQLite waits for a lock before reporting ``SQLITE_BUSY``; the store then
         retries a write up to ``retries`` more times.
-    stale_after : float
-        A ``running`` run whose heartbeat is older than this many seconds is ``interrupted``.
+    stale_after : float, optional
+        A ``running`` run whose heartbeat is older than this many seconds is ``interrupted``
+        (default: ``$NASVIZ_STALE_AFTER``, else 90). Runners beat every third of it (at most 10 s).
     durable : bool
         Fsync every commit of evaluations and new runs (``synchronous=FULL``), so they survive
         power loss, not only a killed process. ``False`` trades that for speed everywhere.
     """
 
     def __init__(self, path: str | os.PathLike, *, busy_timeout: float = 30.0, retries: int = 20,
-                 stale_after: float = 90.0, durable: bool = True) -> None:
+                 stale_after: float | None = None, durable: bool = True) -> None:
         self.path = Path(path)
         if self.path.is_dir():
             raise StoreError(f"run store path {self.path} is a folder; give a file such as runs.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout = float(busy_timeout)
         self.retries = int(retries)
-        self.stale_after = float(stale_after)
+        self.stale_after = float(stale_after) if stale_after is not None else default_stale_after()
         self.durable = bool(durable)
         self._local = threading.local()
         # Only a new (or older) file needs the write lock; opening a current one just reads.
@@ -320,6 +360,10 @@ class RunStore:
         for statement in _SCHEMA.split(";"):  # IF NOT EXISTS: an older file gains the new tables
             if statement.strip():
                 conn.execute(statement)
+        have = {row["name"] for row in conn.execute("PRAGMA table_info(runs)")}
+        for column, definition in _ADDED_RUN_COLUMNS.items():  # ... and its runs the new columns
+            if column not in have:
+                conn.execute(f"ALTER TABLE runs ADD COLUMN {column} {definition}")
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _require(self, conn: sqlite3.Connection, run_id: int) -> sqlite3.Row:
@@ -341,59 +385,130 @@ class RunStore:
     # -- runs ---------------------------------------------------------------------------------
 
     def create_run(self, config: Mapping[str, Any], *, name: str | None = None, status: str = RUNNING,
-                   pid: int | None = None) -> int:
+                   pid: int | None = None, session: str | None = None, limits: "Limits | None" = None) -> int:
         """Insert a new run and return its id.
 
         ``config`` (plain data, stored as JSON) should hold everything needed to rebuild the
         search (see :func:`nasviz.runner.build_search`). The run starts ``running``, owned by
-        this process (``pid``) unless told otherwise.
+        this process (``pid``) unless told otherwise, with lease 1. ``session`` and ``limits``:
+        see :meth:`create_runs`.
         """
-        if not isinstance(config, Mapping):
-            raise StoreError(f"config must be a dict of plain data, got {type(config).__name__}")
+        return self.create_runs([config], names=[name], status=status, pid=pid, session=session, limits=limits)[0]
+
+    def create_runs(self, configs: Sequence[Mapping[str, Any]], *, names: Sequence[str | None] | None = None,
+                    status: str = RUNNING, pid: int | None = None, session: str | None = None,
+                    limits: "Limits | None" = None) -> list[int]:
+        """Insert several runs in one transaction (all or none) and return their ids.
+
+        ``session`` names the browser session that starts them (``None`` from the command line).
+        With ``limits`` (a :class:`~nasviz.settings.Limits`), the runs are refused with
+        :class:`~nasviz.errors.LimitError` if, added to the searches browsers already run, they
+        would exceed ``max_running_per_session`` for ``session`` or ``max_running_total``; the
+        count and the insert are one transaction, so two clicks at once cannot both pass.
+        """
         _check_status(status)
-        text = to_json(dict(config))
+        names = list(names) if names is not None else [None] * len(configs)
+        rows = []
+        for config, name in zip(configs, names):
+            if not isinstance(config, Mapping):
+                raise StoreError(f"config must be a dict of plain data, got {type(config).__name__}")
+            label = name if name is not None else str(config.get("name") or _default_name(config))
+            rows.append((label, to_json(dict(config))))
+        if limits is not None:
+            self.mark_interrupted()  # dead workers do not hold a place
         now = time.time()
-        label = name if name is not None else str(config.get("name") or _default_name(config))
 
         def insert(conn):
-            cur = conn.execute(
-                "INSERT INTO runs (created, updated, name, config, status, pid, host, heartbeat) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (now, now, label, text, status, pid if pid is not None else os.getpid(),
-                 socket.gethostname(), now),
-            )
-            return int(cur.lastrowid)
+            if limits is not None and status == RUNNING:
+                self._check_capacity(conn, len(rows), session, limits)
+            return [int(conn.execute(
+                "INSERT INTO runs (created, updated, name, config, status, pid, host, heartbeat, lease, session) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
+                (now, now, label, text, status, pid if pid is not None else os.getpid(), socket.gethostname(), now,
+                 session)).lastrowid) for label, text in rows]
 
         return self._write(insert)
 
+    @staticmethod
+    def _check_capacity(conn: sqlite3.Connection, n_new: int, session: str | None, limits: "Limits") -> None:
+        """:class:`LimitError` if ``n_new`` more searches started from browsers would be too many.
+
+        Only runs started from a browser (``session`` set) count: the command line is not limited.
+        """
+        total = conn.execute("SELECT COUNT(*) FROM runs WHERE status=? AND session IS NOT NULL",
+                             (RUNNING,)).fetchone()[0]
+        if total + n_new > limits.max_running_total:
+            raise LimitError(f"this server already runs {total} search(es) started from browsers and allows "
+                             f"{limits.max_running_total} at once (NASVIZ_MAX_RUNNING): wait for one to finish",
+                             field="running searches")
+        if session is not None:
+            mine = conn.execute("SELECT COUNT(*) FROM runs WHERE status=? AND session=?", (RUNNING, session)).fetchone()[0]
+            if mine + n_new > limits.max_running_per_session:
+                raise LimitError(f"this browser session already runs {mine} search(es) and may run "
+                                 f"{limits.max_running_per_session} at once (NASVIZ_MAX_RUNNING_PER_SESSION): stop "
+                                 "one or wait for one to finish", field="running searches")
+
+    @staticmethod
+    def _check_lease(conn: sqlite3.Connection, run_id: int, lease: int | None) -> sqlite3.Row:
+        """The run's row if ``lease`` is its current lease (or ``lease`` is ``None``: an
+        administrative write); else :class:`LeaseLostError`. Call inside the write transaction."""
+        row = conn.execute("SELECT * FROM runs WHERE id=?", (RunStore._check_id(run_id),)).fetchone()
+        if lease is None:
+            if row is None:
+                raise UnknownRunError(f"no run {run_id} in this store")
+            return row
+        if row is None:
+            raise LeaseLostError(f"run {run_id} no longer exists (deleted): this process stops without writing")
+        if row["lease"] != lease:
+            raise LeaseLostError(f"run {run_id} was taken over (lease {row['lease']}, this process holds {lease}; "
+                                 f"status {row['status']}): this process stops without writing")
+        return row
+
+    def check_lease(self, run_id: int, lease: int | None) -> None:
+        """:class:`LeaseLostError` unless ``lease`` is the run's current lease (read only)."""
+        if lease is None:
+            return
+        with self._read() as conn:
+            self._check_lease(conn, run_id, lease)
+
     def set_status(self, run_id: int, status: str, *, error: str | None = None,
-                   claim: bool = False) -> None:
+                   claim: bool = False, lease: int | None = None, session: str | None = None,
+                   limits: "Limits | None" = None) -> int | None:
         """Set a run's status (one of :data:`STATUSES`).
 
-        ``claim=True`` (used when a process starts or resumes a run) also records this process as
-        the owner, refreshes the heartbeat and clears a pending stop request.
+        ``lease``: only if it is the run's current lease (:class:`LeaseLostError` otherwise);
+        ``None`` for administrative changes. ``claim=True`` (used when a process starts or
+        resumes a run) also records this process as the owner, refreshes the heartbeat, clears a
+        pending stop request, increments the lease and returns the new one; with ``limits`` and
+        ``session`` the claim counts as a browser starting a search (see :meth:`create_runs`).
         """
         _check_status(status)
+        if limits is not None:
+            self.mark_interrupted()
         now = time.time()
 
         def update(conn):
-            self._require(conn, run_id)
+            row = self._check_lease(conn, run_id, lease)
             if claim:
+                if limits is not None and status == RUNNING and row["status"] != RUNNING:
+                    self._check_capacity(conn, 1, session, limits)
                 conn.execute(
                     "UPDATE runs SET status=?, error=?, updated=?, pid=?, host=?, heartbeat=?, "
-                    "stop_requested=0 WHERE id=?",
-                    (status, error, now, os.getpid(), socket.gethostname(), now, int(run_id)))
-            else:
-                conn.execute("UPDATE runs SET status=?, error=?, updated=? WHERE id=?",
-                             (status, error, now, int(run_id)))
+                    "stop_requested=0, lease=lease+1, session=COALESCE(?, session) WHERE id=?",
+                    (status, error, now, os.getpid(), socket.gethostname(), now, session, int(run_id)))
+                return row["lease"] + 1
+            conn.execute("UPDATE runs SET status=?, error=?, updated=? WHERE id=?", (status, error, now, int(run_id)))
+            return None
 
-        self._write(update, durable=False)
+        return self._write(update, durable=False)
 
-    def heartbeat(self, run_id: int) -> None:
-        """Record that the process running ``run_id`` is alive (the runner calls this)."""
+    def heartbeat(self, run_id: int, lease: int | None = None) -> None:
+        """Record that the process running ``run_id`` is alive (the runner calls this); with
+        ``lease``, only while that is still the run's lease (a stale process refreshes nothing)."""
         now = time.time()
         self._write(lambda conn: conn.execute(
-            "UPDATE runs SET heartbeat=? WHERE id=? AND status=?", (now, int(run_id), RUNNING)), durable=False)
+            "UPDATE runs SET heartbeat=? WHERE id=? AND status=? AND (? IS NULL OR lease=?)",
+            (now, int(run_id), RUNNING, lease, lease)), durable=False)
 
     def request_stop(self, run_id: int) -> None:
         """Ask the process running ``run_id`` to stop after its current step (cooperative)."""
@@ -424,26 +539,29 @@ class RunStore:
         """Mark ``running`` runs whose process is gone as ``interrupted``; return their ids.
 
         Gone means: the pid is dead (or a zombie) on this host, or, for any host, no heartbeat
-        for ``stale_after`` seconds. Called by :meth:`list_runs` and :meth:`get_run`.
+        for ``stale_after`` seconds. The lease is incremented too, so a process that was only
+        paused finds, when it wakes, that it no longer owns the run. Called by :meth:`list_runs`
+        and :meth:`get_run`.
         """
         now, host = time.time(), socket.gethostname()
         with self._read() as conn:
-            rows = conn.execute("SELECT id, pid, host, heartbeat FROM runs WHERE status=?", (RUNNING,)).fetchall()
-        gone = [(r["id"], r["pid"], r["heartbeat"]) for r in rows if self._owner_gone(r, now, host)]
+            rows = conn.execute("SELECT id, pid, host, heartbeat, lease FROM runs WHERE status=?", (RUNNING,)).fetchall()
+        gone = [(r["id"], r["lease"]) for r in rows if self._owner_gone(r, now, host)]
         if not gone:
             return []
 
         def update(conn):
             # Only if nothing changed meanwhile: the run may have finished, or been claimed by a
-            # resuming process (new pid, fresh heartbeat).
-            return [run_id for run_id, pid, beat in gone if conn.execute(
-                "UPDATE runs SET status=?, updated=? WHERE id=? AND status=? AND pid IS ? AND heartbeat IS ?",
-                (INTERRUPTED, now, run_id, RUNNING, pid, beat)).rowcount]
+            # resuming process (a new lease).
+            return [run_id for run_id, lease in gone if conn.execute(
+                "UPDATE runs SET status=?, updated=?, lease=lease+1 WHERE id=? AND status=? AND lease=?",
+                (INTERRUPTED, now, run_id, RUNNING, lease)).rowcount]
 
         return self._write(update, durable=False)
 
     def claim_run(self, run_id: int, *, force: bool = False) -> dict[str, Any]:
-        """Atomically make this process the owner of ``run_id`` (status ``running``); return the run.
+        """Atomically make this process the owner of ``run_id`` (status ``running``, a new lease);
+        return the run, whose ``lease`` the caller passes to its writes.
 
         Refused (``StoreError``) while another live process runs it, unless ``force=True`` (for a
         worker launched on behalf of a server that already marked the run running). Two
@@ -458,10 +576,13 @@ class RunStore:
                 raise StoreError(f"run {run_id} is still running (pid {row['pid']} on {row['host']}); stop it first")
             now = time.time()
             conn.execute("UPDATE runs SET status=?, error=NULL, updated=?, pid=?, host=?, heartbeat=?, "
-                         "stop_requested=0 WHERE id=?", (RUNNING, now, os.getpid(), host, now, int(run_id)))
+                         "stop_requested=0, lease=lease+1 WHERE id=?", (RUNNING, now, os.getpid(), host, now, int(run_id)))
+            return row["lease"] + 1
 
-        self._write(claim)
-        return self.get_run(run_id)
+        lease = self._write(claim)
+        run = self.get_run(run_id)
+        run["lease"] = lease  # ours, even if it has moved on since (our writes would then be refused)
+        return run
 
     def get_run(self, run_id: int) -> dict[str, Any]:
         """One run as a dict: the :meth:`list_runs` fields plus ``config`` (a dict)."""
@@ -508,6 +629,7 @@ class RunStore:
                 "best_value": r["best_value"], "best_arch": r["best_arch"],
                 "pid": r["pid"], "host": r["host"], "heartbeat": r["heartbeat"],
                 "stop_requested": bool(r["stop_requested"]), "error": r["error"], "config": config,
+                "lease": r["lease"], "session": r["session"],
             })
         return out
 
@@ -527,25 +649,38 @@ class RunStore:
     # -- evaluations and snapshots ------------------------------------------------------------
 
     def add_evaluations(self, run_id: int, evaluations: Sequence[Mapping[str, Any]], start_index: int,
-                        *, step: int | None = None) -> None:
+                        *, step: int | None = None, lease: int | None = None) -> None:
         """Append evaluations ``start_index, start_index + 1, ...`` of a run, in one commit.
 
         Each evaluation is a dict with ``arch`` (str) and ``value``, and optionally ``cost``,
         ``status`` (default ``"ok"``), ``error``, ``info`` (plain data), ``step``; or an
         :class:`~nasviz.objectives.base.Evaluation` whose ``arch`` is already a string. Writing
-        an index that already exists is refused (nothing is written twice), as is a gap.
+        an index that already exists is refused (nothing is written twice), as is a gap. With
+        ``lease``, refused (:class:`LeaseLostError`, nothing written) unless it is the run's lease.
         """
-        self._write(self._insert_evaluations, run_id, evaluations, start_index, step)
 
-    def add_snapshot(self, run_id: int, snapshot: Mapping[str, Any] | Any) -> None:
-        """Store a snapshot (a dict or an object with ``to_dict()``) under its ``step``."""
-        self._write(self._insert_snapshot, run_id, snapshot, durable=False)
+        def write(conn):
+            self._check_lease(conn, run_id, lease)
+            self._insert_evaluations(conn, run_id, evaluations, start_index, step)
+
+        self._write(write)
+
+    def add_snapshot(self, run_id: int, snapshot: Mapping[str, Any] | Any, *, lease: int | None = None) -> None:
+        """Store a snapshot (a dict or an object with ``to_dict()``) under its ``step`` (only
+        while ``lease`` is the run's lease, if given)."""
+
+        def write(conn):
+            self._check_lease(conn, run_id, lease)
+            self._insert_snapshot(conn, run_id, snapshot)
+
+        self._write(write, durable=False)
 
     def add_step(self, run_id: int, step: int, evaluations: Sequence[Mapping[str, Any]], start_index: int,
-                 snapshot: Mapping[str, Any] | Any | None = None) -> None:
+                 snapshot: Mapping[str, Any] | Any | None = None, *, lease: int | None = None) -> None:
         """One search step atomically: its evaluations, its snapshot and a heartbeat."""
 
         def write(conn):
+            self._check_lease(conn, run_id, lease)
             self._insert_evaluations(conn, run_id, evaluations, start_index, step)
             if snapshot is not None:
                 self._insert_snapshot(conn, run_id, snapshot)
@@ -591,7 +726,7 @@ class RunStore:
                      (int(run_id), step, to_json(dict(data)), now))
         conn.execute("UPDATE runs SET updated=? WHERE id=?", (now, int(run_id)))
 
-    def add_network(self, run_id: int, arch: str, arrays: Mapping[str, Any]) -> None:
+    def add_network(self, run_id: int, arch: str, arrays: Mapping[str, Any], *, lease: int | None = None) -> None:
         """Keep the trained weights ``arrays`` (name -> numeric array) of network ``arch`` of a run.
 
         Written without an fsync (like snapshots): weights lost to a power cut only mean that a
@@ -606,7 +741,7 @@ class RunStore:
         data = buffer.getvalue()
 
         def write(conn):
-            self._require(conn, run_id)
+            self._check_lease(conn, run_id, lease)
             conn.execute("INSERT OR REPLACE INTO networks (run_id, arch, data, created) VALUES (?, ?, ?, ?)",
                          (int(run_id), str(arch), sqlite3.Binary(data), time.time()))
 
@@ -630,12 +765,12 @@ class RunStore:
         except (ValueError, OSError) as err:
             raise StoreError(f"stored weights of {arch!r} in run {run_id} are unreadable: {err}") from None
 
-    def drop_networks(self, run_id: int) -> None:
+    def drop_networks(self, run_id: int, *, lease: int | None = None) -> None:
         """Forget a run's stored weights (the runner does so when the run finishes: only a run
         that may be resumed needs them)."""
 
         def delete(conn):
-            self._require(conn, run_id)
+            self._check_lease(conn, run_id, lease)
             conn.execute("DELETE FROM networks WHERE run_id=?", (int(run_id),))
 
         self._write(delete, durable=False)

@@ -53,15 +53,42 @@ def current_table_or_stop(source):
 
 
 def resume_and_rerun(store_path, run_id: int) -> None:
-    """Resume a run in the background and rerun the page; show the reason if it cannot resume."""
+    """Resume a run in the background and rerun the page; show the reason if it cannot resume
+    (a running-search limit included)."""
     import streamlit as st
 
     from nasviz import live
     from nasviz.store import StoreError
 
     try:
-        live.resume_run(store_path, run_id)
+        live.resume_run(store_path, run_id, session=session_token(), limits=serve_settings().limits)
     except (ValueError, StoreError) as err:
         st.error(str(err))
     else:
         st.rerun()
+
+
+def session_token() -> str:
+    """A random id of this browser session (kept in its session state), stored with the runs it
+    starts so the per-session limit on running searches can count them. A reload is a new
+    session; the limit on all running searches holds across sessions."""
+    import secrets
+
+    import streamlit as st
+
+    return st.session_state.setdefault("_nasviz_session", secrets.token_hex(16))
+
+
+def serve_settings():
+    """The operator's :class:`~nasviz.settings.ServeSettings`; a bad ``NASVIZ_*`` value stops
+    the page with a message naming it."""
+    import streamlit as st
+
+    from nasviz.errors import InputError
+    from nasviz.settings import ServeSettings
+
+    try:
+        return ServeSettings.from_env()
+    except InputError as err:
+        st.error(f"The server is misconfigured: {err}")
+        st.stop()

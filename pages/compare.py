@@ -11,11 +11,12 @@ from nasviz.objectives import TableError
 from nasviz.store import RUNNING, RunStore, StoreError
 from nasviz.strategies.factory import strategy_names
 
-from nasviz.ui import runs_or_stop, run_through_app
+from nasviz.ui import runs_or_stop, run_through_app, serve_settings, session_token
 
 run_through_app()
 
 store_path = live.default_store_path()
+limits = serve_settings().limits
 st.title("Compare runs")
 source = st.session_state.get("source")
 
@@ -29,12 +30,17 @@ with st.expander("Launch a study (strategies × seeds)", expanded=False):
                                     key="c_strategies")
         metric = c2.selectbox("Metric", source.metrics, key="c_metric")
         n_seeds = c3.number_input("Seeds", min_value=0, max_value=20, value=3, key="c_seeds")
-        budget = c4.number_input("Budget", min_value=0, value=50, step=10, key="c_budget")
+        budget = c4.number_input("Budget", min_value=0, value=50, step=10, key="c_budget",
+                                 help=f"At most {limits.max_budget:,} per run on this server.")
+        st.caption(f"A study starts one search per strategy and seed, all at once: at most {limits.max_study_runs} "
+                   f"runs, and they count towards the {limits.max_running_per_session} searches a browser session "
+                   f"may run at once ({limits.max_running_total} on the whole server).")
         if st.button("Launch", type="primary", key="c_launch"):
             try:
                 if int(n_seeds) < 1:
                     raise ValueError("the number of seeds must be at least 1")
-                ids = explore.start_study(store_path, source, metric, strategies, list(range(int(n_seeds))), int(budget))
+                ids = explore.start_study(store_path, source, metric, strategies, list(range(int(n_seeds))), int(budget),
+                                          session=session_token(), limits=limits)
             except (ValueError, StoreError, TableError, OSError) as err:
                 st.error(f"Cannot launch the study: {err}")
             else:

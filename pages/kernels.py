@@ -92,8 +92,9 @@ if table is None:
     st.info("The surrogate protocol samples train and test sets from a table: choose one in the sidebar.")
     st.stop()
 s1, s2, s3, s4 = st.columns(4)
-n_train = s1.number_input("Training architectures", min_value=1, value=50, step=10, key="k_train")
-n_test = s2.number_input("Test architectures", min_value=1, value=100, step=50, key="k_test")
+# Bounded like the other explorer inputs: the GPs are fitted in the page's own request.
+n_train = s1.number_input("Training architectures", min_value=1, max_value=500, value=50, step=10, key="k_train")
+n_test = s2.number_input("Test architectures", min_value=1, max_value=1000, value=100, step=50, key="k_test")
 trials = s3.number_input("Trials", min_value=1, max_value=50, value=5, key="k_trials")
 s4.write("")
 if s4.button("Run the protocol", key="k_run_surrogate", type="primary"):

@@ -16,7 +16,7 @@ from nasviz.spaces import get_space, space_names
 from nasviz.store import RUNNING, StoreError, UnknownRunError
 from nasviz.strategies.factory import strategy_names
 
-from nasviz.ui import resume_and_rerun, run_through_app
+from nasviz.ui import resume_and_rerun, run_through_app, serve_settings, session_token
 
 run_through_app()
 
@@ -29,6 +29,7 @@ MAX_GRAPHS = 5
 
 store_path = live.default_store_path()
 source: live.DataSource | None = st.session_state.get("source")
+limits = serve_settings().limits
 
 st.title("Search")
 
@@ -78,7 +79,8 @@ with st.expander("New search", expanded=run_id is None):
         batch_size = c4.number_input("Batch size", min_value=0, value=live.preset_batch_size(strategy), step=1,
                                      key=f"batch_size_{strategy}", help="Architectures proposed per step.")
         c1, c2, c3 = st.columns([1, 1, 2])
-        budget = c1.number_input("Budget (evaluations)", min_value=0, value=100, step=10, key="budget")
+        budget = c1.number_input("Budget (evaluations)", min_value=0, value=100, step=10, key="budget",
+                                 help=f"At most {limits.max_budget:,} on this server.")
         seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
         c3.write("")
         if c3.button("Start", type="primary", key="start"):
@@ -87,12 +89,13 @@ with st.expander("New search", expanded=run_id is None):
             try:
                 config = live.make_config(source, metric=metric, space=space, strategy=strategy, options=options,
                                           budget=budget, batch_size=batch_size, seed=seed)
-                new_id = live.start_run(store_path, config)
+                new_id = live.start_run(store_path, config, session=session_token(), limits=limits)
             except (ValueError, StoreError, TableError, OSError) as err:
                 st.error(f"Cannot start the search: {err}")
             else:
                 attach(new_id)
                 st.rerun()
+        st.caption(limits.summary())
 
 with st.expander("Inspect an architecture"):
     text = st.text_input("Architecture string (e.g. |nor_conv_3x3~0|+|skip_connect~0|none~1|+|...|)", key="inspect")
@@ -134,6 +137,10 @@ if b3.button("Detach", key="detach"):
     attach(None)
     st.rerun()
 paused = b4.toggle("Pause view", key="paused", help="Freeze the view; the search itself goes on.")
+skipped = cfg.get("skipped_rows") or {}
+if skipped.get("count"):
+    with st.expander(f"{skipped['count']:,} bad row(s) of the table were skipped"):
+        st.text("\n".join(skipped["first"]) + ("\n..." if skipped["count"] > len(skipped["first"]) else ""))
 live_every = REFRESH_SECONDS if watcher.status == RUNNING else None
 
 

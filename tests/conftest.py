@@ -1,10 +1,13 @@
-"""Shared fixtures: the shared NAS-Bench-201 table (skipped with a reason when absent)."""
+"""Shared fixtures: the shared NAS-Bench-201 table (skipped with a reason when absent), and
+AppTest running app.py on every rerun as a real server does."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import app_test
 
 from nasviz.objectives import load_table, shared_nb201_table_path
 
@@ -25,3 +28,19 @@ def nb201_table_path() -> Path:
 @pytest.fixture(scope="session")
 def nb201_table(nb201_table_path):
     return load_table(nb201_table_path)
+
+
+class _NavigationPagesManager(PagesManager):
+    """AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a folder
+    named ``pages/`` every rerun after the first executes the page file alone (Streamlit's
+    pre-``st.navigation`` mode) and skips app.py. A real server clears the flag for good the
+    first time app.py calls ``st.navigation``; do the same here so reruns behave as in a browser."""
+
+    def __init__(self, *args, **kwargs):
+        PagesManager.uses_pages_directory = False
+        super().__init__(*args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _apptest_runs_app_py_every_time(monkeypatch):
+    monkeypatch.setattr(app_test, "PagesManager", _NavigationPagesManager)

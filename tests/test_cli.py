@@ -57,3 +57,31 @@ def test_bad_input_gives_one_line_errors_not_tracebacks(tmp_path):
 def test_every_command_has_help(command):
     proc = run_cli(*command, "--help")
     assert proc.returncode == 0 and "usage:" in proc.stdout
+
+
+def test_a_negative_seed_is_refused_by_name():
+    proc = run_cli("run", "--seed", "-1", "--budget", "3")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "argument --seed: must be a whole number >= 0, got '-1'" in proc.stderr
+
+
+def test_run_reports_the_rows_it_skipped_and_stores_them(tmp_path):
+    from nasviz.spaces import nb201
+    from nasviz.store import RunStore
+
+    good = [nb201.format(a) for a in nb201.sample(np.random.default_rng(0), 12)]
+    good = list(dict.fromkeys(good))
+    rows = [f"{s},{i}" for i, s in enumerate(good)] + [f"not-a-cell-{i},1" for i in range(7)] + [f"{good[0]},abc"]
+    table = tmp_path / "t.csv"
+    table.write_text("arch,acc\n" + "\n".join(rows) + "\n")
+    store = tmp_path / "s.sqlite"
+    proc = run_cli("run", "--table", str(table), "--budget", "3", "--store", str(store))
+    assert proc.returncode == 0, proc.stderr
+    first_bad = len(good) + 2
+    assert f"skipped 8 bad row(s) of {table}; the first 5:" in proc.stderr
+    assert f"  line {first_bad}, column 'arch': cannot parse architecture" in proc.stderr
+    assert f"line {first_bad + 5}" not in proc.stderr  # only the first five are printed
+    config = RunStore(store).get_run(1)["config"]
+    assert config["skipped_rows"]["count"] == 8 and len(config["skipped_rows"]["first"]) == 5
+    proc = run_cli("run", "--table", str(table), "--budget", "3", "--json")
+    assert json.loads(proc.stdout)["skipped_rows"]["count"] == 8

@@ -14,7 +14,8 @@ import time
 import numpy as np
 import pytest
 
-from nasviz.store import CSV_COLUMNS, RunStore, StoreError, UnknownRunError, read_csv_export
+from nasviz.errors import LeaseLostError
+from nasviz.store import CSV_COLUMNS, SCHEMA_VERSION, RunStore, StoreError, UnknownRunError, read_csv_export
 
 CONFIG = {"objective": "table", "table": "t.csv", "metric": "acc", "strategy": "random", "seed": 3,
           "budget": 10, "batch_size": 2, "strategy_options": {}}
@@ -269,8 +270,8 @@ def test_a_run_claimed_after_it_was_found_dead_is_not_marked_interrupted(store, 
 
     def claim_first(fn, *args, **kwargs):
         monkeypatch.setattr(store, "_write", real_write)
-        real_write(lambda conn: conn.execute("UPDATE runs SET heartbeat=?, pid=? WHERE id=?",
-                                             (time.time() + 1, os.getpid(), run_id)))
+        real_write(lambda conn: conn.execute("UPDATE runs SET heartbeat=?, pid=?, lease=lease+1 WHERE id=?",
+                                             (time.time() + 1, os.getpid(), run_id)))  # what a claim writes
         return real_write(fn, *args, **kwargs)
 
     store.stale_after = -1.0  # everything looks stale to this reader
@@ -323,4 +324,89 @@ def test_a_version_1_store_gains_the_networks_table_and_keeps_its_runs(tmp_path)
     store = RunStore(path)
     assert store.n_evaluations(run_id) == 2
     store.add_network(run_id, "a0", {"w": np.ones(2)})
-    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == 2
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+
+
+#: The schema of version 2 exactly as nasviz wrote it before leases (its runs table has no
+#: ``lease`` and no ``session``).
+SCHEMA_2 = """
+CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created REAL NOT NULL, updated REAL NOT NULL,
+    name TEXT NOT NULL DEFAULT '', config TEXT NOT NULL, status TEXT NOT NULL, pid INTEGER, host TEXT,
+    heartbeat REAL, stop_requested INTEGER NOT NULL DEFAULT 0, error TEXT);
+CREATE TABLE evaluations (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
+    step INTEGER NOT NULL, arch TEXT NOT NULL, value REAL, cost REAL, status TEXT NOT NULL, error TEXT,
+    info TEXT NOT NULL DEFAULT '{}', created REAL NOT NULL, PRIMARY KEY (run_id, idx));
+CREATE TABLE snapshots (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, step INTEGER NOT NULL,
+    data TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (run_id, step));
+CREATE TABLE networks (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, arch TEXT NOT NULL,
+    data BLOB NOT NULL, created REAL NOT NULL, PRIMARY KEY (run_id, arch));
+PRAGMA user_version=2;
+"""
+
+
+def test_a_version_2_store_migrates_to_leases_and_keeps_its_runs(tmp_path):
+    import json
+    import sqlite3
+
+    path = tmp_path / "v2.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA_2)
+    now = time.time()
+    for status in ("finished", "interrupted"):
+        conn.execute("INSERT INTO runs (created, updated, name, config, status, pid, host, heartbeat) "
+                     "VALUES (?, ?, 'old', ?, ?, 1, 'h', ?)", (now, now, json.dumps(CONFIG), status, now))
+    conn.executemany("INSERT INTO evaluations VALUES (2, ?, 1, ?, ?, 0.1, 'ok', NULL, '{}', ?)",
+                     [(i, f"a{i}", float(i), now) for i in range(3)])
+    conn.commit()
+    conn.close()
+
+    store = RunStore(path)
+    conn = store._connection()
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert {"lease", "session"} <= {r["name"] for r in conn.execute("PRAGMA table_info(runs)")}
+    runs = {r["id"]: r for r in store.list_runs()}
+    assert runs[1]["status"] == "finished" and runs[2]["n_evaluations"] == 3 and runs[2]["best_value"] == 2.0
+    assert runs[2]["lease"] == 0 and runs[2]["session"] is None
+    lease = store.claim_run(2)["lease"]  # an old interrupted run resumes under a lease
+    assert lease == 1
+    store.add_evaluations(2, [{"arch": "a3", "value": 3.0}], 3, step=2, lease=lease)
+    with pytest.raises(LeaseLostError):
+        store.add_evaluations(2, [{"arch": "a4", "value": 4.0}], 4, step=3, lease=lease - 1)
+    assert store.n_evaluations(2) == 4
+    RunStore(path)  # opening a current file again changes nothing
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == 3
+
+
+def test_every_write_of_a_run_needs_its_current_lease(store):
+    run_id = store.create_run(CONFIG)
+    first = store.claim_run(run_id, force=True)["lease"]
+    store.add_step(run_id, 1, evs(2), 0, {"step": 1}, lease=first)
+    second = store.claim_run(run_id, force=True)["lease"]  # another process resumes the run
+    assert second == first + 1
+    writes = {
+        "evaluations": lambda: store.add_evaluations(run_id, evs(1), 2, step=2, lease=first),
+        "step": lambda: store.add_step(run_id, 2, evs(1), 2, {"step": 2}, lease=first),
+        "snapshot": lambda: store.add_snapshot(run_id, {"step": 2}, lease=first),
+        "status": lambda: store.set_status(run_id, "failed", error="boom", lease=first),
+        "network": lambda: store.add_network(run_id, "a0", {"w": np.ones(2)}, lease=first),
+        "drop networks": lambda: store.drop_networks(run_id, lease=first),
+        "check": lambda: store.check_lease(run_id, first),
+    }
+    for what, write in writes.items():
+        with pytest.raises(LeaseLostError, match=f"run {run_id} was taken over"):
+            write()
+    run = store.get_run(run_id)
+    assert run["status"] == "running" and run["error"] is None and store.n_evaluations(run_id) == 2
+    store.heartbeat(run_id, lease=first)  # a stale heartbeat changes nothing
+    store.add_evaluations(run_id, evs(1), 2, step=2, lease=second)  # the owner writes on
+    assert store.n_evaluations(run_id) == 3
+
+
+def test_declaring_a_run_interrupted_revokes_its_lease(store):
+    run_id = store.create_run(CONFIG)
+    lease = store.claim_run(run_id, force=True)["lease"]
+    store.stale_after = -1.0
+    assert store.mark_interrupted() == [run_id]
+    with pytest.raises(LeaseLostError):
+        store.add_evaluations(run_id, evs(1), 0, step=1, lease=lease)
+    assert store.get_run(run_id)["status"] == "interrupted" and store.n_evaluations(run_id) == 0

@@ -1,11 +1,14 @@
 """Convert the official NAS-Bench-201 benchmark file into the project's plain CSV table.
 
-The official file (e.g. ``NAS-Bench-201-v1_1-096897.pth``, several GB) is a *torch pickle*:
-loading it runs arbitrary code if the file is malicious. It is therefore read only from a path
-that the user types on the command line (``python -m nasviz table import-nb201 PATH --out CSV``)
-or that the app's operator enters as a server path, never from an upload, and it is converted
-once into a CSV (:func:`~nasviz.objectives.table.load_table` reads that as text, without
-unpickling anything).
+The official file (e.g. ``NAS-Bench-201-v1_1-096897.pth``, several GB) is a *torch pickle*. The
+operator converts it once on the command line (``python -m nasviz table import-nb201 PATH --out
+CSV``); the dashboard never reads it (nor any pickle): it reads the CSV, as text, with
+:func:`~nasviz.objectives.table.load_table`.
+
+Even here the file is not trusted: :func:`load_official` loads it with torch's restricted
+unpickler (``weights_only=True``) admitting, beyond tensors and plain containers, only the classes
+listed in :data:`ALLOWED` (numpy scalars and dtypes, ``OrderedDict``, ``set``). A file that names
+anything else is refused with an error naming that class, and nothing from it runs.
 
 How the file is read
 --------------------
@@ -20,8 +23,8 @@ Deviations from the package's own loader, and why:
 
 * ``NASBench201API(path)`` calls ``torch.load`` without ``weights_only``; torch >= 2.6 then
   defaults to ``weights_only=True``, which refuses the official file (it holds numpy objects),
-  while older torch unpickles everything silently. We call ``torch.load(path,
-  weights_only=False)`` explicitly, and only on the user-given path.
+  while older torch unpickles everything silently. We load with ``weights_only=True`` and
+  allow-list exactly the numpy objects (and containers) the file holds (:data:`ALLOWED`).
 * ``NASBench201API(dict)`` deep-copies the whole dict (memory doubles: ~10 GB for v1.1). We
   skip that copy and convert one architecture at a time; a ``NASBench201API`` instance is
   still accepted as input (see :func:`import_official`).
@@ -66,22 +69,46 @@ _SCHEDULE = {12: "less", 200: "full"}
 _REQUIRED_KEYS = ("meta_archs", "arch2infos", "evaluated_indexes")
 
 
+def _allowed() -> tuple[tuple[object, str], ...]:
+    """What the official file may name besides torch's defaults, each under every name it is
+    pickled as: the file was written with numpy 1 (``numpy.core``), files re-saved with numpy 2
+    say ``numpy._core``. Scalars (``np.float64(80.0)``) need ``scalar`` and their dtype."""
+    import collections
+
+    import numpy as np
+    from numpy._core import multiarray
+
+    allowed: list[tuple[object, str]] = []
+    for module in ("numpy.core.multiarray", "numpy._core.multiarray"):
+        allowed += [(multiarray.scalar, f"{module}.scalar"), (multiarray._reconstruct, f"{module}._reconstruct")]
+    allowed += [(np.dtype, "numpy.dtype"), (np.ndarray, "numpy.ndarray"),
+                (collections.OrderedDict, "collections.OrderedDict"), (set, "builtins.set"),
+                (set, "__builtin__.set")]
+    for kind in ("float64", "float32", "int64", "int32", "bool"):
+        dtype_class = type(np.dtype(kind))
+        allowed.append((dtype_class, f"numpy.dtypes.{dtype_class.__name__}"))
+    return tuple(allowed)
+
+
+#: ``(object, pickled name)`` of everything the official file may name beyond torch's defaults.
+ALLOWED: tuple[tuple[object, str], ...] = _allowed()
+
+
 def load_official(path: str | os.PathLike) -> dict:
-    """Unpickle the official benchmark file at ``path`` (a path the user gave; never an upload).
+    """Load the official benchmark file at ``path`` with the restricted unpickler (see the module
+    docstring): only tensors, plain containers and :data:`ALLOWED` are admitted.
 
-    Uses ``torch.load(path, map_location="cpu", weights_only=False)``: this executes pickled
-    code, so only pass a file you trust. Raises ``ValueError`` for a missing file or one that
-    is not a NAS-Bench-201 benchmark dict.
+    Raises
+    ------
+    UnsafeFileError
+        The file names a class outside the allow-list (named in the message; nothing was run).
+    ValueError
+        A missing file, a folder or FIFO, a file that is not a torch file, or one that is not a
+        NAS-Bench-201 benchmark dict (all :class:`~nasviz.errors.InputError`).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"NAS-Bench-201 file {path} does not exist")
-    import torch
+    from nasviz.objectives.restricted_load import restricted_torch_load
 
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # corrupt or not a torch file: pickle, zip and EOF errors all land here
-        raise ValueError(f"{path} could not be read as a torch file: {type(err).__name__}: {err}") from None
+    data = restricted_torch_load(path, ALLOWED, what="a NAS-Bench-201 file")
     _check_benchmark(data, str(path))
     return data
 
@@ -197,9 +224,9 @@ def import_official(path: str | os.PathLike | Mapping | Any, out_csv: str | os.P
                     datasets: Iterable[str] = DATASETS) -> int:
     """Convert the official NAS-Bench-201 file into a CSV table; return the number of rows.
 
-    ``path`` is the user-given path of the official file, which is UNPICKLED (only pass a
-    trusted file; see :func:`load_official`); a dict already loaded from it or a
-    ``NASBench201API`` object is accepted too. The CSV (columns described in the module
+    ``path`` is the official file, loaded with the restricted unpickler of
+    :func:`load_official`; a dict already loaded from it or a ``NASBench201API`` object is
+    accepted too. The CSV (columns described in the module
     docstring) is written atomically: a failed import leaves no partial file. Columns that some
     architectures lack are dropped with a ``UserWarning``.
     """

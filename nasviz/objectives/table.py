@@ -18,15 +18,19 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 
-from nasviz.spaces.base import SearchSpace
 from nasviz.arch import Architecture
+from nasviz.errors import InputError, TableError
+from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
 from nasviz.spaces import get_space
+from nasviz.spaces.base import SearchSpace
+from nasviz.spaces.strings import parse_architecture
 
 #: Column names tried, in order, when no architecture column is named.
 ARCH_COLUMNS = ("arch", "architecture", "arch_str", "cell")
@@ -34,9 +38,16 @@ ARCH_COLUMNS = ("arch", "architecture", "arch_str", "cell")
 #: Environment variable that points tests and benchmarks at the shared NB201 table.
 NB201_TABLE_ENV = "NASVIZ_NB201_TABLE"
 
+#: Largest magnitude a metric or cost may have. Accuracies, losses and seconds are far below it;
+#: the surrogate squares and sums the values (standardisation, likelihood), and 1e15 keeps a sum
+#: of squares over a million rows finite (1e36), while a value such as 1e308 overflows to inf at
+#: the first square and turns the GP's fit into NaN. Values beyond it are bad rows.
+MAX_ABS_VALUE = 1e15
 
-class TableError(ValueError):
-    """A table that cannot be used at all (no architecture column, no usable row, ...)."""
+#: A plain decimal number in ASCII: optional sign, digits with an optional fraction, an optional
+#: exponent. ``float()`` accepts more (``1_000``, full-width digits, ``inf``, ``nan``), none of
+#: which a benchmark table should contain.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 class UnknownArchitectureError(KeyError):
@@ -48,14 +59,26 @@ class UnknownArchitectureError(KeyError):
 
 @dataclass(frozen=True)
 class BadRow:
-    """One row that was skipped, and why. ``line`` counts the header as line 1."""
+    """One row that was skipped, and why. ``line`` counts the header as line 1.
+
+    ``column`` is the header name of the offending column and ``problem`` the full reason,
+    which may quote the cell; ``position`` (1-based CSV column) and ``reason`` (the reason
+    without text from the file) make :meth:`redacted`.
+    """
 
     line: int
     column: str
     problem: str
+    position: int | None = None
+    reason: str | None = None
 
     def __str__(self) -> str:
         return f"line {self.line}, column {self.column!r}: {self.problem}"
+
+    def redacted(self) -> str:
+        """The bad row without any text from the file (for files that are not the viewer's own)."""
+        where = f"line {self.line}" + (f", column {self.position}" if self.position is not None else "")
+        return f"{where}: {self.reason or self.problem}"
 
 
 def _is_cost_column(name: str) -> bool:
@@ -72,12 +95,25 @@ def _is_descriptive_column(name: str) -> bool:
     return n in DESCRIPTIVE_COLUMNS or n.endswith(("_std", "_sd", "_se"))
 
 
-def _to_float(text: str) -> float | None:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
+def parse_number(text: str) -> float | None:
+    """The value of a plain ASCII decimal number (see :data:`_NUMBER`), else ``None``.
+
+    Surrounding whitespace is ignored. Returns ``None`` for anything else, including numbers
+    whose magnitude exceeds :data:`MAX_ABS_VALUE`; use :func:`number_problem` to say why.
+    """
+    return None if number_problem(text) else float(text.strip())
+
+
+def number_problem(text: str) -> str | None:
+    """Why ``text`` is not a usable number (``None`` if it is one)."""
+    t = text.strip()
+    if not t:
+        return "missing value"
+    if not _NUMBER.fullmatch(t):
+        return "non-numeric value"
+    if not abs(float(t)) <= MAX_ABS_VALUE:  # also catches 1e999 -> inf
+        return f"value outside +-{MAX_ABS_VALUE:g}"
+    return None
 
 
 @dataclass
@@ -156,6 +192,13 @@ class Table:
     def best_index(self, metric: str) -> int:
         return int(np.argmax(self.values[self.check_metric(metric)]))
 
+    def skipped_rows(self, first: int = 5, *, redact: bool = False) -> dict:
+        """``{"count": n, "first": [...]}``: how many rows were skipped and the first few as text
+        (:meth:`BadRow.redacted` when ``redact``: for files that are not the viewer's own).
+        This is what a run stores and shows about the rows its table lost."""
+        shown = self.bad_rows[:first]
+        return {"count": len(self.bad_rows), "first": [b.redacted() if redact else str(b) for b in shown]}
+
     def info(self) -> dict:
         """Plain-data summary: rows, metrics, optimum per metric and the bad rows."""
         return {
@@ -169,23 +212,25 @@ class Table:
             "descriptive_columns": list(self.descriptive),
             "optimum": {m: self.optimum(m) for m in self.metrics},
             "best_arch": {m: self.strings[self.best_index(m)] for m in self.metrics},
-            "bad_rows": [{"line": b.line, "column": b.column, "problem": b.problem} for b in self.bad_rows],
+            "bad_rows": [{"line": b.line, "column": b.column, "position": b.position, "problem": b.problem}
+                         for b in self.bad_rows],
         }
 
 
 def load_table(
-    source: str | os.PathLike | Iterable[str],
+    source: str | os.PathLike | bytes | Iterable[str],
     *,
     space: str = "nb201",
     arch_column: str | None = None,
     name: str | None = None,
+    max_bytes: int | None = None,
 ) -> Table:
-    """Load a benchmark CSV from a path or from an iterable of lines (e.g. an upload).
+    """Load a benchmark CSV from a path, from its bytes (an upload) or from an iterable of lines.
 
     Parameters
     ----------
-    source : path or iterable of str
-        The CSV. Never unpickled: this reads text only.
+    source : path, bytes or iterable of str
+        The CSV. Never unpickled: this reads UTF-8 text only.
     space : str
         Name of the search space whose ``parse`` reads the architecture column.
     arch_column : str, optional
@@ -193,39 +238,49 @@ def load_table(
         :data:`ARCH_COLUMNS` present, else the first column.
     name : str, optional
         How the table is called in messages (defaults to the path).
+    max_bytes : int, optional
+        Refuse a file larger than this (paths only; ``None``: no limit).
 
     Raises
     ------
     TableError
-        If the file is empty, has no header, no metric column, or no usable row.
+        Naming the file, line and column: a path that is not a regular file, text that is not
+        UTF-8, malformed CSV (an unclosed quote, a field over 131,072 characters), an empty file,
+        no metric column, no usable row.
     """
     space_module = get_space(space)
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise TableError(f"table file {path} does not exist")
-        label = name or str(path)
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            return _parse_rows(list(csv.reader(handle)), space_module, arch_column, label)
-    label = name or "uploaded table"
-    return _parse_rows(list(csv.reader(source)), space_module, arch_column, label)
+        label = name or str(source)
+        text = decode(read_bytes(source, max_bytes=max_bytes, label=label), label)
+    elif isinstance(source, (bytes, bytearray)):
+        label = name or "uploaded table"
+        text = decode(bytes(source), label)
+    else:
+        label = name or "uploaded table"
+        text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in source)
+    return _parse_rows(records(physical_lines(text), label), space_module, arch_column, label)
 
 
-def _parse_rows(rows: list[list[str]], space: SearchSpace, arch_column: str | None, label: str) -> Table:
-    if not rows or not any(cell.strip() for cell in rows[0]):
-        raise TableError(f"{label} is empty: expected a header line such as 'arch,cifar10'")
-    header = [h.strip() for h in rows[0]]
+def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_column: str | None,
+                label: str) -> Table:
+    """The table of ``(line, fields)`` records (see :func:`~nasviz.objectives.csvfile.records`)."""
+    first = next(rows, None)
+    if first is None or not any(cell.strip() for cell in first[1]):
+        raise TableError("is empty: expected a header line such as 'arch,cifar10'", source=label, line=1)
+    header = [h.strip() for h in first[1]]
     if len(set(header)) != len(header):
         dup = sorted({h for h in header if header.count(h) > 1})
-        raise TableError(f"{label}: duplicate column name(s) in the header: {', '.join(dup)}")
+        raise TableError("duplicate column name(s) in the header", source=label, line=first[0],
+                         detail=", ".join(dup))
     if arch_column is None:
         arch_column = next((c for c in ARCH_COLUMNS if c in header), header[0])
     if arch_column not in header:
-        raise TableError(f"{label}: no column {arch_column!r}; columns: {', '.join(header)}")
+        raise TableError(f"no column {arch_column!r}", source=label, line=first[0],
+                         detail="columns: " + ", ".join(header))
     arch_idx = header.index(arch_column)
-    body = [(line, row) for line, row in enumerate(rows[1:], start=2) if any(cell.strip() for cell in row)]
+    body = [(line, row) for line, row in rows if any(cell.strip() for cell in row)]
     if not body:
-        raise TableError(f"{label} has a header but no data rows")
+        raise TableError("has a header but no data rows", source=label)
 
     # A column is numeric if most of its non-empty cells parse as numbers; the rest is text
     # (names, notes) and is ignored rather than reported row by row.
@@ -233,17 +288,16 @@ def _parse_rows(rows: list[list[str]], space: SearchSpace, arch_column: str | No
     for c, name in enumerate(header):
         if c == arch_idx:
             continue
-        cells = [row[c].strip() for _, row in body if c < len(row) and row[c].strip()]
-        numeric = sum(_to_float(x) is not None for x in cells)
+        cells = [row[c] for _, row in body if c < len(row) and row[c].strip()]
+        numeric = sum(_NUMBER.fullmatch(x.strip()) is not None for x in cells)  # 1e308 is a number, if too large
         (numeric_cols if cells and numeric * 2 >= len(cells) else ignored).append(c)
     cost_cols = [c for c in numeric_cols if _is_cost_column(header[c])]
     descriptive_cols = [c for c in numeric_cols if c not in cost_cols and _is_descriptive_column(header[c])]
     metric_cols = [c for c in numeric_cols if c not in cost_cols and c not in descriptive_cols]
     if not metric_cols:
-        raise TableError(
-            f"{label}: no numeric metric column besides {arch_column!r}"
-            + (f" (non-numeric columns: {', '.join(header[c] for c in ignored)})" if ignored else "")
-        )
+        raise TableError(f"no numeric metric column besides the architecture column (column {arch_idx + 1})",
+                         source=label,
+                         detail="non-numeric columns: " + ", ".join(header[c] for c in ignored) if ignored else None)
     cost_col = cost_cols[0] if cost_cols else None
 
     archs: list[Architecture] = []
@@ -255,25 +309,28 @@ def _parse_rows(rows: list[list[str]], space: SearchSpace, arch_column: str | No
     seen: dict[Architecture, int] = {}
     for line, row in body:
         if len(row) != len(header):
-            bad.append(BadRow(line, arch_column, f"has {len(row)} fields, the header has {len(header)}"))
+            what = f"has {len(row)} fields, the header has {len(header)}"
+            bad.append(BadRow(line, arch_column, what, None, what))
             continue
         try:
-            arch = space.parse(row[arch_idx])
-        except ValueError as err:
-            bad.append(BadRow(line, arch_column, f"cannot parse architecture: {err}"))
+            arch = parse_architecture(space, row[arch_idx])
+        except InputError as err:
+            bad.append(BadRow(line, arch_column, f"cannot parse architecture: {err.detail or err.problem}",
+                              arch_idx + 1, "cannot parse architecture"))
             continue
         if arch in seen:
-            bad.append(BadRow(line, arch_column, f"duplicate architecture (first seen on line {seen[arch]})"))
+            what = f"duplicate architecture (first seen on line {seen[arch]})"
+            bad.append(BadRow(line, arch_column, what, arch_idx + 1, what))
             continue
         parsed: dict[int, float] = {}
         problem = None
         for c in metric_cols + ([cost_col] if cost_col is not None else []):
-            value = _to_float(row[c].strip())
-            if value is None:
-                what = "missing value" if not row[c].strip() else f"non-numeric value {row[c].strip()!r}"
-                problem = BadRow(line, header[c], what)
+            why = number_problem(row[c])
+            if why is not None:
+                full = why if why == "missing value" else f"{why} {_shorten(row[c].strip())!r}"
+                problem = BadRow(line, header[c], full, c + 1, why)
                 break
-            parsed[c] = value
+            parsed[c] = float(row[c])
         if problem:
             bad.append(problem)
             continue
@@ -284,12 +341,12 @@ def _parse_rows(rows: list[list[str]], space: SearchSpace, arch_column: str | No
             columns[c].append(parsed[c])
         if cost_col is not None:
             costs.append(parsed[cost_col])
-        for c in descriptive_cols:
-            value = _to_float(row[c].strip())
-            described[c].append(math.nan if value is None else value)
+        for c in descriptive_cols:  # describes the row: a missing or bad value is NaN, not a bad row
+            described[c].append(math.nan if number_problem(row[c]) else float(row[c]))
     if not archs:
-        first = "; ".join(str(b) for b in bad[:3])
-        raise TableError(f"{label} has no usable row ({len(bad)} bad row(s); first: {first})")
+        raise TableError(f"has no usable row ({len(bad)} bad row(s); first: "
+                         + "; ".join(b.redacted() for b in bad[:3]) + ")", source=label,
+                         detail="; ".join(str(b) for b in bad[:3]))
     return Table(
         source=label,
         space=space,
@@ -303,6 +360,10 @@ def _parse_rows(rows: list[list[str]], space: SearchSpace, arch_column: str | No
         ignored_columns=[header[c] for c in ignored],
         descriptive={header[c]: np.asarray(described[c], dtype=float) for c in descriptive_cols},
     )
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def write_table(path: str | os.PathLike, table: Table) -> None:

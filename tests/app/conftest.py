@@ -8,9 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.testing.v1 import app_test
-
 from nasviz.spaces import nb201
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,22 +31,6 @@ def write_synthetic_table(path: Path, n: int = 300, seed: int = 0) -> Path:
     return path
 
 
-class _NavigationPagesManager(PagesManager):
-    """AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a folder
-    named ``pages/`` every rerun after the first executes the page file alone (Streamlit's
-    pre-``st.navigation`` mode) and skips app.py. A real server clears the flag for good the
-    first time app.py calls ``st.navigation``; do the same here so reruns behave as in a browser."""
-
-    def __init__(self, *args, **kwargs):
-        PagesManager.uses_pages_directory = False
-        super().__init__(*args, **kwargs)
-
-
-@pytest.fixture(autouse=True)
-def _apptest_runs_app_py_every_time(monkeypatch):
-    monkeypatch.setattr(app_test, "PagesManager", _NavigationPagesManager)
-
-
 @pytest.fixture()
 def synthetic_table(tmp_path) -> Path:
     return write_synthetic_table(tmp_path / "synthetic.csv")
@@ -57,8 +38,10 @@ def synthetic_table(tmp_path) -> Path:
 
 @pytest.fixture()
 def store_path(tmp_path, monkeypatch) -> Path:
-    """A fresh store file used by the app (``NASVIZ_STORE``), searches run synchronously."""
+    """A fresh store file used by the app (``NASVIZ_STORE``), searches run synchronously; the
+    test's folder is the operator's data folder (``NASVIZ_DATA_DIR``), so server paths are on."""
     path = tmp_path / "runs" / "store.sqlite"
     monkeypatch.setenv("NASVIZ_STORE", str(path))
     monkeypatch.setenv("NASVIZ_SYNC_RUNS", "1")
+    monkeypatch.setenv("NASVIZ_DATA_DIR", str(tmp_path))
     return path

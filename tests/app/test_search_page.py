@@ -81,10 +81,17 @@ def test_an_invalid_architecture_string_is_named(store_path, synthetic_table):
     assert not errors(at) and len(at.get("plotly_chart")) == 1
 
 
+CELL = "|nor_conv_3x3~0|+|none~0|none~1|+|none~0|none~1|none~2|"
+
+
 @pytest.mark.parametrize("content, message", [
     (b"", "is empty"),
     (b"arch,acc\n", "no data rows"),
     (b"arch,acc\nfoo,bar\nbaz,qux\n", "no numeric metric column"),
+    # the malformed files of issue 16 point 4: named with their line and column, never a traceback
+    (f"arch,acc\n{CELL},{'1' * 140_000}\n".encode(), "bad.csv: line 2, column 57: a field is longer than"),
+    (f'arch,acc\n{CELL},"1\n{CELL},2\n'.encode(), "bad.csv: line 2, column 57: a quoted field is opened here"),
+    (f"arch,acc\n{CELL},1\n".encode() + b"\xff\n", "bad.csv: line 3, column 1: is not UTF-8 text"),
 ])
 def test_bad_uploads_are_named_in_the_sidebar(store_path, content, message):
     at = AppTest.from_file(APP, default_timeout=120).run()
@@ -105,6 +112,13 @@ def test_an_upload_with_bad_rows_lists_their_lines(store_path, synthetic_table):
     assert "300 architectures" in at.sidebar.success[0].value
     text = at.sidebar.expander[0].text[0].value
     assert "line 302, column 'arch'" in text and "line 303" in text
+    # the run keeps them and its page lists them
+    at.selectbox(key="strategy").set_value("random")
+    at.number_input(key="budget").set_value(5)
+    at.button(key="start").click().run()
+    assert not errors(at)
+    skipped = [e for e in at.expander if "bad row(s) of the table were skipped" in e.label]
+    assert skipped[0].label.startswith("2 bad row(s)") and "line 302, column 'arch'" in skipped[0].text[0].value
 
 
 def test_a_missing_server_path_is_named(store_path, tmp_path):
@@ -144,34 +158,3 @@ def test_live_training_is_offered_with_its_metrics(store_path):
         assert not errors(at)
         assert at.selectbox(key="metric").options == ["valid_accuracy", "test_accuracy"]
         assert at.sidebar.selectbox(key="train_dataset").options == live.training_datasets()
-
-
-def _official_test_module():
-    """The official-file builder of the importer's tests (a tiny benchmark from the package's classes)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "objectives" / "test_nb201_official.py"
-    spec = importlib.util.spec_from_file_location("_nb201_official_tests", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_official_file_is_converted_from_a_server_path(store_path, tmp_path):
-    torch = pytest.importorskip("torch")
-    official = tmp_path / "NAS-Bench-201-tiny.pth"
-    torch.save(_official_test_module().benchmark(), official)
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.sidebar.radio(key="source_kind").set_value("Official NB201 file on the server").run()
-    at.sidebar.text_input(key="official_path").input(str(tmp_path / "missing.pth")).run()
-    at.sidebar.button(key="convert_official").click().run()
-    assert not at.exception
-    assert any("does not exist" in e.value for e in at.sidebar.error)
-    at.sidebar.text_input(key="official_path").input(str(official)).run()
-    at.sidebar.button(key="convert_official").click().run()
-    assert not errors(at), [e.value for e in at.error]
-    assert "3 architectures" in at.sidebar.success[0].value
-    assert "cifar10" in at.selectbox(key="metric").options
-    at.run()  # the converted table stays chosen on later reruns
-    assert "3 architectures" in at.sidebar.success[0].value

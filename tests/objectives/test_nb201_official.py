@@ -160,4 +160,20 @@ def test_the_cli_command_converts_the_file(official_file, tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["table", "import-nb201", "--help"])
-    assert "trust" in capsys.readouterr().out
+    assert "restricted unpickler" in capsys.readouterr().out
+
+
+def test_a_file_written_with_numpy_1_loads_with_the_restricted_unpickler(tmp_path):
+    """The official file dates from numpy 1, whose scalars pickle as ``numpy.core.multiarray.scalar``
+    (numpy 2 says ``numpy._core``): the allow-list admits both names. Written here in torch's legacy
+    format, as a 2020 file may be, with the module renamed as numpy 1 wrote it."""
+    import io
+
+    buffer = io.BytesIO()
+    torch.save(benchmark(), buffer, _use_new_zipfile_serialization=False)
+    data = buffer.getvalue()
+    assert b"numpy._core.multiarray" in data
+    old = tmp_path / "NAS-Bench-201-numpy1.pth"
+    old.write_bytes(data.replace(b"numpy._core.multiarray", b"numpy.core.multiarray"))
+    assert import_official(old, tmp_path / "old.csv") == 3
+    assert load_table(tmp_path / "old.csv").strings == [ARCHS[0], ARCHS[1], ARCHS[3]]

@@ -94,3 +94,82 @@ def test_write_then_load_round_trip(tmp_path):
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(TableError, match="does not exist"):
         load_table(tmp_path / "nope.csv")
+
+
+# ----------------------------------------------------------------------------- malformed files
+# Each case of the issue's point 4 is a TableError that names the file, the line and the column.
+
+D = "|nor_conv_1x1~0|+|none~0|none~1|+|none~0|none~1|none~2|"
+
+
+@pytest.mark.parametrize("content, line, column, problem", [
+    # a field over the csv module's 131,072 characters (was a raw _csv.Error)
+    (f"arch,acc\n{A},1\n{B},{'9' * 200_000}\n".encode(), 3, len(B) + 2, "longer than the 131,072 characters"),
+    # an unclosed quote (used to swallow the rest of the file into one cell)
+    (f'arch,acc\n{A},1\n{B},"2\n{C},3\n{D},4\n'.encode(), 3, len(B) + 2, "never closed"),
+    # a character after a closing quote
+    (f'arch,acc\n{A},"1"x\n'.encode(), 2, len(A) + 5, "after a closing quote"),
+    # not UTF-8: the byte's line and column (was a message without file or line)
+    (f"arch,acc\n{A},1\n{B},".encode() + b"\xff\n", 3, len(B) + 2, "not UTF-8"),
+    (b"\xef\xbb\xbfarch,acc\n\xc3(\n", 2, 1, "not UTF-8"),  # a byte-order mark does not shift the column
+])
+def test_malformed_files_name_file_line_and_column(tmp_path, content, line, column, problem):
+    path = tmp_path / "t.csv"
+    path.write_bytes(content)
+    with pytest.raises(TableError) as err:
+        load_table(path)
+    assert (err.value.source, err.value.line, err.value.column) == (str(path), line, column)
+    assert problem in str(err.value) and str(path) in str(err.value) and f"line {line}" in str(err.value)
+
+
+def test_line_numbers_do_not_shift_after_a_multi_line_field():
+    table = load_table(lines(f'arch,acc,note\n{A},1,"two\nlines"\n{B},x,y\n{C},,z\n'))
+    assert [(b.line, b.problem) for b in table.bad_rows] == [(4, "non-numeric value 'x'"), (5, "missing value")]
+
+
+@pytest.mark.parametrize("cell, reason", [
+    ("1_000", "non-numeric value"), ("\uff11\uff12", "non-numeric value"), ("nan", "non-numeric value"),
+    ("inf", "non-numeric value"), ("1e308", "value outside +-1e+15"), ("-1e308", "value outside +-1e+15"),
+    ("1e999", "value outside +-1e+15"),
+])
+def test_numbers_that_float_accepts_but_a_table_must_not(cell, reason):
+    table = load_table(lines(f"arch,acc\n{A},1\n{B},2\n{C},{cell}\n"))
+    assert len(table) == 2 and [(b.line, b.position, b.reason) for b in table.bad_rows] == [(4, 2, reason)]
+    assert table.optimum("acc") == 2.0
+
+
+def test_plain_numbers_still_load():
+    table = load_table(lines(f"arch,acc\n{A}, 91.5 \n{B},-.5e1\n{C},+7\n"))
+    assert list(table.values["acc"]) == [91.5, -5.0, 7.0]
+
+
+def test_a_folder_is_called_a_folder(tmp_path):
+    with pytest.raises(TableError, match="is a folder, not a file") as err:
+        load_table(tmp_path)
+    assert "does not exist" not in str(err.value)
+
+
+@pytest.mark.timeout(20)
+def test_a_fifo_is_named_and_never_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)  # no writer: opening it for a blocking read would hang the loader
+    with pytest.raises(TableError, match=r"is a FIFO \(named pipe\), not a file"):
+        load_table(fifo)
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text(f"arch,acc\n{A},1\n" * 100)
+    with pytest.raises(TableError, match="larger than the 0.001 MB allowed"):
+        load_table(path, max_bytes=1000)
+    assert len(load_table(path, max_bytes=100_000)) == 1
+
+
+def test_bad_rows_have_a_redacted_form_without_file_content():
+    table = load_table(lines(f"arch,acc\nroot:x:0:0,1\n{A},secret\n{B},2\n"))
+    assert [str(b) for b in table.bad_rows][1] == "line 3, column 'acc': non-numeric value 'secret'"
+    assert [b.redacted() for b in table.bad_rows] == ["line 2, column 1: cannot parse architecture",
+                                                      "line 3, column 2: non-numeric value"]
+    assert table.skipped_rows(redact=True) == {"count": 2, "first": [b.redacted() for b in table.bad_rows]}

@@ -32,12 +32,14 @@ same network always has the same string and compares equal.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
+from nasviz.errors import ArchitectureError
 
 NAME = "layers"
 
@@ -313,14 +315,23 @@ def format(arch: Architecture) -> str:  # noqa: A001 - mirrors parse()
     return ";".join(parts)
 
 
+#: A layer's units or a parent's index: ASCII digits only (``int()`` would also take ``1_000``,
+#: ``+8``, `` 8`` and full-width digits).
+_INDEX = re.compile(r"[0-9]{1,9}", re.ASCII)
+
+
 def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture:
-    """Parse :func:`format`'s string; raise ``ValueError`` naming the layer that is wrong."""
+    """Parse :func:`format`'s string; raise :class:`~nasviz.errors.ArchitectureError` (a
+    ``ValueError``) naming the layer that is wrong."""
     if not isinstance(text, str):
-        raise ValueError(f"expected a layer-network string, got {type(text).__name__}")
+        raise ArchitectureError(f"expected a layer-network string, got {type(text).__name__}")
     s = text.strip()
     if not s:
-        raise ValueError("empty layer-network string")
+        raise ArchitectureError("empty layer-network string")
     items = [item.strip() for item in s.split(";")]
+    if len(items) > constraints.max_layers + 2:  # refuse before building a huge graph
+        raise ArchitectureError(f"{len(items)} layers: more than the {constraints.max_layers} processing layers "
+                                "(plus input and output) the domain allows")
     labels: list[str] = []
     widths: list[int | None] = []
     edges: list[tuple[int, int]] = []
@@ -329,28 +340,31 @@ def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architec
         label, colon, units = head.partition(":")
         label = label.strip()
         if not label:
-            raise ValueError(f"layer {v} ({item!r}): missing label")
+            raise ArchitectureError(f"layer {v} ({item!r}): missing label")
         if label not in LABELS:
-            raise ValueError(f"layer {v} ({item!r}): unknown label {label!r}; expected one of {', '.join(LABELS)}")
+            raise ArchitectureError(f"layer {v} ({item!r}): unknown label {label!r}; expected one of {', '.join(LABELS)}")
         if colon:
-            try:
-                widths.append(int(units))
-            except ValueError:
-                raise ValueError(f"layer {v} ({item!r}): units {units!r} is not an integer") from None
+            if not _INDEX.fullmatch(units):
+                raise ArchitectureError(f"layer {v} ({item!r}): units {units!r} is not an integer written in digits")
+            widths.append(int(units))
         else:
             widths.append(None)
         labels.append(label)
         if sep:
             for p in parents.split(","):
-                try:
-                    pi = int(p)
-                except ValueError:
-                    raise ValueError(f"layer {v} ({item!r}): parent {p!r} is not an integer") from None
+                if not _INDEX.fullmatch(p):
+                    raise ArchitectureError(f"layer {v} ({item!r}): parent {p!r} is not an integer written in digits")
+                pi = int(p)
                 if not 0 <= pi < v:
-                    raise ValueError(f"layer {v} ({item!r}): parent {pi} must be an earlier layer (0..{v - 1})")
+                    raise ArchitectureError(f"layer {v} ({item!r}): parent {pi} must be an earlier layer (0..{v - 1})")
                 edges.append((pi, v))
     if len(labels) < 2:
-        raise ValueError(f"a layer network needs at least an input and an output layer, got {s!r}")
-    arch = Architecture(tuple(labels), tuple(edges), tuple(widths))
-    return validate(arch, constraints)
+        raise ArchitectureError(f"a layer network needs at least an input and an output layer, got {s!r}")
+    try:
+        arch = Architecture(tuple(labels), tuple(edges), tuple(widths))
+        return validate(arch, constraints)
+    except ArchitectureError:
+        raise
+    except ValueError as err:
+        raise ArchitectureError(str(err)) from None
 

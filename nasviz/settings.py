@@ -1,0 +1,138 @@
+"""What the operator of a dashboard server decides: where server-side files may come from, and the
+limits every visitor's work is held to. Read from environment variables (``NASVIZ_*``), each with a
+default that is safe to expose; the README's "Serving it safely" lists them.
+
+The command line is not limited: these apply to what a browser can start.
+
+>>> settings = ServeSettings.from_env()
+>>> settings.data_dir            # None: server-side paths are off
+>>> settings.limits.max_budget   # 1000
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from nasviz.errors import InputError, LimitError
+
+#: Folder the dashboard may read server-side tables from; unset: server-side paths are off.
+DATA_DIR_ENV = "NASVIZ_DATA_DIR"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one visitor (a browser session) and all of them together may start.
+
+    Attributes
+    ----------
+    max_budget : int
+        Evaluations per search started from the page.
+    max_running_per_session : int
+        Searches running at once that one browser session started.
+    max_running_total : int
+        Searches running at once that browsers started, all sessions together.
+    max_study_runs : int
+        Runs of one study on the Compare page (strategies x seeds).
+    max_upload_mb : float
+        Size of an uploaded table (Streamlit's ``server.maxUploadSize`` caps the browser side).
+    max_table_mb : float
+        Size of a server-side table read from the data folder.
+    upload_max_age_hours : float
+        An upload that no search has used for this long (none running, none updated) is deleted.
+    uploads_max_total_mb : float
+        All kept uploads together; an upload that would exceed it is refused.
+    """
+
+    max_budget: int = 1000
+    max_running_per_session: int = 6  # a study's runs all run at once: the Compare page's default is 2 x 3
+    max_running_total: int = 12
+    max_study_runs: int = 6
+    max_upload_mb: float = 50.0
+    max_table_mb: float = 50.0
+    upload_max_age_hours: float = 24.0
+    uploads_max_total_mb: float = 1000.0
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return int(self.max_upload_mb * 1e6)
+
+    @property
+    def max_table_bytes(self) -> int:
+        return int(self.max_table_mb * 1e6)
+
+    def check_budget(self, budget: int) -> None:
+        """:class:`LimitError` if ``budget`` evaluations are more than a page may start."""
+        if budget > self.max_budget:
+            raise LimitError(f"a budget of {budget:,} evaluations is more than the {self.max_budget:,} this server "
+                             f"allows per search ({_ENV['max_budget']}); the command line has no such limit",
+                             field="budget")
+
+    def check_study(self, n_runs: int) -> None:
+        """:class:`LimitError` if a study of ``n_runs`` runs is larger than allowed."""
+        if n_runs > self.max_study_runs:
+            raise LimitError(f"a study of {n_runs} runs is larger than the {self.max_study_runs} this server allows "
+                             f"({_ENV['max_study_runs']}): choose fewer strategies or seeds", field="study")
+
+    def summary(self) -> str:
+        """One line for the Search form: the limits in force."""
+        return (f"Limits on this server: at most {self.max_budget:,} evaluations per search, "
+                f"{self.max_running_per_session} searches running at once per browser session and "
+                f"{self.max_running_total} in total, {self.max_study_runs} runs per study, "
+                f"uploads up to {self.max_upload_mb:g} MB.")
+
+
+#: Environment variable of each limit.
+_ENV = {
+    "max_budget": "NASVIZ_MAX_BUDGET",
+    "max_running_per_session": "NASVIZ_MAX_RUNNING_PER_SESSION",
+    "max_running_total": "NASVIZ_MAX_RUNNING",
+    "max_study_runs": "NASVIZ_MAX_STUDY_RUNS",
+    "max_upload_mb": "NASVIZ_MAX_UPLOAD_MB",
+    "max_table_mb": "NASVIZ_MAX_TABLE_MB",
+    "upload_max_age_hours": "NASVIZ_UPLOAD_MAX_AGE_HOURS",
+    "uploads_max_total_mb": "NASVIZ_UPLOADS_MAX_TOTAL_MB",
+}
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """The operator's settings: the data folder (``None``: server paths off) and the limits."""
+
+    data_dir: Path | None = None
+    limits: Limits = field(default_factory=Limits)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "ServeSettings":
+        """Settings from ``NASVIZ_*`` variables; :class:`~nasviz.errors.InputError` names a bad one."""
+        env = os.environ if environ is None else environ
+        values = {}
+        for name, var in _ENV.items():
+            text = env.get(var, "").strip()
+            if not text:
+                continue
+            kind = type(getattr(Limits, name))
+            try:
+                value = kind(text)
+            except ValueError:
+                value = None
+            if value is None or not value > 0 or (kind is float and value == float("inf")):
+                raise InputError(f"must be a positive {'whole ' if kind is int else ''}number", source=var,
+                                 detail=repr(text))
+            values[name] = value
+        data_dir = env.get(DATA_DIR_ENV, "").strip()
+        if data_dir:
+            path = Path(data_dir).expanduser()
+            if not path.is_dir():
+                raise InputError("must name an existing folder (the folder of server-side tables)",
+                                 source=DATA_DIR_ENV, detail=repr(data_dir))
+            return cls(path.resolve(), Limits(**values))
+        return cls(None, Limits(**values))
+
+
+def unlimited() -> Limits:
+    """Limits that never refuse (tests and scripts that start many runs through the dashboard API)."""
+    big = 10 ** 9
+    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12)

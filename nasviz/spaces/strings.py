@@ -1,0 +1,47 @@
+"""Architecture strings from outside (a table cell, a text box) into architectures, with one error type.
+
+Each space's ``parse`` raises ``ValueError`` with its own explanation. Code that reads strings it
+did not write (the table loader, the dashboard) calls :func:`parse_architecture` instead, which
+also bounds the length of what it hands to the parser and turns every refusal into an
+:class:`~nasviz.errors.ArchitectureError` that can say where the string came from and can be
+shown without quoting it (:meth:`~nasviz.errors.InputError.redacted`).
+"""
+
+from __future__ import annotations
+
+
+from nasviz.arch import Architecture
+from nasviz.errors import ArchitectureError
+from nasviz.spaces.base import SearchSpace
+
+#: Longest architecture string read. The longest valid NB201 string is 161 characters and a
+#: layer network at the domain's limits (60 layers, 200 edges) stays under 2,000; the bound keeps
+#: a megabyte-long cell from reaching a parser (and from being quoted in a message).
+MAX_ARCH_CHARS = 10_000
+
+
+def parse_architecture(space: SearchSpace, text: str, *, source: str | None = None, line: int | None = None,
+                       column: int | None = None, field: str | None = None) -> Architecture:
+    """``space.parse(text)``, refusing with :class:`ArchitectureError` (a ``ValueError``).
+
+    Parameters
+    ----------
+    space : SearchSpace
+        The space whose ``parse`` reads ``text`` (``nasviz.spaces.get_space(name)``).
+    text : str
+        The architecture string.
+    source, line, column, field
+        Where ``text`` came from, for the message (see :class:`~nasviz.errors.InputError`).
+    """
+    where = {"source": source, "line": line, "column": column, "field": field}
+    if not isinstance(text, str):
+        raise ArchitectureError(f"expected a {space.name} architecture string, got {type(text).__name__}", **where)
+    if len(text) > MAX_ARCH_CHARS:
+        raise ArchitectureError(f"architecture string of {len(text):,} characters: longer than the "
+                                f"{MAX_ARCH_CHARS:,} any {space.name} architecture needs", **where)
+    try:
+        return space.parse(text)
+    except ArchitectureError as err:
+        raise ArchitectureError(err.problem, detail=err.detail, **where) from None
+    except ValueError as err:
+        raise ArchitectureError(f"not a valid {space.name} architecture", detail=str(err), **where) from None

@@ -1,0 +1,106 @@
+"""Property-based fuzzing of what reads outside input: the CSV table loader and the architecture
+string parsers. Whatever bytes or text arrive, they either load or raise one of the project's own
+error types (a :class:`~nasviz.errors.NasvizError`, with its location); never a raw ``csv.Error``,
+``UnicodeDecodeError``, ``IndexError``, ``OverflowError``... and never a value that is not finite.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nasviz.errors import ArchitectureError, NasvizError, TableError
+from nasviz.objectives import load_table
+from nasviz.spaces import layers, nb201
+from nasviz.spaces.strings import parse_architecture
+
+FUZZ = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: Pieces that CSV files and architecture strings are made of, so that generated text reaches the
+#: parsers' deeper branches (quotes, separators, operation names, numbers in odd notations).
+TOKENS = ["arch", "acc", "time", ",", '"', '""', "\n", "\r\n", "\r", " ", "|", "~", "+", "0", "1", "2", "9",
+          "1e308", "-1e308", "1_000", "\uff11\uff12", "nan", "inf", ".5", "-", "e", "\x00", "\ufeff",
+          *nb201.OPERATIONS, *layers.LABELS, ";", ":", "<", "64", "x" * 300]
+
+#: Eight distinct NB201 cells.
+ARCHS = [nb201.format(a) for a in itertools.islice(nb201.enumerate_all(), 8)]
+
+csv_like = st.lists(st.sampled_from(TOKENS), max_size=60).map("".join)
+
+
+def _check_table(table) -> None:
+    for values in table.values.values():
+        assert np.isfinite(values).all() and (np.abs(values) <= 1e15).all()
+    assert len(table.archs) == len(table.strings) and len(table) > 0
+
+
+@FUZZ
+@given(st.binary(max_size=400))
+def test_arbitrary_bytes_load_or_raise_a_table_error(data):
+    try:
+        _check_table(load_table(data, name="fuzz.csv"))
+    except TableError as err:
+        assert err.source == "fuzz.csv"
+
+
+@FUZZ
+@given(st.one_of(csv_like, st.text(max_size=300)))
+def test_arbitrary_text_loads_or_raises_a_table_error(text):
+    try:
+        _check_table(load_table(text.encode("utf-8", "surrogatepass"), name="fuzz.csv"))
+    except TableError as err:
+        assert err.source == "fuzz.csv"
+        assert err.line is None or err.line >= 1
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from([nb201.format(a) for a in nb201.sample(np.random.default_rng(0), 6)]
+                                          + ["", "|x~0|", '"|none~0|"']),
+                          st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                                    st.sampled_from(["1_000", "\uff11", "1e308", " 7 ", "", '"3"', "+.5e-3"]))),
+                max_size=12))
+def test_tables_of_nearly_valid_rows_keep_only_finite_bounded_values(rows):
+    text = "arch,acc\n" + "".join(f"{a},{v}\n" for a, v in rows)
+    try:
+        table = load_table(text.encode("utf-8", "surrogatepass"), name="rows.csv")
+    except TableError:
+        return
+    _check_table(table)
+    for bad in table.bad_rows:
+        assert bad.line >= 2 and "rows.csv" not in bad.redacted()
+
+
+@FUZZ
+@given(st.one_of(st.text(max_size=200), csv_like))
+def test_architecture_strings_parse_or_raise_an_architecture_error(text):
+    for space in (nb201, layers):
+        try:
+            arch = parse_architecture(space, text, source="cell")
+        except ArchitectureError as err:
+            assert err.source == "cell"
+        else:
+            assert space.parse(space.format(arch)) == arch  # what parses also round-trips
+
+
+@FUZZ
+@given(st.one_of(st.text(max_size=200), csv_like))
+def test_the_layer_parser_raises_only_project_errors(text):
+    try:
+        layers.parse(text)
+    except NasvizError:
+        pass
+
+
+def test_the_number_rules_the_fuzzing_relies_on():
+    """Fixed cases of point 4: what ``float()`` takes but a table must not."""
+    cells = ["1_000", "\uff11\uff12", "1e308", "-1e308", "nan", "12.5", "7", "-3e2"]
+    text = "arch,acc\n" + "".join(f"{s},{v}\n" for s, v in zip(ARCHS, cells))
+    table = load_table(text.encode(), name="n.csv")
+    assert list(table.values["acc"]) == [12.5, 7.0, -300.0]
+    assert [b.reason for b in table.bad_rows] == ["non-numeric value", "non-numeric value", "value outside +-1e+15",
+                                                  "value outside +-1e+15", "non-numeric value"]
+    assert not math.isinf(table.optimum("acc"))
