@@ -1,0 +1,61 @@
+"""Gaussian-process regression on architecture kernels, with type-II maximum likelihood.
+
+The modules follow the flow model -> posterior:
+
+==================  ===========================================================================
+``transforms``      targets ``y`` -> latent ``u`` -> standardised ``z`` and back
+                    (standardize, log_error of paper 002 App. D, none)
+``linalg``          Cholesky with jitter, LAPACK solves, BLAS thread limits
+``likelihood``      log marginal likelihood and gradient (paper 000 Eqs. (27), (28); R&W Eq.
+                    2.30, Algorithm 2.1, Eq. 5.9) and ML-II fitting (multi-start L-BFGS-B,
+                    discrete hyperparameters such as WL's depth ``h``)
+``model``           :class:`GaussianProcess` (fit / predict), :class:`FitResult`,
+                    :class:`ComponentsCache`
+``posterior``       predictive mean / covariance (paper 000 Eqs. (8), (9)), intervals
+==================  ===========================================================================
+
+Public names are importable from ``nasviz.gp`` and loaded on first use (PEP 562), so importing
+a light module (``linalg``, ``transforms``) does not import the model and its kernels.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "GaussianProcess": "nasviz.gp.model",
+    "FitResult": "nasviz.gp.model",
+    "ComponentsCache": "nasviz.gp.model",
+    "TRANSFORMS": "nasviz.gp.transforms",
+    "TargetTransform": "nasviz.gp.transforms",
+    "SINGLE_THREAD_BELOW": "nasviz.gp.linalg",
+    "cholesky_with_jitter": "nasviz.gp.linalg",
+    "MarginalLikelihood": "nasviz.gp.likelihood",
+    "fit_hyperparameters": "nasviz.gp.likelihood",
+    "TrainingPosterior": "nasviz.gp.posterior",
+}
+
+if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
+    from nasviz.gp.likelihood import MarginalLikelihood, fit_hyperparameters
+    from nasviz.gp.linalg import SINGLE_THREAD_BELOW, cholesky_with_jitter
+    from nasviz.gp.model import ComponentsCache, FitResult, GaussianProcess
+    from nasviz.gp.posterior import TrainingPosterior
+    from nasviz.gp.transforms import TRANSFORMS, TargetTransform
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)
