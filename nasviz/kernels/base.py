@@ -22,6 +22,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
+# Re-exported: the project's one PSD-repair policy lives in nasviz.gp.linalg (psd_factor); the
+# kernels that are not PD (OT, GW, OTMANN) import it from here as make_psd.
+from nasviz.gp.linalg import make_psd  # noqa: F401
 
 Components = dict[str, np.ndarray]
 
@@ -113,35 +116,6 @@ def feature_distances(gram_ab: np.ndarray, diag_a: np.ndarray, diag_b: np.ndarra
     """Feature-space distance ``sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, shape of ``gram_ab``."""
     sq = diag_a[:, None] + diag_b[None, :] - 2.0 * gram_ab
     return np.sqrt(np.maximum(sq, 0.0))
-
-
-def make_psd(K: np.ndarray, rel_floor: float = 1e-8) -> tuple[np.ndarray, float]:
-    """Add the smallest diagonal jitter that makes ``K`` Cholesky-factorable.
-
-    Used for kernels that are not positive definite (plain OT, GW, OTMANN). If ``K`` (made
-    exactly symmetric) already factorises, nothing is added. Otherwise the jitter is the
-    magnitude of the most negative eigenvalue plus ``rel_floor`` times the mean diagonal -- the
-    least shift that makes the spectrum positive -- doubled until Cholesky succeeds. (Powers of
-    ten, the usual escalation, can overshoot by almost 10x and drown a strongly indefinite
-    kernel such as GW in noise.) Returns the new matrix and the jitter added (0.0 if none).
-    """
-    K = 0.5 * (K + K.T)
-    n = len(K)
-    try:
-        np.linalg.cholesky(K)
-        return K, 0.0
-    except np.linalg.LinAlgError:
-        pass
-    scale = float(np.mean(np.diag(K))) if n else 1.0
-    floor = rel_floor * (scale if scale > 0 else 1.0)
-    jitter = max(-float(np.linalg.eigvalsh(K)[0]), 0.0) + floor
-    eye = np.eye(n)
-    while True:
-        try:
-            np.linalg.cholesky(K + jitter * eye)
-            return K + jitter * eye, jitter
-        except np.linalg.LinAlgError:
-            jitter *= 2.0
 
 
 def unique_reduced(archs: Sequence[Architecture]) -> tuple[list[Architecture], np.ndarray]:
