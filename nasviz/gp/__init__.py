@@ -12,7 +12,8 @@ The modules follow the flow model -> posterior:
                     discrete hyperparameters such as WL's depth ``h``)
 ``model``           :class:`GaussianProcess` (fit / predict), :class:`FitResult`,
                     :class:`ComponentsCache`
-``posterior``       predictive mean / covariance (paper 000 Eqs. (8), (9)), intervals
+``posterior``       predictive mean / covariance (paper 000 Eqs. (8), (9)), intervals, joint
+                    posterior draws (:func:`sample_posterior`, Thompson sampling)
 ==================  ===========================================================================
 
 Public names are importable from ``nasviz.gp`` and loaded on first use (PEP 562). The lazy
@@ -42,7 +43,9 @@ _EXPORTS: dict[str, str] = {
     "psd_sqrt": "nasviz.gp.linalg",
     "MarginalLikelihood": "nasviz.gp.likelihood",
     "fit_hyperparameters": "nasviz.gp.likelihood",
+    "PosteriorSampler": "nasviz.gp.posterior",
     "TrainingPosterior": "nasviz.gp.posterior",
+    "sample_posterior": "nasviz.gp.posterior",
 }
 
 if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
@@ -51,7 +54,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         PSD_REL_FLOOR, SINGLE_THREAD_BELOW, cholesky_with_jitter, make_psd, psd_factor, psd_sqrt,
     )
     from nasviz.gp.model import ComponentsCache, FitResult, GaussianProcess
-    from nasviz.gp.posterior import TrainingPosterior
+    from nasviz.gp.posterior import PosteriorSampler, TrainingPosterior, sample_posterior
     from nasviz.gp.transforms import TRANSFORMS, TargetTransform
 
 

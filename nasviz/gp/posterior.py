@@ -1,4 +1,4 @@
-"""The GP posterior: conditioning on data, predictive moments, intervals.
+"""The GP posterior: conditioning on data, predictive moments, intervals, joint draws.
 
 With training architectures ``X`` (n), standardised targets ``z`` (n,), kernel hyperparameters
 ``theta``, amplitude ``a`` and noise variance ``s``, the covariance of the observations is
@@ -10,6 +10,10 @@ Williams Eqs. 2.25, 2.26)::
 
 computed as in R&W Algorithm 2.1 from the Cholesky factor ``L`` of ``C``: ``alpha = C^{-1} z``,
 ``V = L^{-1} a K(X, x')``, ``cov = a K(x', x') - V^T V``.
+
+:func:`sample_posterior` draws joint samples ``f ~ N(mean, cov)`` over a finite pool (Thompson
+sampling, Hernandez-Lobato et al., 2017); its square root of ``cov`` follows the project's one
+PSD-repair policy (:func:`nasviz.gp.linalg.psd_sqrt`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.stats import norm
 
-from nasviz.gp.linalg import cholesky_with_jitter
+from nasviz.gp.linalg import cholesky_with_jitter, psd_sqrt
 
 if TYPE_CHECKING:
     from nasviz.arch import Architecture
@@ -34,7 +38,7 @@ class TrainingPosterior:
 
     ``train`` (n architectures), ``theta`` (kernel hyperparameters, kernel order), ``amplitude``
     ``a``, ``noise`` ``s``, ``L`` (n, n) the lower Cholesky factor of ``C = a K + s I`` (plus
-    ``jitter I`` if it had to be added), ``alpha = C^{-1} z`` (n,) and ``z`` (n,).
+    ``jitter I`` if the PSD policy had to add it), ``alpha = C^{-1} z`` (n,) and ``z`` (n,).
     """
 
     train: list[Architecture]
@@ -50,7 +54,7 @@ class TrainingPosterior:
     def condition(cls, kernel: Kernel, comps: Components, train: list[Architecture], z: np.ndarray,
                   theta: np.ndarray, amplitude: float, noise: float) -> TrainingPosterior:
         """Factor ``C = a K_theta + s I`` (components ``comps`` of ``train``) and solve for
-        ``alpha``; raises ``numpy.linalg.LinAlgError`` if ``C`` cannot be factorised."""
+        ``alpha``; raises ``numpy.linalg.LinAlgError`` if the PSD policy refuses ``C``."""
         theta = np.asarray(theta, dtype=float)
         C = amplitude * np.asarray(kernel.combine(comps, theta), dtype=float) + noise * np.eye(len(z))
         L, jitter = cholesky_with_jitter(C, context=f"n={len(z)}")
@@ -65,7 +69,7 @@ def latent_moments(
 
     Eqs. (8), (9) of paper 000. ``include_noise`` adds ``s`` (the predictive of a new
     observation). Variances are clipped at 0 (round-off in ``a k(x,x) - v^T v``); the full
-    covariance is symmetrised and otherwise left as computed.
+    covariance is symmetrised and left as computed, for the caller's PSD policy to handle.
     """
     m = len(archs)
     if m == 0:
@@ -109,4 +113,56 @@ def central_interval(mean: np.ndarray, var: np.ndarray, level: float) -> tuple[n
     return mean - half, mean + half
 
 
-__all__ = ["TrainingPosterior", "central_interval", "latent_moments", "prior_diagonal"]
+class PosteriorSampler:
+    """Joint draws from ``N(mean, cov)`` over a finite pool, factorising ``cov`` once.
+
+    ``f = mean + R eps`` with ``eps ~ N(0, I_m)`` and ``R`` the square root of ``cov`` from
+    :func:`~nasviz.gp.linalg.psd_sqrt` (R&W App. A.2). Under the project's PSD-repair policy a
+    posterior covariance that is PSD up to round-off is used as it is (no jitter), so pool members
+    the kernel cannot tell apart (equal rows of ``cov``) get draws equal up to round-off; a
+    genuinely indefinite one is shifted by the least diagonal jitter, reported as :attr:`jitter`.
+
+    Parameters
+    ----------
+    mean : array (m,)
+    cov : array (m, m), symmetric
+    """
+
+    def __init__(self, mean: Sequence[float] | np.ndarray, cov: np.ndarray) -> None:
+        mean = np.asarray(mean, dtype=float).reshape(-1)
+        cov = np.asarray(cov, dtype=float)
+        m = len(mean)
+        if cov.shape != (m, m):
+            raise ValueError(f"cov must have shape ({m}, {m}) to match mean, got {cov.shape}")
+        if not np.all(np.isfinite(cov)):
+            raise ValueError("cov contains non-finite values")
+        self.root, self.jitter = psd_sqrt(cov)  # (m, m), float
+        self.mean = mean
+
+    def draw(self, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+        """``n_draws`` joint samples, shape ``(n_draws, m)``; consumes ``n_draws * m`` standard
+        normals from ``rng``, so consecutive calls continue one stream."""
+        if int(n_draws) < 1:
+            raise ValueError(f"n_draws must be >= 1, got {n_draws}")
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+        eps = rng.standard_normal((int(n_draws), len(self.mean)))
+        return self.mean[None, :] + eps @ self.root.T
+
+
+def sample_posterior(mean: Sequence[float] | np.ndarray, cov: np.ndarray, n_draws: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """``n_draws`` joint samples of ``N(mean, cov)``, shape ``(n_draws, m)``.
+
+    ``mean`` (m,), ``cov`` (m, m). See :class:`PosteriorSampler` for the PSD policy; use it
+    directly to draw repeatedly from one factorisation.
+    """
+    if int(n_draws) < 1:
+        raise ValueError(f"n_draws must be >= 1, got {n_draws}")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    return PosteriorSampler(mean, cov).draw(n_draws, rng)
+
+
+__all__ = ["PosteriorSampler", "TrainingPosterior", "central_interval", "latent_moments", "prior_diagonal",
+           "sample_posterior"]
