@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 
-from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances, make_psd
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances, induced_distance, make_psd
 
 _REGISTRY: dict[str, tuple[str, str]] = {
     "tw": ("nasviz.kernels.tw", "TreeWassersteinKernel"),
@@ -46,4 +46,7 @@ def make_kernel(name: str, **options) -> Kernel:
     return cls(**options)
 
 
-__all__ = ["Components", "Hyperparameter", "Kernel", "feature_distances", "kernel_names", "make_kernel", "make_psd"]
+__all__ = [
+    "Components", "Hyperparameter", "Kernel", "feature_distances", "induced_distance", "kernel_names", "make_kernel",
+    "make_psd",
+]

@@ -113,9 +113,35 @@ class Kernel(ABC):
 
 
 def feature_distances(gram_ab: np.ndarray, diag_a: np.ndarray, diag_b: np.ndarray) -> np.ndarray:
-    """Feature-space distance ``sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, shape of ``gram_ab``."""
+    """The distance a kernel induces between two sets: the project's one implementation.
+
+    ``d(a, b) = sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, the distance between the feature
+    maps ``||phi(a) - phi(b)||`` of a PD kernel. Negative squared distances (round-off, or a kernel
+    that is not PD such as OT / GW / OTMANN) are clipped to 0.
+
+    Parameters
+    ----------
+    gram_ab : ndarray (n_a, n_b)
+        ``k(a_i, b_j)``.
+    diag_a : ndarray (n_a,)
+        ``k(a_i, a_i)``.
+    diag_b : ndarray (n_b,)
+        ``k(b_j, b_j)``.
+
+    Returns
+    -------
+    ndarray (n_a, n_b)
+    """
     sq = diag_a[:, None] + diag_b[None, :] - 2.0 * gram_ab
     return np.sqrt(np.maximum(sq, 0.0))
+
+
+def induced_distance(K: np.ndarray) -> np.ndarray:
+    """The distance a square Gram matrix ``K`` (n, n) induces between its own points, (n, n):
+    :func:`feature_distances` with both diagonals taken from ``K``."""
+    K = np.asarray(K, dtype=float)
+    d = np.diag(K)
+    return feature_distances(K, d, d)
 
 
 def unique_reduced(archs: Sequence[Architecture]) -> tuple[list[Architecture], np.ndarray]:
