@@ -3,7 +3,8 @@
 * :func:`ucb`: GP-UCB ``mean + kappa * std`` (Srinivas et al.; paper 002 App. E.5, item 4).
 * :func:`kappa_schedule`: ``beta_n = beta_0 sqrt(1/2 log(2 (n + 1)))`` (paper 002 App. E.5).
 * :func:`expected_improvement`: closed-form EI over an incumbent ``best``.
-* :func:`thompson_draws`: joint samples from the posterior over the pool.
+* :func:`thompson_draws`: joint samples from the posterior over the pool
+  (:func:`nasviz.gp.posterior.sample_posterior`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 from scipy.stats import norm
+
+from nasviz.gp.posterior import sample_posterior
 
 
 def _as_vectors(mean, std) -> tuple[np.ndarray, np.ndarray]:
@@ -64,27 +67,10 @@ def expected_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndarray:
     return out
 
 
-def thompson_draws(mean, cov, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_draws`` joint samples of ``f`` over the pool from ``N(mean, cov)``, shape ``(n_draws, m)``.
-
-    The covariance is factorised with ``eigh``; negative eigenvalues (round-off, or a kernel that
-    is not positive definite) are clipped to zero, so any symmetric ``cov`` works.
-    """
-    mean = np.asarray(mean, dtype=float).reshape(-1)
-    cov = np.asarray(cov, dtype=float)
-    m = len(mean)
-    if cov.shape != (m, m):
-        raise ValueError(f"cov must have shape ({m}, {m}) to match mean, got {cov.shape}")
-    if not np.all(np.isfinite(cov)):
-        raise ValueError("cov contains non-finite values")
-    if int(n_draws) < 1:
-        raise ValueError(f"n_draws must be >= 1, got {n_draws}")
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy Generator, got {type(rng).__name__}")
-    lam, U = np.linalg.eigh(0.5 * (cov + cov.T))
-    root = U * np.sqrt(np.maximum(lam, 0.0))  # (m, m): root @ root.T = clipped cov
-    eps = rng.standard_normal((int(n_draws), m))
-    return mean[None, :] + eps @ root.T
+#: Joint posterior draws over the pool, ``(n_draws, m)``: the project's one sampler
+#: (:func:`nasviz.gp.posterior.sample_posterior`, which documents its PSD policy), kept under the
+#: name this module has always exported.
+thompson_draws = sample_posterior
 
 
 __all__ = ["expected_improvement", "kappa_schedule", "thompson_draws", "ucb"]

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from nasviz.gp.posterior import PosteriorSampler, sample_posterior
+
 BATCH_METHODS: tuple[str, ...] = ("kdpp-quality", "kdpp", "bucb", "thompson", "topk", "random")
 
 
@@ -388,16 +390,9 @@ def select_bucb(
     return BatchSelection("bucb", chosen, acquisition=first_ucb, std_after=np.array(stds), info={"kappa": kappa, "noise_variance": noise})
 
 
-def joint_draws(mean: np.ndarray, cov: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_draws`` joint samples of the posterior ``N(mean, cov)``, shape ``(n_draws, M)``.
-
-    Uses the eigendecomposition (robust to the rank-deficient covariances that equivalent
-    architectures produce) with negative eigenvalues clipped to zero.
-    """
-    lam, vecs = np.linalg.eigh(cov)
-    root = vecs * np.sqrt(np.maximum(lam, 0.0))[None, :]
-    z = rng.standard_normal((n_draws, len(mean)))
-    return mean[None, :] + z @ root.T
+#: ``n_draws`` joint samples of ``N(mean, cov)``, shape ``(n_draws, M)``: the project's one
+#: sampler, :func:`nasviz.gp.posterior.sample_posterior` (its PSD policy is documented there).
+joint_draws = sample_posterior
 
 
 def select_thompson(
@@ -414,7 +409,9 @@ def select_thompson(
     Draw joint posterior samples ``f ~ N(mean, cov)`` (``(M,)``, ``(M, M)``) and take the
     argmax of each; repeated argmaxes are skipped so the batch is ``k`` distinct members.
     After ``max_draws`` (default ``20 k``) draws without ``k`` distinct winners, the rest are
-    filled by the posterior mean (recorded in ``info``).
+    filled by the posterior mean (recorded in ``info``). ``cov`` is factorised once by
+    :class:`~nasviz.gp.posterior.PosteriorSampler` (the project's PSD policy); the diagonal
+    jitter it needed is ``info["jitter"]``.
     """
     cov = _check_cov(cov)
     m = cov.shape[0]
@@ -423,16 +420,14 @@ def select_thompson(
     max_draws = 20 * k if max_draws is None else max_draws
     chosen: list[int] = []
     argmaxes: list[int] = []
-    lam, vecs = np.linalg.eigh(cov)
-    root = vecs * np.sqrt(np.maximum(lam, 0.0))[None, :]
+    sampler = PosteriorSampler(mean, cov)
     while len(chosen) < k and len(argmaxes) < max_draws:
-        n = min(k - len(chosen), max_draws - len(argmaxes))
-        draws = mean[None, :] + rng.standard_normal((n, m)) @ root.T
+        draws = sampler.draw(min(k - len(chosen), max_draws - len(argmaxes)), rng)
         for j in np.argmax(draws, axis=1):
             argmaxes.append(int(j))
             if int(j) not in chosen and len(chosen) < k:
                 chosen.append(int(j))
-    info: dict[str, Any] = {"n_draws": len(argmaxes)}
+    info: dict[str, Any] = {"n_draws": len(argmaxes), "jitter": sampler.jitter}
     if len(chosen) < k:
         extra = [int(i) for i in np.argsort(-mean, kind="stable") if int(i) not in chosen][: k - len(chosen)]
         chosen += extra

@@ -16,6 +16,7 @@ import numpy as np
 
 from nasviz import live
 from nasviz.arch import Architecture
+from nasviz.kernels.base import induced_distance  # re-exported: pages call explore.induced_distance
 from nasviz.objectives import Table
 
 if TYPE_CHECKING:
@@ -92,13 +93,6 @@ def kernel_matrix(spec: str, archs: Sequence[Architecture]) -> np.ndarray:
     k = live.get_kernel(spec)
     archs = list(archs)
     return k.combine(k.components(archs, archs), k.default_theta())
-
-
-def induced_distance(K: np.ndarray) -> np.ndarray:
-    """The distance a square Gram matrix ``(n, n)`` induces, ``sqrt(k(a,a) + k(b,b) - 2 k(a,b))``
-    (clipped at 0 for kernels that are not PD). Shape ``(n, n)``."""
-    d = np.diag(K)
-    return np.sqrt(np.maximum(d[:, None] + d[None, :] - 2.0 * K, 0.0))
 
 
 def kernel_distance(spec: str, archs: Sequence[Architecture]) -> np.ndarray:

@@ -14,7 +14,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from nasviz.errors import ConfigError
-from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances, make_psd
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances, induced_distance, make_psd
 from nasviz.spaces.base import OPERATION_TREE
 
 if TYPE_CHECKING:
@@ -58,4 +58,7 @@ def make_kernel(name: str, space: "SearchSpace | None" = None, **options: Any) -
     return cls(**config)
 
 
-__all__ = ["Components", "Hyperparameter", "Kernel", "feature_distances", "kernel_names", "make_kernel", "make_psd"]
+__all__ = [
+    "Components", "Hyperparameter", "Kernel", "feature_distances", "induced_distance", "kernel_names", "make_kernel",
+    "make_psd",
+]

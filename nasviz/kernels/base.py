@@ -22,6 +22,9 @@ from typing import ClassVar, Mapping, Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
+# Re-exported: the project's one PSD-repair policy lives in nasviz.gp.linalg (psd_factor); the
+# kernels that are not PD (OT, GW, OTMANN) import it from here as make_psd.
+from nasviz.gp.linalg import make_psd  # noqa: F401
 from nasviz.spaces.base import LABELLED_DAG
 
 Components = dict[str, np.ndarray]
@@ -114,38 +117,35 @@ class Kernel(ABC):
 
 
 def feature_distances(gram_ab: np.ndarray, diag_a: np.ndarray, diag_b: np.ndarray) -> np.ndarray:
-    """Feature-space distance ``sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, shape of ``gram_ab``."""
+    """The distance a kernel induces between two sets: the project's one implementation.
+
+    ``d(a, b) = sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, the distance between the feature
+    maps ``||phi(a) - phi(b)||`` of a PD kernel. Negative squared distances (round-off, or a kernel
+    that is not PD such as OT / GW / OTMANN) are clipped to 0.
+
+    Parameters
+    ----------
+    gram_ab : ndarray (n_a, n_b)
+        ``k(a_i, b_j)``.
+    diag_a : ndarray (n_a,)
+        ``k(a_i, a_i)``.
+    diag_b : ndarray (n_b,)
+        ``k(b_j, b_j)``.
+
+    Returns
+    -------
+    ndarray (n_a, n_b)
+    """
     sq = diag_a[:, None] + diag_b[None, :] - 2.0 * gram_ab
     return np.sqrt(np.maximum(sq, 0.0))
 
 
-def make_psd(K: np.ndarray, rel_floor: float = 1e-8) -> tuple[np.ndarray, float]:
-    """Add the smallest diagonal jitter that makes ``K`` Cholesky-factorable.
-
-    Used for kernels that are not positive definite (plain OT, GW, OTMANN). If ``K`` (made
-    exactly symmetric) already factorises, nothing is added. Otherwise the jitter is the
-    magnitude of the most negative eigenvalue plus ``rel_floor`` times the mean diagonal -- the
-    least shift that makes the spectrum positive -- doubled until Cholesky succeeds. (Powers of
-    ten, the usual escalation, can overshoot by almost 10x and drown a strongly indefinite
-    kernel such as GW in noise.) Returns the new matrix and the jitter added (0.0 if none).
-    """
-    K = 0.5 * (K + K.T)
-    n = len(K)
-    try:
-        np.linalg.cholesky(K)
-        return K, 0.0
-    except np.linalg.LinAlgError:
-        pass
-    scale = float(np.mean(np.diag(K))) if n else 1.0
-    floor = rel_floor * (scale if scale > 0 else 1.0)
-    jitter = max(-float(np.linalg.eigvalsh(K)[0]), 0.0) + floor
-    eye = np.eye(n)
-    while True:
-        try:
-            np.linalg.cholesky(K + jitter * eye)
-            return K + jitter * eye, jitter
-        except np.linalg.LinAlgError:
-            jitter *= 2.0
+def induced_distance(K: np.ndarray) -> np.ndarray:
+    """The distance a square Gram matrix ``K`` (n, n) induces between its own points, (n, n):
+    :func:`feature_distances` with both diagonals taken from ``K``."""
+    K = np.asarray(K, dtype=float)
+    d = np.diag(K)
+    return feature_distances(K, d, d)
 
 
 def unique_reduced(archs: Sequence[Architecture]) -> tuple[list[Architecture], np.ndarray]:
