@@ -116,6 +116,13 @@ _BO_OPTIONS = (
     Option("kdpp_anchor", "bool", "quality k-DPP: condition on the acquisition's argmax"),
     Option("top_parents", "int", "parents of mutation pools: the best observed", minimum=1),
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+    Option("init", "choice", "initial proposals: uniform samples, or the space's initial pool first",
+           choices=("random", "pool")),
+    Option("targets", "choice", "GP targets: the values, or Tukey-clipped from below", choices=("raw", "robust")),
+    Option("failures", "choice", "failed evaluations: skipped, or GP data at the worst value", choices=("skip", "worst")),
+    Option("dedupe", "choice", "never propose the same architecture, or the same canonical key",
+           choices=("exact", "canonical")),
+    Option("kappa", "float?", "fixed UCB weight (none: the schedule from beta0)"),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
