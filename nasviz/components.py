@@ -82,6 +82,14 @@ POOLS.register(Entry("gradient", "gradient-guided mutation of the best (WL featu
                      paper="002 Sec. 3.2"))
 POOLS.register(Entry("mixed", "half mutations of the best, half random", "nasviz.candidates:mixed_generator",
                      paper="002 App. E.2"))
+_ACQ_FRACTION = Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)")
+POOLS.register(Entry("nasbot-ea", "NASBOT's evolutionary acquisition optimiser over its nine modifiers",
+                     "nasviz.strategies.nasbot:EAPool", (
+    Option("ea_base", "int", "EA evaluations of the first step", minimum=1),
+    Option("ea_cap", "int", "largest EA evaluations per step", minimum=1),
+    _ACQ_FRACTION,
+    Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
+), capabilities={"needs": frozenset({"modifiers"})}, paper="001 Sec. 4.2, App. B.2"))
 BATCH_SELECTORS.register(Entry("topk", "the B best acquisition values (B = 1: the argmax)", "nasviz.batch:topk_selector"))
 BATCH_SELECTORS.register(Entry("kdpp-quality", "quality k-DPP: diverse and good (posterior covariance x quality)",
                                "nasviz.batch:kdpp_quality_selector", capabilities={"min_batch": 2, "covariance": True},
@@ -153,12 +161,12 @@ for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
 STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimiser over nine modifiers",
-                          "nasviz.strategies.nasbot:NASBOT", (
+                          "nasviz.strategies.nasbot:nasbot", (
     Option("n_init", "int", "initial networks", minimum=1),
     Option("ea_base", "int", "EA evaluations of the first step", minimum=1),
     Option("ea_cap", "int", "largest EA evaluations per step", minimum=1),
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
-    Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)"),
+    _ACQ_FRACTION,
     Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
 ), capabilities={"model": True, "kernel": "otmann", "spaces": ("layers",)}, paper="001"))
 STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + simulated annealing over morphisms",

@@ -9,7 +9,7 @@ from nasviz.objectives.base import FAILED, Evaluation
 from nasviz.spaces import layers as L
 from nasviz.strategies.autokeras import AutoKeras
 from nasviz.strategies.base import robust_targets, with_failures
-from nasviz.strategies.nasbot import NASBOT
+from nasviz.strategies.nasbot import nasbot
 
 
 def test_with_failures_imputes_the_worst_target():
@@ -23,7 +23,7 @@ def test_with_failures_imputes_the_worst_target():
         with_failures([], [], [c])
 
 
-@pytest.mark.parametrize("make", [lambda: NASBOT(L.SPACE, seed=0, n_init=3), lambda: AutoKeras(L.SPACE, seed=0, n_init=3)])
+@pytest.mark.parametrize("make", [lambda: nasbot(L.SPACE, seed=0, n_init=3), lambda: AutoKeras(L.SPACE, seed=0, n_init=3)])
 def test_model_based_strategies_fit_their_gp_on_failures_too(make):
     strategy = make()
     first = strategy.ask(3)
@@ -52,7 +52,7 @@ def test_robust_targets_clip_failed_trainings_only():
     assert np.array_equal(robust_targets(y[:3]), y[:3])  # too few to estimate quartiles
 
 
-@pytest.mark.parametrize("make", [lambda: NASBOT(L.SPACE, seed=0, n_init=6), lambda: AutoKeras(L.SPACE, seed=0, n_init=6)])
+@pytest.mark.parametrize("make", [lambda: nasbot(L.SPACE, seed=0, n_init=6), lambda: AutoKeras(L.SPACE, seed=0, n_init=6)])
 def test_model_based_strategies_fit_their_gp_on_clipped_scores(make):
     """One network that trained badly (R^2 ~ 0 among ~0.94s) must not set the GP's scale."""
     strategy = make()
