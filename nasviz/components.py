@@ -90,6 +90,13 @@ POOLS.register(Entry("nasbot-ea", "NASBOT's evolutionary acquisition optimiser o
     _ACQ_FRACTION,
     Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
 ), capabilities={"needs": frozenset({"modifiers"})}, paper="001 Sec. 4.2, App. B.2"))
+POOLS.register(Entry("autokeras-tree", "Auto-Keras's A* + simulated annealing tree search over morphisms",
+                     "nasviz.strategies.tree_search:TreeSearchPool", (
+    Option("r", "float", "simulated annealing decay", minimum=1e-6),
+    Option("t_low", "float", "simulated annealing final temperature", minimum=1e-9),
+    Option("n_children", "int", "children per tree expansion", minimum=1),
+    _ACQ_FRACTION,
+), capabilities={"needs": frozenset({"morphisms"})}, paper="003 Alg. 1"))
 BATCH_SELECTORS.register(Entry("topk", "the B best acquisition values (B = 1: the argmax)", "nasviz.batch:topk_selector"))
 BATCH_SELECTORS.register(Entry("kdpp-quality", "quality k-DPP: diverse and good (posterior covariance x quality)",
                                "nasviz.batch:kdpp_quality_selector", capabilities={"min_batch": 2, "covariance": True},
@@ -178,7 +185,7 @@ STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + 
     Option("n_children", "int", "children per tree expansion", minimum=1),
     Option("warm_start", "bool", "children start from their trained ancestor's weights"),
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
-    Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)"),
+    _ACQ_FRACTION,
 ), capabilities={"model": True, "kernel": "edit", "spaces": ("layers",), "warm_start": True}, paper="003"))
 
 # ------------------------------------------------------------------------ objectives / data

@@ -31,7 +31,7 @@ def test_model_based_strategies_fit_their_gp_on_failures_too(make):
                    Evaluation(first[2], None, 0.1, FAILED, "diverged: the training loss is inf")])
     strategy.ask(1)  # fits the GP
     assert first[2] in strategy.gp.train_archs and len(strategy.gp.train_archs) == 3
-    assert first[2] not in strategy.observed  # never an ancestor / incumbent
+    assert first[2] not in [a for a, _ in strategy.observed]  # never an ancestor / incumbent
 
 
 def test_affordable_items_is_a_fraction_of_the_mean_training_time():
