@@ -3,8 +3,9 @@
 Every generator is registered in :data:`nasviz.components.POOLS` and used through one
 interface: a :class:`PoolGenerator` is called with a :class:`PoolRequest` (the space, the
 random generator, the size, the parents, what to exclude, the acquisition) and returns a
-:class:`Pool`. A strategy with its own acquisition optimiser (NASBOT's evolutionary algorithm,
-Auto-Keras's tree search) is a generator like these.
+:class:`Pool`. A strategy with its own acquisition optimiser is a generator like these: NASBOT's
+evolutionary algorithm (``nasbot-ea``, :mod:`nasviz.strategies.nasbot`) and Auto-Keras's tree
+search over morphisms (``autokeras-tree``, :mod:`nasviz.strategies.tree_search`).
 
 =============  ===============================================================================
 ``random``     uniform samples from the space (or the finite domain)
@@ -26,7 +27,7 @@ genuinely new evaluation there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Container, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -47,18 +48,22 @@ class Pool:
 
     ``archs`` (length M) are distinct, unseen and in the domain; ``origin[i]`` says where
     ``archs[i]`` came from (``"random"``, ``"mutation"``, ``"evolution-r"`` for round ``r``,
-    ``"gradient"``); ``info`` holds plain data for the snapshot (fallbacks, rounds, counts).
+    ``"gradient"``, ``"ea"``, ``"morph"``); ``info`` holds plain data about the candidates for the
+    snapshot's pool (fallbacks, rounds, Auto-Keras's lineage of each candidate); ``notes`` plain
+    data about how the generator ran (an acquisition optimiser's schedule and counts), which
+    the strategy reports with its step (:attr:`nasviz.state.StepState.notes`).
     """
 
     archs: list[Architecture]
     origin: list[str]
     info: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)
 
 
 class _Union:
     """Membership in any of several collections (without copying them)."""
 
-    def __init__(self, *parts: Collection[Architecture]) -> None:
+    def __init__(self, *parts: Container[Architecture]) -> None:
         self.parts = parts
 
     def __contains__(self, item: object) -> bool:
@@ -68,7 +73,7 @@ class _Union:
 class _Filter:
     """Keeps a pool distinct, unseen and inside the domain."""
 
-    def __init__(self, exclude: Collection[Architecture], domain: Collection[Architecture] | None) -> None:
+    def __init__(self, exclude: Container[Architecture], domain: Collection[Architecture] | None) -> None:
         self.exclude = exclude
         self.domain = domain if (domain is None or isinstance(domain, (set, frozenset))) else set(domain)
         self.taken: set[Architecture] = set()
@@ -85,7 +90,7 @@ def random_pool(
     rng: np.random.Generator,
     n: int,
     *,
-    exclude: Collection[Architecture] = (),
+    exclude: Container[Architecture] = (),
     domain: Sequence[Architecture] | None = None,
     max_tries: int = 100,
 ) -> list[Architecture]:
@@ -134,7 +139,7 @@ def mutation_pool(
     parents: Sequence[Architecture],
     n: int,
     *,
-    exclude: Collection[Architecture] = (),
+    exclude: Container[Architecture] = (),
     domain: Collection[Architecture] | None = None,
     mutate: Callable[[Architecture, np.random.Generator], Architecture] | None = None,
     max_tries: int = 20,
@@ -172,7 +177,7 @@ def evolutionary_pool(
     parents: Sequence[Architecture],
     n: int = 100,
     *,
-    exclude: Collection[Architecture] = (),
+    exclude: Container[Architecture] = (),
     domain: Sequence[Architecture] | None = None,
     domain_set: Collection[Architecture] | None = None,
     n_rounds: int = 3,
@@ -231,7 +236,7 @@ def mixed_pool(
     parents: Sequence[Architecture],
     n: int = 100,
     *,
-    exclude: Collection[Architecture] = (),
+    exclude: Container[Architecture] = (),
     domain: Sequence[Architecture] | None = None,
     domain_set: Collection[Architecture] | None = None,
     mutate: Callable[[Architecture, np.random.Generator], Architecture] | None = None,
@@ -315,7 +320,7 @@ def gradient_pool(
     n: int = 100,
     *,
     op_gradients: Mapping[str, float] | None,
-    exclude: Collection[Architecture] = (),
+    exclude: Container[Architecture] = (),
     domain: Sequence[Architecture] | None = None,
     domain_set: Collection[Architecture] | None = None,
 ) -> Pool:
@@ -357,24 +362,46 @@ class PoolRequest:
     """What a :class:`PoolGenerator` gets for one step.
 
     ``parents`` are the best observed architectures, best first; ``exclude`` everything evaluated
-    or proposed; ``domain`` / ``domain_set`` the finite set of allowed architectures (a table's
-    rows) or ``None``; ``score(archs) -> (len(archs),)`` the acquisition; ``mutate`` the space's
-    mutation (the strategy may cache instances); ``op_gradients()`` the WL operation gradients
-    when the kernel has them (computed on demand), else ``None``; ``step`` the model-based step
-    (1 for the first fit).
+    or proposed (a container: with the strategy's ``dedupe="canonical"`` it also holds every
+    architecture equivalent to one of them); ``domain`` / ``domain_set`` the finite set of
+    allowed architectures (a table's rows) or ``None``; ``score(archs) -> (len(archs),)`` the
+    acquisition; ``mutate`` the space's mutation (the strategy may cache instances);
+    ``op_gradients()`` the WL operation gradients when the kernel has them (computed on
+    demand), else ``None``; ``step`` the model-based step (1 for the first fit).
+
+    What acquisition optimisers with their own state need (NASBOT's EA, Auto-Keras's tree
+    search): ``batch`` how many the strategy will choose (a generator returns at least that many
+    when it can); ``observed`` the successful evaluations in the order told and ``targets``
+    ``(len(observed),)`` the values the GP was fitted to for them (Tukey-clipped with the
+    strategy's ``targets="robust"``); ``initial`` the architectures the strategy started from
+    (``initial="pool"``); ``costs`` the measured seconds of every evaluation told and
+    ``fit_seconds`` this step's GP fit, for caps on acquisition time
+    (:func:`nasviz.strategies.base.affordable_items`).
     """
 
     space: SearchSpace
     rng: np.random.Generator
     n: int
     parents: Sequence[Architecture]
-    exclude: Collection[Architecture]
+    exclude: Container[Architecture]
     domain: Sequence[Architecture] | None
     domain_set: Collection[Architecture] | None
     score: ScoreFn
     mutate: Callable[[Architecture, np.random.Generator], Architecture]
     op_gradients: Callable[[], Mapping[str, float] | None] = lambda: None
     step: int = 1
+    batch: int = 1
+    observed: Sequence[Architecture] = ()
+    targets: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    initial: Sequence[Architecture] = ()
+    costs: Sequence[float] = ()
+    fit_seconds: float = 0.0
+
+
+def fresh_filter(request: PoolRequest) -> Callable[[Architecture], bool]:
+    """``accept(arch)``: true the first time it is given an architecture that ``request``
+    allows (not excluded, in the domain); for generators that build their own pools."""
+    return _Filter(request.exclude, request.domain_set).accept
 
 
 class PoolGenerator(Protocol):

@@ -82,6 +82,21 @@ POOLS.register(Entry("gradient", "gradient-guided mutation of the best (WL featu
                      paper="002 Sec. 3.2"))
 POOLS.register(Entry("mixed", "half mutations of the best, half random", "nasviz.candidates:mixed_generator",
                      paper="002 App. E.2"))
+_ACQ_FRACTION = Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)")
+POOLS.register(Entry("nasbot-ea", "NASBOT's evolutionary acquisition optimiser over its nine modifiers",
+                     "nasviz.strategies.nasbot:EAPool", (
+    Option("ea_base", "int", "EA evaluations of the first step", minimum=1),
+    Option("ea_cap", "int", "largest EA evaluations per step", minimum=1),
+    _ACQ_FRACTION,
+    Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
+), capabilities={"needs": frozenset({"modifiers"})}, paper="001 Sec. 4.2, App. B.2"))
+POOLS.register(Entry("autokeras-tree", "Auto-Keras's A* + simulated annealing tree search over morphisms",
+                     "nasviz.strategies.tree_search:TreeSearchPool", (
+    Option("r", "float", "simulated annealing decay", minimum=1e-6),
+    Option("t_low", "float", "simulated annealing final temperature", minimum=1e-9),
+    Option("n_children", "int", "children per tree expansion", minimum=1),
+    _ACQ_FRACTION,
+), capabilities={"needs": frozenset({"morphisms"})}, paper="003 Alg. 1"))
 BATCH_SELECTORS.register(Entry("topk", "the B best acquisition values (B = 1: the argmax)", "nasviz.batch:topk_selector"))
 BATCH_SELECTORS.register(Entry("kdpp-quality", "quality k-DPP: diverse and good (posterior covariance x quality)",
                                "nasviz.batch:kdpp_quality_selector", capabilities={"min_batch": 2, "covariance": True},
@@ -116,6 +131,13 @@ _BO_OPTIONS = (
     Option("kdpp_anchor", "bool", "quality k-DPP: condition on the acquisition's argmax"),
     Option("top_parents", "int", "parents of mutation pools: the best observed", minimum=1),
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+    Option("init", "choice", "initial proposals: uniform samples, or the space's initial pool first",
+           choices=("random", "pool")),
+    Option("targets", "choice", "GP targets: the values, or Tukey-clipped from below", choices=("raw", "robust")),
+    Option("failures", "choice", "failed evaluations: skipped, or GP data at the worst value", choices=("skip", "worst")),
+    Option("dedupe", "choice", "never propose the same architecture, or the same canonical key",
+           choices=("exact", "canonical")),
+    Option("kappa", "float?", "fixed UCB weight (none: the schedule from beta0)"),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
@@ -146,12 +168,12 @@ for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
 STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimiser over nine modifiers",
-                          "nasviz.strategies.nasbot:NASBOT", (
+                          "nasviz.strategies.nasbot:nasbot", (
     Option("n_init", "int", "initial networks", minimum=1),
     Option("ea_base", "int", "EA evaluations of the first step", minimum=1),
     Option("ea_cap", "int", "largest EA evaluations per step", minimum=1),
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
-    Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)"),
+    _ACQ_FRACTION,
     Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
 ), capabilities={"model": True, "kernel": "otmann", "spaces": ("layers",)}, paper="001"))
 STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + simulated annealing over morphisms",
@@ -163,7 +185,7 @@ STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + 
     Option("n_children", "int", "children per tree expansion", minimum=1),
     Option("warm_start", "bool", "children start from their trained ancestor's weights"),
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
-    Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)"),
+    _ACQ_FRACTION,
 ), capabilities={"model": True, "kernel": "edit", "spaces": ("layers",), "warm_start": True}, paper="003"))
 
 # ------------------------------------------------------------------------ objectives / data

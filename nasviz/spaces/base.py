@@ -21,6 +21,10 @@ representation      what the space provides                                     
                     enumerate (cells; not 32-node random graphs)
 ``operation-slots`` :meth:`slots` / :meth:`from_slots`: a fixed tuple of          gradient-guided
                     operation choices (NB201's six edges)                        mutation, Optuna
+``modifiers``       :meth:`mutate` is NASBOT's compound mutation over its nine   ``nasbot-ea``
+                    modifiers (paper 001 Table 6, App. B.2)                      pool
+``morphisms``       Auto-Keras's function-preserving morphisms apply             ``autokeras-tree``
+                    (:mod:`nasviz.spaces.layers.morphisms`, paper 003 Sec. 3.3)  pool
 ==================  ==========================================================  ==================
 
 Spaces are registered in :data:`nasviz.components.SPACES`; :func:`nasviz.spaces.get_space`
@@ -43,9 +47,11 @@ OPERATION_TREE = "operation-tree"
 LAYERS = "layers"
 PATHS = "paths"
 OPERATION_SLOTS = "operation-slots"
+MODIFIERS = "modifiers"
+MORPHISMS = "morphisms"
 
 #: Every representation a space may declare (see the module docstring).
-REPRESENTATIONS: tuple[str, ...] = (LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, OPERATION_SLOTS)
+REPRESENTATIONS: tuple[str, ...] = (LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, OPERATION_SLOTS, MODIFIERS, MORPHISMS)
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,34 @@
 """Bayesian optimisation over architectures: kernel + GP + acquisition + pool + batch selector.
 
-One step (paper 000 Algorithm 1): fit the GP (ML-II hyperparameters) to every successful
-evaluation, generate a candidate pool, compute the posterior on the pool, score it with the
-acquisition and choose a batch. Each of the four parts is a registered component
+One step (paper 000 Algorithm 1): fit the GP (ML-II hyperparameters) to the evaluations,
+generate a candidate pool, compute the posterior on the pool, score it with the acquisition and
+choose a batch. Each of the four parts is a registered component
 (:data:`nasviz.components.KERNELS`, ``POOLS``, ``ACQUISITIONS``, ``BATCH_SELECTORS``) used through
 its uniform interface, so a new pool generator or selector plugs in without touching this file.
 With ``batch="topk"`` and one proposal per step this is sequential GP-UCB / GP-EI.
 
+A few options say where a search starts and how evaluations become GP data. Their defaults are
+the BO presets' behaviour; NASBOT and Auto-Keras are this class with their papers' choices
+(:mod:`nasviz.strategies.nasbot`, :mod:`nasviz.strategies.autokeras`):
+
+============  ==================================  =============================================
+option        default                             alternative
+============  ==================================  =============================================
+``init``      ``"random"``: ``n_init`` uniform    ``"pool"``: the space's initial pool first
+              samples before the first fit        (up to ``n_init``; paper 001 Sec. 5)
+``targets``   ``"raw"``: the observed values      ``"robust"``: clipped from below at the Tukey
+                                                  fence (:func:`~.base.robust_targets`)
+``failures``  ``"skip"``: failed evaluations      ``"worst"``: they enter the GP at the worst
+              are only never proposed again       target (:func:`~.base.with_failures`)
+``dedupe``    ``"exact"``: never the same         ``"canonical"``: never two architectures with
+              architecture twice                  one :meth:`~.SearchSpace.canonical_key`
+``kappa``     ``None``: ``kappa_schedule(beta0,   a fixed UCB weight (Auto-Keras's ``beta``,
+              t)``                                paper 003 Eq. (10))
+============  ==================================  =============================================
+
 What the step did is returned by :meth:`BayesianOptimisation.state` as a typed
 :class:`~nasviz.state.StepState` (GP fit, pool with posterior and acquisition, the batch and
-why, WL feature gradients when the kernel is WL).
+why, WL feature gradients when the kernel is WL, the pool generator's own counts in ``notes``).
 
 Determinism: every random choice comes from one generator seeded by ``seed`` (and the GP's own
 seeded restarts), so the same seed and the same sequence of ``tell`` calls give the same
@@ -19,26 +38,60 @@ proposals -- what the run store relies on to resume a run by replay.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from nasviz import candidates
 from nasviz.acquisition import kappa_schedule
 from nasviz.arch import Architecture
-from nasviz.batch import SelectRequest
+from nasviz.batch import BatchSelection, SelectRequest
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
 from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
 from nasviz.state import BatchChoice, FeatureGradients, PoolState, StepState, gp_fit_state
+from nasviz.strategies.base import initial_architectures, robust_targets, take_initial, with_failures
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
 
 #: WL features kept in a step's state (the largest gradients by magnitude).
 MAX_FEATURES = 40
+
+#: Allowed values of the choice options (the first is the default).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "init": ("random", "pool"), "targets": ("raw", "robust"), "failures": ("skip", "worst"),
+    "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"),
+}
+
+
+class _ByKey:
+    """``arch in self``: an architecture with the same key was recorded (canonical dedupe)."""
+
+    def __init__(self, key: Callable[[Architecture], str], keys: set[str]) -> None:
+        self.key, self.keys = key, keys
+
+    def __contains__(self, arch: object) -> bool:
+        return isinstance(arch, Architecture) and self.key(arch) in self.keys
+
+
+def _check(space: "SearchSpace", pool: str, kappa: float | None, counts: Mapping[str, int],
+           choices: Mapping[str, str]) -> None:
+    """Refuse settings that cannot run, naming the option (:class:`~nasviz.errors.ConfigError`)."""
+    for label, value in counts.items():
+        if int(value) < 1:
+            raise ConfigError(f"{label} must be at least 1, got {value}")
+    for label, value in choices.items():
+        if value not in CHOICES[label]:
+            raise ConfigError(f"{label} must be one of {', '.join(map(repr, CHOICES[label]))}, got {value!r}")
+    if kappa is not None and not kappa >= 0:
+        raise ConfigError(f"kappa must be >= 0 or None, got {kappa}")
+    missing = sorted(set(POOLS.get(pool).capabilities.get("needs", ())) - set(space.representations))
+    if missing:
+        raise ConfigError(f"candidate pool {pool!r} needs the {', '.join(missing)} representation, "
+                          f"which the {space.name!r} space lacks")
 
 
 class BayesianOptimisation:
@@ -61,7 +114,10 @@ class BayesianOptimisation:
         t)``, paper 002 App. E.5; ``t`` = BO step) or ``ei`` (expected improvement over the best
         observation).
     pool : str
-        A registered candidate-pool generator (:mod:`nasviz.candidates`).
+        A registered candidate-pool generator (:mod:`nasviz.candidates`); one that ``needs`` a
+        representation ``space`` lacks is refused.
+    pool_options : mapping, optional
+        Options of the pool generator (``nasbot-ea``'s ``ea_base``, ...), validated by its entry.
     batch : str
         A registered batch selector (:mod:`nasviz.batch`); with one proposal per step ``topk`` is
         the acquisition's argmax.
@@ -69,13 +125,20 @@ class BayesianOptimisation:
         Proposals per step the strategy is designed for (the runner's ``batch_size``); ``ask(n)``
         honours any ``n``.
     n_init : int
-        Uniformly random proposals before the first GP fit (10 in papers 000 and 002).
+        Proposals before the first GP fit (10 in papers 000, 001, 002).
+    init, targets, failures, dedupe, kappa
+        Where a search starts and how evaluations become GP data (module docstring). With
+        ``init="pool"`` the initial pool is topped up with samples when shorter than
+        ``n_init``; with ``failures="worst"`` failed evaluations count towards ``n_init``;
+        EI's incumbent stays the best raw value whatever ``targets``; ``kappa`` is also BUCB's
+        weight. ``dedupe="exact"`` suits benchmark tables, where equivalent cells were trained
+        separately.
     pool_size : int
-        Candidates per step (100, paper 000).
+        Candidates per step (100, paper 000); also how many the state reports.
     transform : str
         GP target transform (``"standardize"``, ``"log_error"``, ``"none"``).
     beta0 : float
-        UCB exploration scale.
+        UCB exploration scale of the schedule.
     quality_temperature : float
         Temperature of the k-DPP quality ``q = exp(z / T)``, ``z`` the quality values
         standardised over the pool (:func:`nasviz.batch.quality_scores`). Default 0.5.
@@ -105,12 +168,18 @@ class BayesianOptimisation:
         kernel_options: Mapping[str, Any] | None = None,
         acquisition: str = "ucb",
         pool: str = "evolution",
+        pool_options: Mapping[str, Any] | None = None,
         batch: str = "topk",
         batch_size: int = 1,
         n_init: int = 10,
+        init: str = "random",
         pool_size: int = 100,
         transform: str = "standardize",
+        targets: str = "raw",
+        failures: str = "skip",
+        dedupe: str = "exact",
         beta0: float = 1.5,
+        kappa: float | None = None,
         quality_temperature: float = 0.5,
         quality: str = "mean",
         kdpp_anchor: bool = False,
@@ -118,27 +187,28 @@ class BayesianOptimisation:
         n_restarts: int = 3,
         name: str | None = None,
     ) -> None:
-        for label, value in (("batch_size", batch_size), ("n_init", n_init), ("pool_size", pool_size),
-                             ("top_parents", top_parents)):
-            if int(value) < 1:
-                raise ConfigError(f"{label} must be at least 1, got {value}")
-        if quality not in ("acquisition", "mean"):
-            raise ConfigError(f"quality must be 'acquisition' or 'mean', got {quality!r}")
+        _check(space, pool, kappa, counts={"batch_size": batch_size, "n_init": n_init, "pool_size": pool_size,
+                                           "top_parents": top_parents},
+               choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality})
         self.space = space
         self.kernel_name = kernel if isinstance(kernel, str) else kernel.name
         self.kernel = make_kernel(kernel, space=space, **dict(kernel_options or {})) if isinstance(kernel, str) else kernel
         self.acquisition = acquisition
         self._acquisition_fn = ACQUISITIONS.create(acquisition)
         self.pool_method = pool
-        self._pool_generator = POOLS.create(pool)
+        self.pool_options = dict(pool_options or {})
+        # the registry reads None as "not given"; an option that may be None is written "none"
+        self.pool_generator = POOLS.create(pool, **{k: "none" if v is None else v for k, v in self.pool_options.items()})
         self.batch_method = batch
         self._selector = BATCH_SELECTORS.create(batch)
         self._needs_cov = bool(BATCH_SELECTORS.get(batch).capabilities.get("covariance"))
         self.batch_size = int(batch_size)
         self.n_init = int(n_init)
+        self.init, self.targets, self.failures, self.dedupe = init, targets, failures, dedupe
         self.seed = int(seed)
         self.pool_size = int(pool_size)
         self.beta0 = float(beta0)
+        self.kappa = None if kappa is None else float(kappa)
         self.quality_temperature = float(quality_temperature)
         self.quality = quality
         self.kdpp_anchor = bool(kdpp_anchor)
@@ -151,8 +221,16 @@ class BayesianOptimisation:
         # One instance per distinct architecture: Architecture caches its reduced graph per
         # instance, so re-using instances across steps saves the kernels recomputing it.
         self._instances: dict[Architecture, Architecture] = {a: a for a in self.domain} if self.domain is not None else {}
+        #: The architectures the search starts from (``init="pool"``), in order.
+        self.initial = tuple(initial_architectures(space, init)[: self.n_init])
+        self._initial_queue = list(self.initial)
         self.observed: list[tuple[Architecture, float]] = []
+        self.failed: list[Architecture] = []
         self.seen: set[Architecture] = set()
+        self._seen_keys: set[str] = set()
+        # what pools must avoid: the seen set itself (exact), or anything equivalent to it
+        self._exclude = self.seen if dedupe == "exact" else _ByKey(space.canonical_key, self._seen_keys)
+        self._costs: list[float] = []  # measured seconds of every evaluation told
         self._pending: set[Architecture] = set()
         self._n_bo_steps = 0
         self._state = StepState(strategy=self.name, phase="init")
@@ -161,29 +239,46 @@ class BayesianOptimisation:
     def ask(self, n: int) -> list[Architecture]:
         if n < 1:
             raise ValueError(f"ask needs n >= 1, got {n}")
-        if len(self.observed) + len(self._pending) < self.n_init or len(self.observed) < 2:
-            proposals = self._ask_random(n)
-        else:
-            proposals = self._ask_bo(n)
-        self.seen.update(proposals)
+        # failures="worst" makes failed evaluations GP data, so they count as initial data too
+        data = len(self.observed) + len(self._pending) + (len(self.failed) if self.failures == "worst" else 0)
+        proposals = self._ask_initial(n) if data < self.n_init or len(self.observed) < 2 else self._ask_bo(n)
+        self._remember(proposals)
         self._pending.update(proposals)
         return proposals
 
     def tell(self, evaluations: Sequence[Evaluation]) -> None:
         for ev in evaluations:
-            self.seen.add(ev.arch)
+            self._remember([ev.arch])
             self._pending.discard(ev.arch)
+            if ev.cost is not None and np.isfinite(ev.cost) and ev.cost > 0:
+                self._costs.append(float(ev.cost))
             if ev.ok and ev.value is not None and np.isfinite(ev.value):
                 self.observed.append((ev.arch, float(ev.value)))
+            else:
+                self.failed.append(ev.arch)
 
     def state(self) -> StepState:
         return self._state
 
-    # ------------------------------------------------------------------ steps
-    def _ask_random(self, n: int) -> list[Architecture]:
-        proposals = candidates.random_pool(self.space, self.rng, n, exclude=self.seen, domain=self.domain)
-        self._state = StepState(strategy=self.name, phase="init", proposals=tuple(self.space.format(a) for a in proposals))
-        return proposals
+    # ------------------------------------------------------------------ bookkeeping
+    def _remember(self, archs: Sequence[Architecture]) -> None:
+        self.seen.update(archs)
+        if self.dedupe == "canonical":
+            self._seen_keys.update(self.space.canonical_key(a) for a in archs)
+
+    def _distinct(self, archs: Sequence[Architecture]) -> list[int]:
+        """Indices of ``archs`` that are new under canonical dedupe: key unseen, first of its key."""
+        keys, keep = set(self._seen_keys), []
+        for i, arch in enumerate(archs):
+            key = self.space.canonical_key(arch)
+            if key not in keys:
+                keys.add(key)
+                keep.append(i)
+        return keep
+
+    def _kappa(self, t: int) -> float:
+        """The UCB weight at BO step ``t`` (0-based): the fixed ``kappa`` or the schedule."""
+        return self.kappa if self.kappa is not None else kappa_schedule(self.beta0, t)
 
     def _mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
         child = self.space.mutate(arch, rng)
@@ -193,6 +288,116 @@ class BayesianOptimisation:
         order = sorted(range(len(self.observed)), key=lambda i: -self.observed[i][1])
         return [self.observed[i][0] for i in order[: self.top_parents]]
 
+    # ------------------------------------------------------------------ initial steps
+    def _ask_initial(self, n: int) -> list[Architecture]:
+        """Up to ``n`` proposals before the first fit: the initial queue first, then samples."""
+        first = take_initial(self._initial_queue, n, lambda a: a not in self._exclude)
+        rest: list[Architecture] = []
+        if len(first) < n:
+            # ``first`` is not in the seen set yet; under canonical dedupe _distinct drops repeats
+            exclude = self._exclude if not first or self.dedupe == "canonical" else self.seen | set(first)
+            rest = candidates.random_pool(self.space, self.rng, n - len(first), exclude=exclude, domain=self.domain)
+            if self.dedupe == "canonical":
+                keep = set(self._distinct(first + rest))
+                rest = [a for i, a in enumerate(rest, start=len(first)) if i in keep]
+        proposals = first + rest
+        self._state = StepState(strategy=self.name, phase="init",
+                                proposals=tuple(self.space.format(a) for a in proposals),
+                                notes={"from_initial_pool": len(first)} if self.init == "pool" else {})
+        return proposals
+
+    # ------------------------------------------------------------------ model-based steps
+    def _gp_data(self) -> tuple[list[Architecture], np.ndarray, np.ndarray, np.ndarray]:
+        """``(archs, y_gp, y, targets)``: the GP's training data (failures included when
+        ``failures="worst"``), the observed values ``(n,)`` and their targets ``(n,)``."""
+        archs = [a for a, _ in self.observed]
+        y = np.array([v for _, v in self.observed])
+        targets = robust_targets(y) if self.targets == "robust" else y
+        if self.failures == "worst" and self.failed:
+            gp_archs, y_gp = with_failures(archs, targets, self.failed)
+            return gp_archs, y_gp, y, targets
+        return archs, targets, y, targets
+
+    def _ask_bo(self, n: int) -> list[Architecture]:
+        times: dict[str, float] = {}
+        t0 = time.perf_counter()
+        gp_archs, y_gp, y, targets = self._gp_data()
+        fit = self.gp.fit(gp_archs, y_gp)
+        times["fit"] = time.perf_counter() - t0
+        best = float(y.max())
+        kappa = self._kappa(self._n_bo_steps) if self.acquisition == "ucb" else 0.0
+        self._n_bo_steps += 1
+
+        t1 = time.perf_counter()
+        pool = self._make_pool(n, best, kappa, targets, times["fit"])
+        times["pool"] = time.perf_counter() - t1
+        gp_state = gp_fit_state(fit, self.gp, self.kernel_name)
+        if not pool.archs:
+            self._state = StepState(strategy=self.name, phase="exhausted", gp=gp_state, timings=times, notes=dict(pool.notes))
+            return []
+
+        t2 = time.perf_counter()
+        if self._needs_cov:
+            mean, cov = self.gp.predict(pool.archs, full_cov=True)
+            std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+        else:
+            mean, std = self.gp.predict(pool.archs, full_cov=False)
+            cov = None
+        acq = self._acquisition_fn(mean, std, best, kappa)
+        times["predict"] = time.perf_counter() - t2
+
+        t3 = time.perf_counter()
+        selection = self._selector(SelectRequest(
+            mean=mean, cov=cov, acquisition=acq, k=min(n, len(pool.archs)), rng=self.rng,
+            kappa=self._kappa(max(self._n_bo_steps - 1, 0)), noise_variance=self.gp.noise_variance_y,
+            quality_values=acq if self.quality == "acquisition" else mean, temperature=self.quality_temperature,
+            anchor=int(np.argmax(acq)) if self.kdpp_anchor else None))
+        times["select"] = time.perf_counter() - t3
+        proposals = [pool.archs[i] for i in selection.indices]
+        self._chosen(pool, proposals)
+        self._state = self._step_state(proposals, gp_state, pool, (mean, std, acq), selection, kappa, times, len(y))
+        return proposals
+
+    def _make_pool(self, n: int, best: float, kappa: float, targets: np.ndarray, fit_seconds: float) -> candidates.Pool:
+        """The registered generator's pool for a batch of ``n`` (canonical duplicates removed)."""
+        def score(cands: Sequence[Architecture]) -> np.ndarray:
+            mean, std = self.gp.predict(cands, full_cov=False)
+            return self._acquisition_fn(mean, std, best, kappa)
+
+        pool = self.pool_generator(candidates.PoolRequest(
+            space=self.space, rng=self.rng, n=self.pool_size, parents=self._parents(), exclude=self._exclude,
+            domain=self.domain, domain_set=self._domain_set, score=score, mutate=self._mutate,
+            op_gradients=self._op_gradients, step=self._n_bo_steps, batch=n,
+            observed=[a for a, _ in self.observed], targets=targets, initial=self.initial, costs=tuple(self._costs),
+            fit_seconds=fit_seconds))
+        if self.dedupe == "canonical":
+            keep = self._distinct(pool.archs)
+            pool = candidates.Pool([pool.archs[i] for i in keep], [pool.origin[i] for i in keep], pool.info, pool.notes)
+        return pool
+
+    def _chosen(self, pool: candidates.Pool, proposals: list[Architecture]) -> None:
+        """Called with each model-based step's pool and the proposals chosen from it; a subclass
+        that must remember how a candidate was made (Auto-Keras's lineage) overrides it."""
+
+    def _step_state(self, proposals: list[Architecture], gp_state: Any, pool: candidates.Pool,
+                    posterior: tuple[np.ndarray, np.ndarray, np.ndarray], selection: BatchSelection, kappa: float,
+                    times: dict[str, float], n_observations: int) -> StepState:
+        """The typed state of a model-based step; ``posterior`` is ``(mean, std, acquisition)``,
+        each ``(M,)`` over ``pool.archs``; the generator's ``notes`` join the step's."""
+        mean, std, acq = posterior
+        fmt = self.space.format
+        notes: dict[str, Any] = {"bo_step": self._n_bo_steps, "n_observations": n_observations, **pool.notes}
+        if self.failures == "worst":
+            notes["failures_in_gp"] = len(self.failed)
+        return StepState(
+            strategy=self.name, phase="bo", proposals=tuple(fmt(a) for a in proposals), gp=gp_state,
+            pool=PoolState(candidates=tuple(fmt(a) for a in pool.archs), mean=tuple(map(float, mean)),
+                           std=tuple(map(float, std)), acquisition=tuple(map(float, acq)),
+                           acquisition_name=self.acquisition, origin=tuple(pool.origin), info=dict(pool.info)),
+            batch=BatchChoice.of(selection, kappa=kappa), features=self._feature_gradients(), timings=times,
+            notes=notes)
+
+    # ------------------------------------------------------------------ WL extras
     def _feature_gradients(self) -> FeatureGradients | None:
         """WL feature gradients (paper 002 Eq. 3.2) of the fitted GP over the observations, when
         the kernel is WL (``None`` otherwise or when they cannot be computed)."""
@@ -217,58 +422,3 @@ class BayesianOptimisation:
             return operation_gradients(self.gp, [a for a, _ in self.observed])
         except (ValueError, np.linalg.LinAlgError):
             return None  # the pool falls back to uniform mutation and records it
-
-    def _ask_bo(self, n: int) -> list[Architecture]:
-        times: dict[str, float] = {}
-        t0 = time.perf_counter()
-        y = np.array([v for _, v in self.observed])
-        fit = self.gp.fit([a for a, _ in self.observed], y)
-        times["fit"] = time.perf_counter() - t0
-        best = float(y.max())
-        kappa = kappa_schedule(self.beta0, self._n_bo_steps) if self.acquisition == "ucb" else 0.0
-        self._n_bo_steps += 1
-
-        def score(cands: Sequence[Architecture]) -> np.ndarray:
-            mean, std = self.gp.predict(cands, full_cov=False)
-            return self._acquisition_fn(mean, std, best, kappa)
-
-        t1 = time.perf_counter()
-        pool = self._pool_generator(candidates.PoolRequest(
-            space=self.space, rng=self.rng, n=self.pool_size, parents=self._parents(), exclude=self.seen,
-            domain=self.domain, domain_set=self._domain_set, score=score, mutate=self._mutate,
-            op_gradients=self._op_gradients, step=self._n_bo_steps))
-        times["pool"] = time.perf_counter() - t1
-        gp_state = gp_fit_state(fit, self.gp, self.kernel_name)
-        if not pool.archs:
-            self._state = StepState(strategy=self.name, phase="exhausted", gp=gp_state, timings=times)
-            return []
-
-        t2 = time.perf_counter()
-        if self._needs_cov:
-            mean, cov = self.gp.predict(pool.archs, full_cov=True)
-            std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-        else:
-            mean, std = self.gp.predict(pool.archs, full_cov=False)
-            cov = None
-        acq = self._acquisition_fn(mean, std, best, kappa)
-        times["predict"] = time.perf_counter() - t2
-
-        t3 = time.perf_counter()
-        selection = self._selector(SelectRequest(
-            mean=mean, cov=cov, acquisition=acq, k=min(n, len(pool.archs)), rng=self.rng,
-            kappa=kappa_schedule(self.beta0, max(self._n_bo_steps - 1, 0)), noise_variance=self.gp.noise_variance_y,
-            quality_values=acq if self.quality == "acquisition" else mean, temperature=self.quality_temperature,
-            anchor=int(np.argmax(acq)) if self.kdpp_anchor else None))
-        times["select"] = time.perf_counter() - t3
-        proposals = [pool.archs[i] for i in selection.indices]
-        self._state = StepState(
-            strategy=self.name, phase="bo", proposals=tuple(self.space.format(a) for a in proposals), gp=gp_state,
-            pool=PoolState(candidates=tuple(self.space.format(a) for a in pool.archs), mean=tuple(map(float, mean)),
-                           std=tuple(map(float, std)), acquisition=tuple(map(float, acq)),
-                           acquisition_name=self.acquisition, origin=tuple(pool.origin), info=dict(pool.info)),
-            batch=BatchChoice.of(selection, kappa=kappa),
-            features=self._feature_gradients(),
-            timings=times,
-            notes={"bo_step": self._n_bo_steps, "n_observations": len(y)},
-        )
-        return proposals

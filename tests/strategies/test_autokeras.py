@@ -1,4 +1,4 @@
-"""Auto-Keras (paper 003): edit distance on Fig. 1-like MLPs, A*/SA tree search, warm starts, a run."""
+"""Auto-Keras (paper 003) as BO: edit distance on Fig. 1-like MLPs, the A*/SA tree-search pool, warm starts, a run."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.trainer import TrainingObjective
 from nasviz.runner import run_search
 from nasviz.spaces import layers as L
-from nasviz.strategies.autokeras import AutoKeras, tree_search
+from nasviz.state import StepState
+from nasviz.strategies.autokeras import AutoKeras
 from nasviz.strategies.factory import make_strategy
+from nasviz.strategies.tree_search import TreeSearchPool, tree_search
 
 FIG1 = (
     "input;relu:16<0;relu:16<1;relu:32<2;relu:32<3;relu:16<4;linear<5;output<6",
@@ -73,34 +75,51 @@ def test_tree_search_stops_at_max_scored():
     assert capped.n_expanded < full.n_expanded and capped.best is not None
 
 
+def test_autokeras_is_bo_with_its_papers_parts():
+    from nasviz.spaces import nb201
+    from nasviz.strategies.bo import BayesianOptimisation
+
+    strategy = make_strategy("autokeras", space=L.SPACE, seed=0, beta="1.0")
+    assert isinstance(strategy, BayesianOptimisation) and strategy.name == "autokeras"
+    assert (strategy.kernel_name, strategy.acquisition, strategy.pool_method, strategy.batch_method) == (
+        "edit", "ucb", "autokeras-tree", "topk")
+    assert (strategy.init, strategy.targets, strategy.failures, strategy.dedupe) == ("pool", "robust", "worst", "canonical")
+    assert strategy.kappa == 1.0 and isinstance(strategy.pool_generator, TreeSearchPool)
+    options = make_strategy("autokeras", space=L.SPACE, acq_fraction="0.5", n_children="4").pool_generator
+    assert options.acq_fraction == 0.5 and options.n_children == 4
+    with pytest.raises(ValueError, match="'autokeras-tree' needs the morphisms representation"):
+        AutoKeras(nb201.SPACE)
+
+
 def test_exhausted_tree_search_falls_back_to_unseen_children(monkeypatch):
     """A tree search that finds nothing new must not end the run: ask() still proposes."""
-    import nasviz.strategies.autokeras as ak
-
-    strategy = AutoKeras(L.SPACE, seed=0, n_init=3)
+    import nasviz.strategies.tree_search as ts
     from nasviz.objectives.base import Evaluation
 
+    strategy = AutoKeras(L.SPACE, seed=0, n_init=3)
     first = strategy.ask(3)
     strategy.tell([Evaluation(a, 90.0 + i, 1.0) for i, a in enumerate(first)])
-    monkeypatch.setattr(ak, "tree_search", lambda *a, **k: ak.TreeSearchResult(best=None))
+    monkeypatch.setattr(ts, "tree_search", lambda *a, **k: ts.TreeSearchResult(best=None))
     proposal = strategy.ask(1)
     assert len(proposal) == 1 and proposal[0] not in first
     ancestor, morphs = strategy.lineage[proposal[0]]
     assert ancestor == first[2] and len(morphs) == 1  # the best observed network, one morph
-    assert strategy.state()["fallback"] is True
+    st = strategy.state()
+    assert st.notes["fallback"] is True and st.pool.origin[st.batch.indices[0]] == "fallback-morph"
 
 
 def test_acquisition_cap_follows_measured_times():
-    strategy = AutoKeras(L.SPACE, seed=0, acq_fraction=0.25, n_children=8)
-    assert strategy._max_scored() is None  # nothing measured yet: Alg. 1 unchanged
-    strategy._costs = [2.0, 2.0]
-    strategy._sec_per_scored = 0.01
-    assert strategy._max_scored() == 50  # 0.25 * 2 s / 0.01 s
-    strategy._sec_per_scored = 1.0
-    assert strategy._max_scored() == 8  # never below one expansion's children
-    assert AutoKeras(L.SPACE, seed=0, acq_fraction=None)._max_scored() is None
+    pool = TreeSearchPool(acq_fraction=0.25, n_children=8)
+    assert pool.max_scored([2.0, 2.0]) is None  # nothing measured yet: Alg. 1 unchanged
+    pool._sec_per_scored = 0.01
+    assert pool.max_scored([2.0, 2.0]) == 50  # 0.25 * 2 s / 0.01 s
+    pool._sec_per_scored = 1.0
+    assert pool.max_scored([2.0, 2.0]) == 8  # never below one expansion's children
+    uncapped = TreeSearchPool(acq_fraction=None)
+    uncapped._sec_per_scored = 0.01
+    assert uncapped.max_scored([2.0, 2.0]) is None
     with pytest.raises(ValueError, match="acq_fraction"):
-        AutoKeras(L.SPACE, seed=0, acq_fraction=0.0)
+        TreeSearchPool(acq_fraction=0.0)
 
 
 def _trained_parent():
@@ -151,16 +170,26 @@ def test_autokeras_end_to_end_short_run():
     objective = TrainingObjective(L.SPACE, data, training={"epochs": 2, "patience": 1}, device="cpu")
     strategy = make_strategy("autokeras", space=L.SPACE, seed=0, n_init=2, t_low=0.2)
     strategy.attach(objective)
-    result = run_search(strategy, objective, 5, format_arch=L.format)
+    snaps = []
+    result = run_search(strategy, objective, 5, format_arch=L.format, on_step=snaps.append)
     archs = [ev.arch for ev in result.evaluations]
     assert len(set(archs)) == 5 and all(ev.ok for ev in result.evaluations)
-    state = strategy.state()
-    assert state["phase"] == "bo" and state["chosen"]
+    st = StepState.from_dict(snaps[-1].strategy)  # the typed state, read back from its stored form
+    assert st.phase == "bo" and st.gp.kernel == "edit" and st.pool.acquisition_name == "ucb"
+    assert st.notes["scored"] >= len(st.pool) >= 1 and st.notes["expanded"] >= 1
+    assert len(st.pool.mean) == len(st.pool.std) == len(st.pool.acquisition) == len(st.pool)
+    # UCB with the fixed beta: the proposal is the pool's best, and the pool says how it was reached
+    assert np.allclose(st.pool.acquisition, np.array(st.pool.mean) + 2.5 * np.array(st.pool.std))
+    chosen = st.pool.candidates[st.batch.indices[0]]
+    assert st.batch.indices == (int(np.argmax(st.pool.acquisition)),) and st.proposals == (chosen,)
+    ancestor, morphs = strategy.lineage[archs[-1]]
+    assert st.pool.info["lineage"][chosen] == {"ancestor": L.format(ancestor), "morphs": [m.to_dict() for m in morphs]}
     # every searched proposal came from an observed ancestor and was warm-started from it
     for a in archs[2:]:
         ancestor, morphs = strategy.lineage[a]
         assert ancestor in archs[: archs.index(a)]
-        assert L.format(a) in state["warm_started"]
+        assert apply_sequence(ancestor, morphs)[-1].child == a
+        assert L.format(a) in st.notes["warm_started"]
 
 
 def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one(tmp_path):
@@ -196,7 +225,7 @@ def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one
     resumed = run_search(strategy, objective, budget, format_arch=L.format, store=store, run_id=run_id, resume=True)
     assert resumed.replayed == 4 and [ev.value for ev in resumed.evaluations] == values
     after = [L.format(ev.arch) for ev in resumed.evaluations[4:]]
-    assert any(a in strategy.state()["warm_started"] for a in after)  # warm starts did happen after the resume
+    assert any(a in strategy.state().notes["warm_started"] for a in after)  # warm starts did happen after the resume
     assert store.network_bytes(run_id) == 0  # a finished run cannot be resumed: its weights are dropped
 
     store, run_id = stopped_run(tmp_path / "forgetful.sqlite")

@@ -131,3 +131,35 @@ def test_generic_bo_with_other_pools(nb201_table, pool):
     assert st.phase == "bo" and st.notes["n_observations"] == 15 and len(st.pool) == 100
     assert set(st.pool.origin) <= {"random", "mutation"} and (pool == "mixed") == ("mutation" in st.pool.origin)
     assert len({ev.arch for ev in result.evaluations}) == 16
+
+
+def test_fixed_kappa_replaces_the_ucb_schedule(nb201_table):
+    strategy, _, snaps = _run("bo", nb201_table, 12, seed=0, kappa="0")  # UCB with kappa 0 is the mean
+    st = StepState.from_dict(snaps[-1].strategy)
+    assert strategy.kappa == 0.0 and st.batch.info["kappa"] == 0.0
+    np.testing.assert_allclose(st.pool.acquisition, st.pool.mean)
+    assert make_strategy("bo", space=nb201.SPACE).kappa is None  # default: kappa_schedule(beta0, t)
+
+
+def test_canonical_dedupe_never_proposes_two_equivalent_cells(nb201_table):
+    strategy, result, snaps = _run("bo", nb201_table, 20, seed=1, dedupe="canonical", n_init=8)
+    keys = [nb201.SPACE.canonical_key(ev.arch) for ev in result.evaluations]
+    assert len(keys) == 20 and len(set(keys)) == 20
+    st = StepState.from_dict(snaps[-1].strategy)
+    pool_keys = [nb201.SPACE.canonical_key(nb201.SPACE.parse(c)) for c in st.pool.candidates]
+    assert len(set(pool_keys)) == len(pool_keys) and not set(pool_keys) & set(keys[:-1])
+
+
+def test_initial_pool_option():
+    from nasviz.errors import ConfigError
+    from nasviz.spaces import layers as L
+
+    strategy = make_strategy("bo", space=L.SPACE, seed=0, init="pool", n_init=3)
+    assert strategy.ask(2) == L.initial_pool()[:2] and strategy.state().notes["from_initial_pool"] == 2
+    # the pool runs out after n_init networks: the rest of the batch is sampled
+    batch = strategy.ask(2)
+    assert batch[0] == L.initial_pool()[2] and batch[1] not in L.initial_pool()[:3]
+    with pytest.raises(ConfigError, match="no initial pool"):
+        make_strategy("bo", space=nb201.SPACE, init="pool")
+    with pytest.raises(ConfigError, match="option 'failures' must be one of"):
+        make_strategy("bo", space=nb201.SPACE, failures="ignore")

@@ -21,7 +21,7 @@ import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.errors import ConfigError
-from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_TREE, PATHS, SearchSpace
+from nasviz.spaces.base import LABELLED_DAG, LAYERS, MODIFIERS, MORPHISMS, OPERATION_TREE, PATHS, SearchSpace
 from nasviz.spaces.layers import modifiers
 from nasviz.spaces.layers.graph import (
     DECISION_LABEL, DEFAULT_CONSTRAINTS, LABELS, NAME, PROCESSING_LABELS, RECTIFIERS, SIGMOIDS, Constraints,
@@ -71,7 +71,7 @@ class MLPSpace(SearchSpace):
 
     name = NAME
     description = "NASBOT / Auto-Keras MLPs: DAGs of fully connected layers with widths (unbounded)"
-    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS})
+    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, MODIFIERS, MORPHISMS})
     examples = ("input;relu:64<0;tanh:32<1;linear<2;output<3",)
 
     def __init__(self, constraints: Constraints = DEFAULT_CONSTRAINTS) -> None:
