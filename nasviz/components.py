@@ -175,7 +175,7 @@ STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimis
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
     _ACQ_FRACTION,
     Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
-), capabilities={"model": True, "kernel": "otmann", "spaces": ("layers",)}, paper="001"))
+), capabilities={"model": True, "kernel": "otmann", "pool": "nasbot-ea"}, paper="001"))
 STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + simulated annealing over morphisms",
                           "nasviz.strategies.autokeras:AutoKeras", (
     Option("n_init", "int", "initial networks", minimum=1),
@@ -186,7 +186,7 @@ STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + 
     Option("warm_start", "bool", "children start from their trained ancestor's weights"),
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
     _ACQ_FRACTION,
-), capabilities={"model": True, "kernel": "edit", "spaces": ("layers",), "warm_start": True}, paper="003"))
+), capabilities={"model": True, "kernel": "edit", "pool": "autokeras-tree", "warm_start": True}, paper="003"))
 
 # ------------------------------------------------------------------------ objectives / data
 OBJECTIVES.register(Entry("table", "look values up in a benchmark table (CSV)", "nasviz.objectives.table:load_table"))
@@ -246,8 +246,8 @@ def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None
         missing = sorted(kernel_reads(kernel) - space_provides(space))
         found.append(f"kernel {kernel!r} cannot read the {space!r} space: it needs {', '.join(missing)}")
     config = {**entry.preset, **options}
-    pool = config.get("pool")
-    if entry.option("pool") is not None and pool:
+    pool = config.get("pool") or entry.capabilities.get("pool")
+    if pool:
         needs = POOLS.get(str(pool)).capabilities.get("needs", frozenset())
         missing = sorted(set(needs) - space_provides(space))
         if missing:

@@ -379,7 +379,7 @@ def write_table(out: Path, p: Plan, settings: dict[str, Any], done: dict[tuple[s
     output); ``flops`` is what one forward pass of one image computes (``torch.utils.flop_counter``:
     convolutions and the linear layer), so it is per cell, not per class.
     """
-    from nasviz.models.cost import network_cost
+    from nasviz.objectives.network_cost import network_cost
 
     space = get_space(p.space_name)
     epochs = int(settings["training"]["epochs"])

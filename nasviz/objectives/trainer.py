@@ -19,8 +19,8 @@
   (smaller activations), until it fits or the batch cannot shrink further.
 
 :class:`TrainingObjective` implements the objective protocol of :mod:`nasviz.objectives.base`: it
-builds the network of each architecture (:func:`nasviz.models.nb201_net.build_nb201_network` for
-NAS-Bench-201 cells; ``nasviz.models.layer_net`` for layer DAGs), seeds it, trains it and returns
+builds the network of each architecture with its space's
+:meth:`~nasviz.spaces.base.SearchSpace.build_network`, seeds it, trains it and returns
 an :class:`~nasviz.objectives.base.Evaluation` whose ``info`` carries the curves, the parameter
 count, the training seconds and the test score.
 """

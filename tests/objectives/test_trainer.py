@@ -17,7 +17,7 @@ from nasviz.objectives.trainer import (
     is_out_of_memory,
     train_model,
 )
-from nasviz.models.nb201_net import build_nb201_network
+from nasviz.spaces.nb201.network import build_nb201_network
 from nasviz.spaces import get_space, nb201
 
 MIXED = "|nor_conv_3x3~0|+|avg_pool_3x3~0|skip_connect~1|+|nor_conv_1x1~0|none~1|nor_conv_3x3~2|"

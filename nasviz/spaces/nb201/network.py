@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from nasviz.arch import Architecture
-from nasviz.spaces import nb201
+from nasviz.spaces.nb201 import cell as nb201
 
 #: (source, target) cell nodes of the six edges, in NAS-Bench-201 string order.
 CELL_EDGES = nb201.CELL_EDGES

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from nasviz.models.nb201_net import (
+from nasviz.spaces.nb201.network import (
     NB201Network,
     build_nb201_network,
     count_parameters,
