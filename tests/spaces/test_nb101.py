@@ -360,7 +360,7 @@ def test_import_of_the_20k_table_joins_every_row(tmp_path, enumeration):
     result = nb101.import_hash_table(src, tmp_path / "nb101_20k.csv")
     assert result.rows_read == result.rows_joined == 20_001
     with open(src, newline="") as a, open(result.out_path, newline="") as b:
-        first_in, first_out = next(itertools.islice(csv.DictReader(a), 0, None)), next(csv.DictReader(b))
+        first_in, first_out = next(csv.DictReader(a)), next(csv.DictReader(b))
     assert nb101.parse(first_out["arch"]).hash == first_in["hash"]
     assert first_out["valid_accuracy_108"] == first_in["valid_accuracy_108"]
     assert first_out["train_seconds"] == first_in["train_seconds_108"]
