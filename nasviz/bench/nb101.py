@@ -36,14 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from nasviz.spaces import nb101
+from nasviz.spaces.nb101 import cell as nb101
 
 DESCRIPTION = "NAS-Bench-101 space: enumeration time (cold, cached) and memory, shared-table checks, training time."
 
 _CHILD = """
 import json, resource, time
 start = time.perf_counter()
-from nasviz.spaces import nb101
+from nasviz.spaces.nb101 import cell as nb101
 enum = nb101.load_enumeration()
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from nasviz.arch import Architecture
-from nasviz.spaces import nb101
+from nasviz.spaces.nb101 import cell as nb101
 from nasviz.spaces.nb101 import InvalidCellError, NB101Cell, NB101ParseError
 
 EXAMPLE = "01100|00011|00001|00001|00000;input,conv3x3-bn-relu,maxpool3x3,conv1x1-bn-relu,output"
