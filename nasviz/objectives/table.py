@@ -379,12 +379,27 @@ def write_table(path: str | os.PathLike, table: Table) -> None:
             writer.writerow(row)
 
 
-def shared_nb201_table_path() -> Path | None:
-    """The shared NAS-Bench-201 table if present: ``$NASVIZ_NB201_TABLE`` or ``../shared/data``."""
-    env = os.environ.get(NB201_TABLE_ENV)
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "nb201_test_accuracy.csv")
-    for p in candidates:
-        if p.is_file():
-            return p.resolve()
+#: Environment variable naming the folder of the shared benchmark tables (default ``../shared/data``
+#: beside the repository).
+SHARED_DATA_ENV = "NASVIZ_SHARED_DATA"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shared_data_path(name: str) -> Path | None:
+    """A shared benchmark file if present: ``$NASVIZ_SHARED_DATA/name``, else ``../shared/data/name``
+    relative to the repository root. The tables themselves are never part of the repository."""
+    env = os.environ.get(SHARED_DATA_ENV)
+    candidates = [Path(env).expanduser() / name] if env else []
+    candidates.append(REPO_ROOT / ".." / "shared" / "data" / name)
+    for path in candidates:
+        if path.is_file():
+            return path.resolve()
     return None
+
+
+def shared_nb201_table_path() -> Path | None:
+    """The shared NAS-Bench-201 table if present: ``$NASVIZ_NB201_TABLE``, else :func:`shared_data_path`."""
+    env = os.environ.get(NB201_TABLE_ENV)
+    if env and Path(env).is_file():
+        return Path(env).resolve()
+    return shared_data_path("nb201_test_accuracy.csv")

@@ -1009,20 +1009,10 @@ def mutate(cell: NB101Cell, rng: np.random.Generator, grow: bool = True, max_tri
 
 # --------------------------------------------------------------------------------- the tables
 def shared_data_path(name: str) -> Path | None:
-    """A shared benchmark file if present: ``$NASVIZ_SHARED_DATA/name`` or ``../shared/data/name``.
+    """A shared benchmark file if present (:func:`nasviz.objectives.table.shared_data_path`)."""
+    from nasviz.objectives.table import shared_data_path as shared
 
-    The second is relative to the repository root (as for the NAS-Bench-201 table); the
-    tables themselves are never part of the repository.
-    """
-    candidates = []
-    env = os.environ.get(SHARED_DATA_ENV)
-    if env:
-        candidates.append(Path(env).expanduser() / name)
-    candidates.append(Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / name)
-    for path in candidates:
-        if path.is_file():
-            return path.resolve()
-    return None
+    return shared(name)
 
 
 @dataclass(frozen=True)
