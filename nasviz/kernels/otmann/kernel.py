@@ -1,0 +1,242 @@
+"""The NASBOT kernel: an ensemble over OTMANN distances (paper 001 Sec. 4.1, Eq. (4)).
+
+    k(x, x') = alpha * exp(-sum_i beta_i d_i^p) + alpha_bar * exp(-sum_i beta_bar_i dbar_i^p_bar)
+
+over ``nu_str in {0.1, 0.2, 0.4, 0.8}`` with ``p = 1``, ``p_bar = 2`` (the paper's values). ``d_i``
+is the OTMANN distance of :mod:`.transport` computed with ``nu_str = nu_str_i`` and ``dbar_i`` its
+normalised counterpart. The distances for every ``nu_str`` are the kernel's components, so a GP
+re-weights them without recomputing a single transport problem.
+
+The kernel is not positive definite (``positive_definite = False``);
+:meth:`OTMANNKernel.psd_matrix` adds the smallest jitter that makes a Gram matrix
+Cholesky-factorable (:func:`~nasviz.kernels.base.make_psd`) and reports how much.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from nasviz.arch import Architecture
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd
+from nasviz.kernels.otmann.masses import ZETA
+from nasviz.kernels.otmann.paths import check_structure
+from nasviz.kernels.otmann.transport import NetworkSummary, TransportPlan, pool_size, solve_pairs_parallel, summarise, transport_plan
+
+#: The paper's nu_str ensemble (Sec. 4.1).
+DEFAULT_NU_STR: tuple[float, ...] = (0.1, 0.2, 0.4, 0.8)
+
+
+class OTMANNKernel(Kernel):
+    """The NASBOT kernel ensemble over OTMANN distances (paper 001 Sec. 4.1, Eq. (4)).
+
+    Parameters
+    ----------
+    nu_str : sequence of float
+        Structural trade-offs of the ensemble (paper: 0.1, 0.2, 0.4, 0.8).
+    p, p_bar : float
+        Exponents of ``d`` and ``dbar`` in Eq. (4) (paper: 1 and 2).
+    zeta : float
+        Mass fraction of input / output / decision layers (paper: 0.1).
+    cell_channels : int
+        Channels of every operation in cells without widths (NB201).
+    structure : {"paths", "grouped"}
+        ``"paths"``: the six path lengths of Sec. 3; ``"grouped"``: App. A's average with the
+        path lengths through each layer group.
+    n_jobs : int or None
+        Worker processes for large matrices. ``None``: up to 2 (as many as the load average
+        leaves idle) when more than ``parallel_min_pairs`` transport problems are new (a pool
+        costs ~0.1 s to start and is slower than one process on a saturated machine).
+
+    Components (each ``(len(a), len(b))``): ``"d_{nu}"`` and ``"dbar_{nu}"`` per ``nu_str``.
+    Hyperparameters: ``alpha``, ``alpha_bar``, ``beta_{nu}``, ``beta_bar_{nu}``.
+    """
+
+    name = "otmann"
+    positive_definite = False
+
+    def __init__(
+        self,
+        nu_str: Sequence[float] = DEFAULT_NU_STR,
+        p: float = 1.0,
+        p_bar: float = 2.0,
+        zeta: float = ZETA,
+        cell_channels: int = 16,
+        structure: str = "paths",
+        n_jobs: int | None = None,
+        parallel_min_pairs: int = 20000,
+    ) -> None:
+        nus = tuple(float(v) for v in nu_str)
+        if not nus or any(v <= 0 for v in nus):
+            raise ValueError(f"nu_str must be a non-empty list of positive numbers, got {nu_str!r}")
+        if not (0 < zeta < 1):
+            raise ValueError(f"zeta must lie in (0, 1) (paper 001 Sec. 3), got {zeta!r}")
+        if p <= 0 or p > 2 or p_bar <= 0 or p_bar > 2:
+            raise ValueError(f"p and p_bar must lie in (0, 2] (paper 001 Sec. 2.2), got {p!r}, {p_bar!r}")
+        if cell_channels <= 0:
+            raise ValueError(f"cell_channels must be positive, got {cell_channels!r}")
+        check_structure(structure)
+        self.nu_str = nus
+        self.p, self.p_bar = float(p), float(p_bar)
+        self.zeta = float(zeta)
+        self.cell_channels = int(cell_channels)
+        self.structure = structure
+        self.n_jobs = n_jobs
+        self.parallel_min_pairs = int(parallel_min_pairs)
+        self._kidx: dict[str, int] = {}
+        self._reps: list[NetworkSummary] = []
+        # d between cached architectures, (len(nu_str), cap, cap); NaN = not solved yet
+        self._D = np.full((len(nus), 0, 0), np.nan)
+        #: Typical scales of d and dbar (median over the first components call), for defaults.
+        self._scale_d = np.ones(len(nus))
+        self._scale_dbar = np.full(len(nus), 0.1)
+        self._scaled = False
+        #: Jitter added by the last :meth:`psd_matrix` call.
+        self.last_jitter = 0.0
+
+    # ------------------------------------------------------------------ names
+    def _d_name(self, nu: float) -> str:
+        return f"d_{nu:g}"
+
+    def _dbar_name(self, nu: float) -> str:
+        return f"dbar_{nu:g}"
+
+    @property
+    def component_names(self) -> list[str]:
+        return [self._d_name(v) for v in self.nu_str] + [self._dbar_name(v) for v in self.nu_str]
+
+    @property
+    def hyperparameters(self) -> list[Hyperparameter]:
+        k = len(self.nu_str)
+        hps = [Hyperparameter("alpha", 1.0, (1e-3, 1e3)), Hyperparameter("alpha_bar", 1.0, (1e-3, 1e3))]
+        for i, nu in enumerate(self.nu_str):
+            b = 1.0 / (k * self._scale_d[i] ** self.p)
+            hps.append(Hyperparameter(f"beta_{nu:g}", b, (b * 1e-3, b * 1e3)))
+        for i, nu in enumerate(self.nu_str):
+            b = 1.0 / (k * self._scale_dbar[i] ** self.p_bar)
+            hps.append(Hyperparameter(f"beta_bar_{nu:g}", b, (b * 1e-3, b * 1e3)))
+        return hps
+
+    # ------------------------------------------------------------------ distances
+    def _index(self, arch: Architecture) -> int:
+        key = arch.canonical_key()
+        i = self._kidx.get(key)
+        if i is None:
+            self._reps.append(summarise(arch, self.zeta, self.cell_channels, self.structure))
+            i = self._kidx[key] = len(self._reps) - 1
+        return i
+
+    def _solve(self, nets: list[NetworkSummary], pairs: np.ndarray) -> np.ndarray:
+        workers = pool_size(len(pairs), self.n_jobs, self.parallel_min_pairs)
+        return solve_pairs_parallel(nets, nets, pairs, np.array(self.nu_str), workers)
+
+    def otmann_distances(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> np.ndarray:
+        """Raw OTMANN ``d`` for every ``nu_str``, shape ``(len(nu_str), len(a), len(b))``.
+
+        Per-architecture masses and path lengths are computed once (cached by canonical key;
+        isomorphic graphs have the same distance), and every solved pair is cached, so a
+        growing training set only solves its new pairs.
+        """
+        ia = np.array([self._index(a) for a in archs_a], dtype=np.intp)
+        ib = np.array([self._index(b) for b in archs_b], dtype=np.intp)
+        n = len(self._reps)
+        if self._D.shape[1] < n:
+            cap = max(n, 2 * self._D.shape[1], 16)
+            grown = np.full((len(self.nu_str), cap, cap), np.nan)
+            old = self._D.shape[1]
+            grown[:, :old, :old] = self._D
+            grown[:, np.arange(cap), np.arange(cap)] = 0.0
+            self._D = grown
+        rows, cols = np.unique(ia), np.unique(ib)
+        ii, jj = np.nonzero(np.isnan(self._D[0][np.ix_(rows, cols)]))
+        if len(ii):
+            pa, pb = np.minimum(rows[ii], cols[jj]), np.maximum(rows[ii], cols[jj])
+            cap = self._D.shape[1]
+            flat = np.unique(pa * cap + pb)  # each unordered pair once (d is symmetric)
+            pairs = np.stack([flat // cap, flat % cap], axis=1)
+            values = self._solve(self._reps, pairs)  # (P, K)
+            self._D[:, pairs[:, 0], pairs[:, 1]] = values.T
+            self._D[:, pairs[:, 1], pairs[:, 0]] = values.T
+        return self._D[:, ia[:, None], ib[None, :]]
+
+    def total_masses(self, archs: Sequence[Architecture]) -> np.ndarray:
+        """``tm(G)`` of each architecture, shape ``(len(archs),)``."""
+        return np.array([self._reps[self._index(a)].total for a in archs])
+
+    def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
+        """``d_{nu}`` and ``dbar_{nu} = d / (tm_a + tm_b)`` per ``nu_str``, each ``(len(a), len(b))``."""
+        d = self.otmann_distances(archs_a, archs_b)
+        tm = self.total_masses(archs_a)[:, None] + self.total_masses(archs_b)[None, :]
+        dbar = d / tm[None]
+        if not self._scaled and np.any(d[0] > 0):
+            self._set_scales(d, dbar)
+        comps: Components = {}
+        for i, nu in enumerate(self.nu_str):
+            comps[self._d_name(nu)] = d[i]
+        for i, nu in enumerate(self.nu_str):
+            comps[self._dbar_name(nu)] = dbar[i]
+        return comps
+
+    def _set_scales(self, d: np.ndarray, dbar: np.ndarray) -> None:
+        """Default betas put the median pair of the first components call (usually the
+        training Gram) at exp(-1) in each half of Eq. (4); the paper samples the betas from
+        their posterior instead, so only ML-II's starting point depends on this."""
+        for i in range(len(self.nu_str)):
+            vd, vb = d[i].ravel(), dbar[i].ravel()
+            vd, vb = vd[vd > 0], vb[vb > 0]
+            if len(vd):
+                self._scale_d[i] = float(np.median(vd))
+                self._scale_dbar[i] = float(np.median(vb))
+        self._scaled = True
+
+    # ------------------------------------------------------------------ kernel
+    def _split_theta(self, theta: Sequence[float] | None) -> tuple[float, float, np.ndarray, np.ndarray]:
+        theta = self.default_theta() if theta is None else np.asarray(theta, dtype=float)
+        k = len(self.nu_str)
+        if theta.shape != (2 + 2 * k,):
+            raise ValueError(f"theta must have {2 + 2 * k} entries (alpha, alpha_bar, {k} betas, {k} beta_bars), got shape {theta.shape}")
+        return float(theta[0]), float(theta[1]), theta[2 : 2 + k], theta[2 + k :]
+
+    def _stacks(self, components: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            dp = np.stack([np.asarray(components[self._d_name(v)]) for v in self.nu_str]) ** self.p
+            dbp = np.stack([np.asarray(components[self._dbar_name(v)]) for v in self.nu_str]) ** self.p_bar
+        except KeyError as exc:
+            raise ValueError(f"components lack {exc.args[0]!r}; expected {self.component_names}") from None
+        return dp, dbp
+
+    def combine(self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None) -> np.ndarray:
+        """Eq. (4): ``alpha exp(-sum beta_i d_i^p) + alpha_bar exp(-sum beta_bar_i dbar_i^p_bar)``."""
+        alpha, alpha_bar, beta, beta_bar = self._split_theta(theta)
+        dp, dbp = self._stacks(components)
+        return alpha * np.exp(-np.tensordot(beta, dp, 1)) + alpha_bar * np.exp(-np.tensordot(beta_bar, dbp, 1))
+
+    def combine_with_gradients(
+        self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``K`` and analytic ``dK/dtheta``: ``dK/dalpha = E``, ``dK/dbeta_i = -alpha E d_i^p``
+        (likewise for the normalised half), in the order of :attr:`hyperparameters`."""
+        alpha, alpha_bar, beta, beta_bar = self._split_theta(theta)
+        dp, dbp = self._stacks(components)
+        e = np.exp(-np.tensordot(beta, dp, 1))
+        eb = np.exp(-np.tensordot(beta_bar, dbp, 1))
+        grads = [e, eb] + [-alpha * e * dp[i] for i in range(len(beta))] + [-alpha_bar * eb * dbp[i] for i in range(len(beta_bar))]
+        return alpha * e + alpha_bar * eb, grads
+
+    def psd_matrix(self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None) -> tuple[np.ndarray, float]:
+        """A square Gram matrix made Cholesky-factorable with :func:`make_psd`; returns
+        ``(K, jitter)`` and stores the jitter in :attr:`last_jitter`."""
+        K, jitter = make_psd(self.combine(components, theta))
+        self.last_jitter = jitter
+        return K, jitter
+
+    def transport_plan(self, arch_a: Architecture, arch_b: Architecture, nu_str: float | None = None) -> TransportPlan:
+        """:func:`transport_plan` with this kernel's settings (``nu_str`` defaults to the first)."""
+        return transport_plan(
+            arch_a, arch_b, self.nu_str[0] if nu_str is None else nu_str,
+            zeta=self.zeta, cell_channels=self.cell_channels, structure=self.structure,
+        )
+
+
+__all__ = ["DEFAULT_NU_STR", "OTMANNKernel"]
