@@ -325,3 +325,62 @@ def test_degenerate_cells_are_finite():
         assert np.allclose(np.diag(D), 0)
     assert comps["d_0.1"][0, 1] > 0  # same unit masses, different structure
     assert layer_masses(empty.reduced()).tolist() == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------------------- call history
+def test_distances_are_bit_identical_whatever_the_kernel_saw_first():
+    """Each pair is solved in one orientation (by canonical key) on layers in a canonical order,
+    so neither the order in which architectures arrive nor which of two isomorphic numberings
+    came first changes a single bit."""
+    rng = np.random.default_rng(12)
+    B = nb201.sample(rng, 25) + [random_mlp(rng) for _ in range(15)]
+    seen = OTMANNKernel(n_jobs=1)
+    seen.otmann_distances(B[::-1], B[::-1])
+    assert np.array_equal(seen.otmann_distances(B, B), OTMANNKernel(n_jobs=1).otmann_distances(B, B))
+    # two numberings of one MLP (the parallel branches swapped) and a third network
+    x = mlp([("relu", 16), ("tanh", 32), ("linear", None)], [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)])
+    y = mlp([("tanh", 32), ("relu", 16), ("linear", None)], [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)])
+    assert x != y and x.canonical_key() == y.canonical_key()
+    others = [random_mlp(rng) for _ in range(40)]
+    first_x, first_y = OTMANNKernel(n_jobs=1), OTMANNKernel(n_jobs=1)
+    first_x.otmann_distances([x], others)
+    first_y.otmann_distances([y], others)
+    assert np.array_equal(first_x.otmann_distances([y], others), first_y.otmann_distances([y], others))
+
+
+def test_a_shared_kernel_gives_every_thread_the_same_distances():
+    """The memo is shared state: threads filling it at once must not mix up rows."""
+    import sys
+
+    rng = np.random.default_rng(14)
+    archs = nb201.sample(rng, 40)
+    reference = OTMANNKernel(n_jobs=1)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so an unguarded memo shows its races
+    try:
+        _fill_shared_kernel_from_threads(rng, archs, reference)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _fill_shared_kernel_from_threads(rng, archs, reference) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    for _ in range(6):
+        subsets = [[archs[i] for i in rng.permutation(len(archs))[:12]] for _ in range(8)]
+        shared = OTMANNKernel(n_jobs=1)
+        with ThreadPoolExecutor(8) as pool:  # every thread meets new architectures at once
+            results = list(pool.map(lambda s: shared.otmann_distances(s, archs), subsets))
+        for subset, got in zip(subsets, results):
+            assert np.array_equal(got, reference.otmann_distances(subset, archs))
+
+
+def test_kernel_pickles_with_its_memo():
+    import pickle
+
+    archs = nb201.sample(np.random.default_rng(15), 6)
+    k = OTMANNKernel(n_jobs=1)
+    d = k.otmann_distances(archs, archs)
+    copy = pickle.loads(pickle.dumps(k))
+    assert len(copy._memo) == len(k._memo) and copy.hyperparameters == k.hyperparameters
+    assert np.array_equal(copy.otmann_distances(archs, archs), d)

@@ -12,7 +12,7 @@ layers of one network to those of another, paying (paper 001, Sec. 3):
 
 Layer masses (:mod:`.masses`) follow Sec. 3 and App. A; the matching program (3) is solved as the
 optimal transport program (6) of App. A.1 with one non-assignment layer per network
-(:mod:`.transport`); the NASBOT kernel, the ensemble of Sec. 4.1 Eq. (4) over several
+(:mod:`.transport`, memoised per pair by :mod:`.memo`); the NASBOT kernel, the ensemble of Sec. 4.1 Eq. (4) over several
 ``nu_str``, is :class:`OTMANNKernel` (:mod:`.kernel`).
 
 Architectures this package understands (after :meth:`Architecture.reduced`):
@@ -46,11 +46,12 @@ from nasviz.kernels.otmann.costs import (
 )
 from nasviz.kernels.otmann.kernel import DEFAULT_NU_STR, OTMANNKernel
 from nasviz.kernels.otmann.masses import ZETA, layer_masses
+from nasviz.kernels.otmann.memo import DistanceMemo
 from nasviz.kernels.otmann.paths import STRUCTURES, path_lengths, structural_features
 from nasviz.kernels.otmann.transport import NetworkSummary, TransportPlan, summarise, transport_plan
 
 __all__ = [
-    "CNN_LABELS", "CNN_LABEL_MISMATCH", "DEFAULT_NU_STR", "INCOMPATIBLE_COST", "LABEL_INDEX", "LABEL_MISMATCH",
+    "CNN_LABELS", "CNN_LABEL_MISMATCH", "DEFAULT_NU_STR", "DistanceMemo", "INCOMPATIBLE_COST", "LABEL_INDEX", "LABEL_MISMATCH",
     "LAYER_GROUPS", "LAYER_KINDS", "MLP_LABELS", "MLP_LABEL_MISMATCH", "MLP_RECTIFIERS", "MLP_SIGMOIDS",
     "NB201_LABELS", "NB201_LABEL_MISMATCH", "NON_ASSIGNMENT_COST", "NetworkSummary", "OTMANNKernel", "STRUCTURES",
     "STRUCTURE_GROUPS", "TransportPlan", "ZETA", "layer_masses", "path_lengths", "structural_features", "summarise",

@@ -21,8 +21,9 @@ import numpy as np
 from nasviz.arch import Architecture
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd
 from nasviz.kernels.otmann.masses import ZETA
+from nasviz.kernels.otmann.memo import DistanceMemo
 from nasviz.kernels.otmann.paths import check_structure
-from nasviz.kernels.otmann.transport import NetworkSummary, TransportPlan, pool_size, solve_pairs_parallel, summarise, transport_plan
+from nasviz.kernels.otmann.transport import TransportPlan, transport_plan
 
 #: The paper's nu_str ensemble (Sec. 4.1).
 DEFAULT_NU_STR: tuple[float, ...] = (0.1, 0.2, 0.4, 0.8)
@@ -84,10 +85,7 @@ class OTMANNKernel(Kernel):
         self.structure = structure
         self.n_jobs = n_jobs
         self.parallel_min_pairs = int(parallel_min_pairs)
-        self._kidx: dict[str, int] = {}
-        self._reps: list[NetworkSummary] = []
-        # d between cached architectures, (len(nu_str), cap, cap); NaN = not solved yet
-        self._D = np.full((len(nus), 0, 0), np.nan)
+        self._memo = DistanceMemo(nus, self.zeta, self.cell_channels, structure, n_jobs, self.parallel_min_pairs)
         #: Typical scales of d and dbar (median over the first components call), for defaults.
         self._scale_d = np.ones(len(nus))
         self._scale_dbar = np.full(len(nus), 0.1)
@@ -119,50 +117,19 @@ class OTMANNKernel(Kernel):
         return hps
 
     # ------------------------------------------------------------------ distances
-    def _index(self, arch: Architecture) -> int:
-        key = arch.canonical_key()
-        i = self._kidx.get(key)
-        if i is None:
-            self._reps.append(summarise(arch, self.zeta, self.cell_channels, self.structure))
-            i = self._kidx[key] = len(self._reps) - 1
-        return i
-
-    def _solve(self, nets: list[NetworkSummary], pairs: np.ndarray) -> np.ndarray:
-        workers = pool_size(len(pairs), self.n_jobs, self.parallel_min_pairs)
-        return solve_pairs_parallel(nets, nets, pairs, np.array(self.nu_str), workers)
-
     def otmann_distances(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> np.ndarray:
         """Raw OTMANN ``d`` for every ``nu_str``, shape ``(len(nu_str), len(a), len(b))``.
 
-        Per-architecture masses and path lengths are computed once (cached by canonical key;
-        isomorphic graphs have the same distance), and every solved pair is cached, so a
-        growing training set only solves its new pairs.
+        Memoised (:class:`~nasviz.kernels.otmann.memo.DistanceMemo`): per-architecture masses
+        and path lengths once per canonical key (isomorphic graphs have the same distance), each
+        pair once, so a growing training set only solves its new pairs; every value is the same
+        whatever was computed before.
         """
-        ia = np.array([self._index(a) for a in archs_a], dtype=np.intp)
-        ib = np.array([self._index(b) for b in archs_b], dtype=np.intp)
-        n = len(self._reps)
-        if self._D.shape[1] < n:
-            cap = max(n, 2 * self._D.shape[1], 16)
-            grown = np.full((len(self.nu_str), cap, cap), np.nan)
-            old = self._D.shape[1]
-            grown[:, :old, :old] = self._D
-            grown[:, np.arange(cap), np.arange(cap)] = 0.0
-            self._D = grown
-        rows, cols = np.unique(ia), np.unique(ib)
-        ii, jj = np.nonzero(np.isnan(self._D[0][np.ix_(rows, cols)]))
-        if len(ii):
-            pa, pb = np.minimum(rows[ii], cols[jj]), np.maximum(rows[ii], cols[jj])
-            cap = self._D.shape[1]
-            flat = np.unique(pa * cap + pb)  # each unordered pair once (d is symmetric)
-            pairs = np.stack([flat // cap, flat % cap], axis=1)
-            values = self._solve(self._reps, pairs)  # (P, K)
-            self._D[:, pairs[:, 0], pairs[:, 1]] = values.T
-            self._D[:, pairs[:, 1], pairs[:, 0]] = values.T
-        return self._D[:, ia[:, None], ib[None, :]]
+        return self._memo.distances(archs_a, archs_b)
 
     def total_masses(self, archs: Sequence[Architecture]) -> np.ndarray:
         """``tm(G)`` of each architecture, shape ``(len(archs),)``."""
-        return np.array([self._reps[self._index(a)].total for a in archs])
+        return np.array([self._memo.summary(a).total for a in archs])
 
     def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
         """``d_{nu}`` and ``dbar_{nu} = d / (tm_a + tm_b)`` per ``nu_str``, each ``(len(a), len(b))``."""

@@ -24,6 +24,8 @@ node sums its inputs into ``C`` channels.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
@@ -89,7 +91,7 @@ def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int =
     """
     check_labels(arch)
     masses = processing_masses(arch, cell_channels)
-    processing = float(masses.sum())
+    processing = math.fsum(masses)  # exactly rounded: the same for every numbering of the graph
     base = zeta * processing if processing > 0 else 1.0
     kinds = [LAYER_KINDS[label] for label in arch.labels]
     n_decision = kinds.count("decision")

@@ -16,6 +16,8 @@ are; the random-walk lengths average over incoming / outgoing edges once per cop
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from nasviz.arch import Architecture
@@ -44,7 +46,9 @@ def _sweep(order: tuple[int, ...], parents: tuple[tuple[int, ...], ...], start: 
         if v == start or not reached:
             continue
         vals = out[reached]
-        out[v] = (vals[:, 0].min() + hop[v], vals[:, 1].max() + hop[v], vals[:, 2].mean() + hop[v])
+        # exactly rounded sum / count: the same mean whatever order the graph lists parents in
+        walk = math.fsum(vals[:, 2]) / len(vals)
+        out[v] = (vals[:, 0].min() + hop[v], vals[:, 1].max() + hop[v], walk + hop[v])
     return out
 
 

@@ -60,6 +60,17 @@ class NetworkSummary:
     paths: np.ndarray
     total: float
 
+    def canonical(self) -> NetworkSummary:
+        """The same network with its layers in a canonical order (sorted by label, mass and
+        structural features). Program (6) does not depend on the order of the layers, so this
+        is the same network; sorting makes isomorphic graphs numbered differently give the same
+        arrays (masses and path lengths are sums that do not depend on the order of a layer's
+        parents), hence bit-identical distances whichever of them a memo saw first."""
+        keys = np.column_stack([self.labels, self.masses, self.paths])
+        order = np.lexsort(keys.T[::-1])
+        masses = self.masses[order]
+        return NetworkSummary(self.labels[order], masses, self.paths[order], float(masses.sum()))
+
 
 def summarise(arch: Architecture, zeta: float = ZETA, cell_channels: int = 16, structure: str = "paths") -> NetworkSummary:
     """The :class:`NetworkSummary` of ``arch.reduced()``, layers in the reduced graph's order."""
