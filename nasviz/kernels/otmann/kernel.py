@@ -7,6 +7,13 @@ is the OTMANN distance of :mod:`.transport` computed with ``nu_str = nu_str_i`` 
 normalised counterpart. The distances for every ``nu_str`` are the kernel's components, so a GP
 re-weights them without recomputing a single transport problem.
 
+The kernel is an immutable configuration. Its hyperparameter defaults and bounds follow from the
+configuration alone (:class:`OTMANNScales`): the paper samples the betas from a prior whose
+bounds cannot depend on the data seen, and a kernel shared between searches or dashboard
+sessions must not change with the order of their calls. :meth:`OTMANNKernel.hyperparameters_for`
+derives data-dependent defaults from a given set of components as a pure function, for a caller
+(a GP fit) that owns the result. The memo of solved pairs (:mod:`.memo`) is pure memoisation.
+
 The kernel is not positive definite (``positive_definite = False``);
 :meth:`OTMANNKernel.psd_matrix` adds the smallest jitter that makes a Gram matrix
 Cholesky-factorable (:func:`~nasviz.kernels.base.make_psd`) and reports how much.
@@ -14,6 +21,7 @@ Cholesky-factorable (:func:`~nasviz.kernels.base.make_psd`) and reports how much
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -27,6 +35,57 @@ from nasviz.kernels.otmann.transport import TransportPlan, transport_plan
 
 #: The paper's nu_str ensemble (Sec. 4.1).
 DEFAULT_NU_STR: tuple[float, ...] = (0.1, 0.2, 0.4, 0.8)
+#: Typical ``d`` (mass units) behind the default ``beta_i``. Median ``d`` of random pairs: ~620
+#: for NAS-Bench-201 cells (16 channels), ~2.4e4-3.4e4 for layer-space networks; this value lies
+#: between them (geometric mean, rounded), so the bounds (1e-3..1e3 times the default) hold both.
+DEFAULT_D_SCALE = 4000.0
+#: Typical ``dbar`` (in [0, 1]) behind the default ``beta_bar_i``. Median of random pairs: ~0.5
+#: for NAS-Bench-201 cells, ~0.8-0.9 for layer-space networks.
+DEFAULT_DBAR_SCALE = 0.6
+#: Bounds of every beta are ``default / BETA_RANGE .. default * BETA_RANGE``.
+BETA_RANGE = 1e3
+
+
+@dataclass(frozen=True)
+class OTMANNScales:
+    """Typical sizes of ``d_i`` and ``dbar_i`` per ``nu_str`` (tuples of length ``K``).
+
+    They set the default betas of Eq. (4): ``beta_i = 1 / (K d_i^p)`` and ``beta_bar_i = 1 /
+    (K dbar_i^p_bar)``, so a pair at exactly these distances gets ``exp(-1)`` in each half.
+    """
+
+    d: tuple[float, ...]
+    dbar: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.d) != len(self.dbar) or not self.d:
+            raise ValueError(f"OTMANNScales needs as many d as dbar scales (>= 1), got {len(self.d)} and {len(self.dbar)}")
+        values = np.array(self.d + self.dbar, dtype=float)
+        if not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(f"OTMANN scales must be finite and positive, got d={self.d}, dbar={self.dbar}")
+
+    @classmethod
+    def broadcast(cls, d: float | Sequence[float], dbar: float | Sequence[float], k: int) -> OTMANNScales:
+        """Scales for ``k`` values of ``nu_str`` from one number each or ``k`` numbers each."""
+        def per_nu(value: float | Sequence[float], name: str) -> tuple[float, ...]:
+            values = np.atleast_1d(np.asarray(value, dtype=float))
+            values = np.repeat(values, k) if values.shape == (1,) else values
+            if values.shape != (k,):
+                raise ValueError(f"{name} must be one number or {k} numbers (one per nu_str), got {value!r}")
+            return tuple(float(v) for v in values)
+
+        return cls(per_nu(d, "d_scale"), per_nu(dbar, "dbar_scale"))
+
+    @classmethod
+    def from_distances(cls, d: np.ndarray, dbar: np.ndarray, fallback: OTMANNScales) -> OTMANNScales:
+        """The medians of the positive entries of each ``d[i]`` / ``dbar[i]`` (arrays ``(K, n, m)``),
+        a pure function of them; ``fallback``'s values where a component has no positive entry."""
+        sd, sb = list(fallback.d), list(fallback.dbar)
+        for i in range(len(sd)):
+            vd, vb = d[i][d[i] > 0], dbar[i][dbar[i] > 0]
+            if len(vd):
+                sd[i], sb[i] = float(np.median(vd)), float(np.median(vb))
+        return cls(tuple(sd), tuple(sb))
 
 
 class OTMANNKernel(Kernel):
@@ -45,6 +104,10 @@ class OTMANNKernel(Kernel):
     structure : {"paths", "grouped"}
         ``"paths"``: the six path lengths of Sec. 3; ``"grouped"``: App. A's average with the
         path lengths through each layer group.
+    d_scale, dbar_scale : float or sequence of float
+        Typical ``d`` and ``dbar`` (one number, or one per ``nu_str``) that set the default
+        betas and their bounds (:class:`OTMANNScales`; defaults :data:`DEFAULT_D_SCALE`,
+        :data:`DEFAULT_DBAR_SCALE`).
     n_jobs : int or None
         Worker processes for large matrices. ``None``: up to 2 (as many as the load average
         leaves idle) when more than ``parallel_min_pairs`` transport problems are new (a pool
@@ -65,6 +128,8 @@ class OTMANNKernel(Kernel):
         zeta: float = ZETA,
         cell_channels: int = 16,
         structure: str = "paths",
+        d_scale: float | Sequence[float] = DEFAULT_D_SCALE,
+        dbar_scale: float | Sequence[float] = DEFAULT_DBAR_SCALE,
         n_jobs: int | None = None,
         parallel_min_pairs: int = 20000,
     ) -> None:
@@ -83,17 +148,15 @@ class OTMANNKernel(Kernel):
         self.zeta = float(zeta)
         self.cell_channels = int(cell_channels)
         self.structure = structure
+        #: Scales behind the default betas: configuration, never changed by a call.
+        self.scales = OTMANNScales.broadcast(d_scale, dbar_scale, len(nus))
         self.n_jobs = n_jobs
         self.parallel_min_pairs = int(parallel_min_pairs)
         self._memo = DistanceMemo(nus, self.zeta, self.cell_channels, structure, n_jobs, self.parallel_min_pairs)
-        #: Typical scales of d and dbar (median over the first components call), for defaults.
-        self._scale_d = np.ones(len(nus))
-        self._scale_dbar = np.full(len(nus), 0.1)
-        self._scaled = False
-        #: Jitter added by the last :meth:`psd_matrix` call.
+        #: Jitter added by the latest :meth:`psd_matrix` call (a diagnostic: nothing reads it back).
         self.last_jitter = 0.0
 
-    # ------------------------------------------------------------------ names
+    # ------------------------------------------------------------------ names and hyperparameters
     def _d_name(self, nu: float) -> str:
         return f"d_{nu:g}"
 
@@ -104,17 +167,30 @@ class OTMANNKernel(Kernel):
     def component_names(self) -> list[str]:
         return [self._d_name(v) for v in self.nu_str] + [self._dbar_name(v) for v in self.nu_str]
 
-    @property
-    def hyperparameters(self) -> list[Hyperparameter]:
+    def _hyperparameters(self, scales: OTMANNScales) -> list[Hyperparameter]:
+        """``alpha``, ``alpha_bar`` (default 1), then the betas that ``scales`` imply."""
         k = len(self.nu_str)
         hps = [Hyperparameter("alpha", 1.0, (1e-3, 1e3)), Hyperparameter("alpha_bar", 1.0, (1e-3, 1e3))]
-        for i, nu in enumerate(self.nu_str):
-            b = 1.0 / (k * self._scale_d[i] ** self.p)
-            hps.append(Hyperparameter(f"beta_{nu:g}", b, (b * 1e-3, b * 1e3)))
-        for i, nu in enumerate(self.nu_str):
-            b = 1.0 / (k * self._scale_dbar[i] ** self.p_bar)
-            hps.append(Hyperparameter(f"beta_bar_{nu:g}", b, (b * 1e-3, b * 1e3)))
+        for names, values, power in (("beta", scales.d, self.p), ("beta_bar", scales.dbar, self.p_bar)):
+            for nu, s in zip(self.nu_str, values):
+                b = 1.0 / (k * s**power)
+                hps.append(Hyperparameter(f"{names}_{nu:g}", b, (b / BETA_RANGE, b * BETA_RANGE)))
         return hps
+
+    @property
+    def hyperparameters(self) -> list[Hyperparameter]:
+        """Defaults and bounds from :attr:`scales` (the configuration only)."""
+        return self._hyperparameters(self.scales)
+
+    def hyperparameters_for(self, components: Mapping[str, np.ndarray]) -> list[Hyperparameter]:
+        """Hyperparameters whose default betas put the median pair of ``components`` (usually a
+        training Gram) at ``exp(-1)`` in each half of Eq. (4); bounds :data:`BETA_RANGE` around.
+
+        A pure function of ``components``: the caller that fits keeps the result. Components
+        without a positive entry keep the configured scales.
+        """
+        d, dbar = self._stacks(components, powers=False)
+        return self._hyperparameters(OTMANNScales.from_distances(d, dbar, self.scales))
 
     # ------------------------------------------------------------------ distances
     def otmann_distances(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> np.ndarray:
@@ -136,8 +212,6 @@ class OTMANNKernel(Kernel):
         d = self.otmann_distances(archs_a, archs_b)
         tm = self.total_masses(archs_a)[:, None] + self.total_masses(archs_b)[None, :]
         dbar = d / tm[None]
-        if not self._scaled and np.any(d[0] > 0):
-            self._set_scales(d, dbar)
         comps: Components = {}
         for i, nu in enumerate(self.nu_str):
             comps[self._d_name(nu)] = d[i]
@@ -145,33 +219,24 @@ class OTMANNKernel(Kernel):
             comps[self._dbar_name(nu)] = dbar[i]
         return comps
 
-    def _set_scales(self, d: np.ndarray, dbar: np.ndarray) -> None:
-        """Default betas put the median pair of the first components call (usually the
-        training Gram) at exp(-1) in each half of Eq. (4); the paper samples the betas from
-        their posterior instead, so only ML-II's starting point depends on this."""
-        for i in range(len(self.nu_str)):
-            vd, vb = d[i].ravel(), dbar[i].ravel()
-            vd, vb = vd[vd > 0], vb[vb > 0]
-            if len(vd):
-                self._scale_d[i] = float(np.median(vd))
-                self._scale_dbar[i] = float(np.median(vb))
-        self._scaled = True
-
-    # ------------------------------------------------------------------ kernel
+    # ------------------------------------------------------------------ Eq. (4)
     def _split_theta(self, theta: Sequence[float] | None) -> tuple[float, float, np.ndarray, np.ndarray]:
+        """``(alpha, alpha_bar, beta (K,), beta_bar (K,))`` from ``theta`` (``2 + 2K``,)."""
         theta = self.default_theta() if theta is None else np.asarray(theta, dtype=float)
         k = len(self.nu_str)
         if theta.shape != (2 + 2 * k,):
             raise ValueError(f"theta must have {2 + 2 * k} entries (alpha, alpha_bar, {k} betas, {k} beta_bars), got shape {theta.shape}")
         return float(theta[0]), float(theta[1]), theta[2 : 2 + k], theta[2 + k :]
 
-    def _stacks(self, components: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def _stacks(self, components: Mapping[str, np.ndarray], powers: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """``d^p`` and ``dbar^p_bar`` stacked over ``nu_str``, each ``(K, n, m)`` (without the
+        powers if ``powers`` is false)."""
         try:
-            dp = np.stack([np.asarray(components[self._d_name(v)]) for v in self.nu_str]) ** self.p
-            dbp = np.stack([np.asarray(components[self._dbar_name(v)]) for v in self.nu_str]) ** self.p_bar
+            d = np.stack([np.asarray(components[self._d_name(v)]) for v in self.nu_str])
+            dbar = np.stack([np.asarray(components[self._dbar_name(v)]) for v in self.nu_str])
         except KeyError as exc:
             raise ValueError(f"components lack {exc.args[0]!r}; expected {self.component_names}") from None
-        return dp, dbp
+        return (d**self.p, dbar**self.p_bar) if powers else (d, dbar)
 
     def combine(self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None) -> np.ndarray:
         """Eq. (4): ``alpha exp(-sum beta_i d_i^p) + alpha_bar exp(-sum beta_bar_i dbar_i^p_bar)``."""
@@ -193,7 +258,7 @@ class OTMANNKernel(Kernel):
 
     def psd_matrix(self, components: Mapping[str, np.ndarray], theta: Sequence[float] | None = None) -> tuple[np.ndarray, float]:
         """A square Gram matrix made Cholesky-factorable with :func:`make_psd`; returns
-        ``(K, jitter)`` and stores the jitter in :attr:`last_jitter`."""
+        ``(K, jitter)`` (the jitter is also left in :attr:`last_jitter`)."""
         K, jitter = make_psd(self.combine(components, theta))
         self.last_jitter = jitter
         return K, jitter
@@ -206,4 +271,4 @@ class OTMANNKernel(Kernel):
         )
 
 
-__all__ = ["DEFAULT_NU_STR", "OTMANNKernel"]
+__all__ = ["BETA_RANGE", "DEFAULT_DBAR_SCALE", "DEFAULT_D_SCALE", "DEFAULT_NU_STR", "OTMANNKernel", "OTMANNScales"]
