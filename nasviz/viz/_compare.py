@@ -59,10 +59,12 @@ def _stack(curves: Sequence, regret: bool) -> np.ndarray:
 
 def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
     """Group :class:`nasviz.dashboard.explorer.comparison.RunCurve` by strategy; mean and standard error across the
-    runs (seeds) that have reached each evaluation (s.e. 0 with a single run)."""
+    runs (seeds) that have reached each evaluation (s.e. 0 with a single run). Runs without an
+    evaluation yet (a study's run waiting for its worker) are left out until they have one."""
     groups: dict[str, list] = {}
     for c in curves:
-        groups.setdefault(c.strategy, []).append(c)
+        if len(c.values):
+            groups.setdefault(c.strategy, []).append(c)
     xs, means, ses, ns = [], [], [], []
     for runs in groups.values():
         M = _stack(runs, regret)
@@ -82,7 +84,7 @@ def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
 
 def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
     if not info.groups:
-        return empty_figure("pick runs to compare", height)
+        return empty_figure("no evaluation in the chosen runs yet", height)
     fig = go.Figure()
     for k, g in enumerate(info.groups):
         c = _COLOURS[k % len(_COLOURS)]
@@ -196,7 +198,7 @@ def _get_parallel_info(curves: Sequence, space: str = "nb201") -> ParallelInfo:
     sp = get_space(space)
     if not sp.provides(OPERATION_SLOTS):
         raise ValueError(f"space {space!r} has no operation slots to draw as axes")
-    edges = [f"edge {name}" for name in sp.slot_names()]
+    edges = [f"edge {name}".replace("->", "→") for name in sp.slot_names()]
     rows = []
     for c in curves:
         for a, v in zip(c.archs, c.values):
