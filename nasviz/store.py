@@ -378,10 +378,11 @@ class RunStore:
         """Schema 3 -> 4: rewrite every snapshot whose strategy state is an untyped dictionary in
         the typed layout (:func:`typed_snapshot`); return how many were rewritten. Runs inside
         the migration's transaction, so a file is either wholly migrated or untouched."""
+        kernels = {row["id"]: _legacy_kernel(json.loads(row["config"])) for row in conn.execute("SELECT id, config FROM runs")}
         changed = []
         for row in conn.execute("SELECT run_id, step, data FROM snapshots"):
             data = json.loads(row["data"])
-            typed = typed_snapshot(data)
+            typed = typed_snapshot(data, kernels.get(row["run_id"]))
             if typed is not data:
                 changed.append((to_json(typed), row["run_id"], row["step"]))
         conn.executemany("UPDATE snapshots SET data=? WHERE run_id=? AND step=?", changed)
@@ -733,7 +734,7 @@ class RunStore:
                      (now, RUNNING, now, row["id"]))
 
     def _insert_snapshot(self, conn, run_id, snapshot) -> None:
-        self._require(conn, run_id)
+        run = self._require(conn, run_id)
         data = snapshot.to_dict() if hasattr(snapshot, "to_dict") else snapshot
         if not isinstance(data, Mapping) or "step" not in data:
             raise StoreError("a snapshot must be a dict with a 'step' key")
@@ -741,11 +742,13 @@ class RunStore:
             step = int(data["step"])
         except (TypeError, ValueError):
             raise StoreError(f"snapshot step must be an integer, got {data['step']!r}") from None
-        data = typed_snapshot(dict(data))  # an imported old export or an old writer: stored typed all the same
+        state = data.get("strategy")
+        if isinstance(state, Mapping) and not _is_typed(state):  # an old export or writer: stored typed all the same
+            data = typed_snapshot(data, _legacy_kernel(json.loads(run["config"])))
         now = time.time()
         # A replayed step may rewrite its snapshot: keep the latest.
         conn.execute("INSERT OR REPLACE INTO snapshots (run_id, step, data, created) VALUES (?, ?, ?, ?)",
-                     (int(run_id), step, to_json(data), now))
+                     (int(run_id), step, to_json(dict(data)), now))
         conn.execute("UPDATE runs SET updated=? WHERE id=?", (now, int(run_id)))
 
     def add_network(self, run_id: int, arch: str, arrays: Mapping[str, Any], *, lease: int | None = None) -> None:
@@ -929,22 +932,42 @@ class RunStore:
 # ---------------------------------------------------------------------------------------------
 
 
-def typed_snapshot(data: Mapping[str, Any]) -> Mapping[str, Any]:
+def _is_typed(state: Mapping[str, Any]) -> bool:
+    """Whether a stored strategy state is in the typed layout (:meth:`StepState.to_dict`)."""
+    try:
+        return int(state.get("version") or 0) >= STATE_VERSION
+    except (TypeError, ValueError):
+        return False
+
+
+def _legacy_kernel(config: Mapping[str, Any]) -> str | None:
+    """The GP kernel of a stored run's strategy by its registry entry (old states did not name it)."""
+    from nasviz.components import STRATEGIES, strategy_kernel
+
+    strategy = config.get("strategy") if isinstance(config, Mapping) else None
+    if strategy not in STRATEGIES:
+        return None
+    try:
+        return strategy_kernel(str(strategy), config.get("strategy_options") or {})
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def typed_snapshot(data: Mapping[str, Any], kernel: str | None = None) -> Mapping[str, Any]:
     """``data`` (a stored snapshot) with its ``strategy`` state in the typed layout.
 
     Snapshots of schema 3 and older hold each strategy's own dictionary (BO's ``pool`` /
     ``mean`` / ``hyperparameters``, NASBOT's ``gp`` and ``pool_top``, ...); these are read by
-    :meth:`StepState.from_legacy` and replaced by :meth:`StepState.to_dict`. A snapshot without
-    a strategy state, or with a typed one (``version`` >= :data:`STATE_VERSION`), is returned
+    :meth:`StepState.from_legacy` and replaced by :meth:`StepState.to_dict`; ``kernel`` names the
+    GP's kernel where the old state did not (the run's strategy knows it). A snapshot without a
+    strategy state, or with a typed one (``version`` >= :data:`STATE_VERSION`), is returned
     unchanged (the same object).
     """
     state = data.get("strategy")
-    if not isinstance(state, Mapping):
+    if not isinstance(state, Mapping) or _is_typed(state):
         return data
     try:
-        if int(state.get("version") or 0) >= STATE_VERSION:
-            return data
-        typed = StepState.from_legacy(state)
+        typed = StepState.from_legacy({"kernel": kernel or "", **state})
     except (TypeError, ValueError, KeyError, AttributeError):
         # A state no reader understands must not keep the store from opening: keep it, untyped, in notes.
         typed = StepState(strategy=str(state.get("strategy", "")), phase=str(state.get("phase", "")),
