@@ -80,19 +80,20 @@ def search_config(
 
 
 def stored_config(config: SearchConfig | Mapping[str, Any], source: DataSource | None = None) -> dict[str, Any]:
-    """What the store keeps for a run: :meth:`SearchConfig.to_dict`, plus the table rows the
-    search will skip (``skipped_rows``), redacted unless the source is the visitor's own."""
+    """What the store keeps for a run: :meth:`SearchConfig.to_dict` with the metric filled in,
+    plus the table rows the search will skip (``skipped_rows``), redacted unless the source is
+    the visitor's own."""
     config = config if isinstance(config, SearchConfig) else SearchConfig.from_dict(config)
-    out = config.to_dict()
-    if config.objective == TABLE:
-        if source is not None and source.kind == TABLE and source.path == config.table:
-            out["skipped_rows"] = source.skipped_rows()
-        else:  # not known to be the visitor's own file: say where, never what
-            try:
-                out["skipped_rows"] = table_from_path(config.table, config.space).skipped_rows(redact=True)
-            except InputError:
-                pass  # unreadable now: the worker fails the run with the (redacted) reason
-    return out
+    if config.objective != TABLE:
+        return config.to_dict()
+    if source is not None and source.kind == TABLE and source.path == config.table and config.metric:
+        return {**config.to_dict(), "skipped_rows": source.skipped_rows()}
+    try:  # not known to be the visitor's own file: its rows are named by line, never quoted
+        table = table_from_path(config.table, config.space)
+    except InputError:
+        return config.to_dict()  # unreadable now: the worker fails the run with the (redacted) reason
+    config = config if config.metric else config.with_metric(table.metrics[0])
+    return {**config.to_dict(), "skipped_rows": table.skipped_rows(redact=True)}
 
 
 # ----------------------------------------------------------------------------- run management
@@ -180,9 +181,10 @@ def request_stop(store_path: str | os.PathLike, run_id: int) -> None:
 
 
 def start_study(store_path: str | os.PathLike, source: DataSource, metric: str, strategies: Sequence[str],
-                seeds: Sequence[int], budget: int, *, background: bool | None = None, session: str | None = None,
-                limits: Limits | None = None) -> list[int]:
-    """Launch one run per (strategy, seed), each with the batch its strategy was designed for.
+                seeds: Sequence[int], budget: int, *, step_delay: float = 0.0, background: bool | None = None,
+                session: str | None = None, limits: Limits | None = None) -> list[int]:
+    """Launch one run per (strategy, seed), each with the batch its strategy was designed for
+    (``step_delay``: seconds each pauses after a step, see :func:`search_config`).
 
     Every configuration is validated (:func:`search_config`) and the study checked against
     ``limits`` (its size, each budget, the running searches of ``session``) before any starts.
@@ -195,6 +197,7 @@ def start_study(store_path: str | os.PathLike, source: DataSource, metric: str, 
     limits = limits or ServeSettings.from_env().limits
     limits.check_study(len(strategies) * len(seeds))
     pairs = [(s, int(seed)) for s in strategies for seed in seeds]
-    configs = [search_config(source, metric=metric, strategy=s, budget=budget, seed=seed) for s, seed in pairs]
+    configs = [search_config(source, metric=metric, strategy=s, budget=budget, seed=seed, step_delay=step_delay)
+               for s, seed in pairs]
     return start_runs(store_path, configs, source=source, names=[f"study {s} seed {seed}" for s, seed in pairs],
                       background=background, session=session, limits=limits)

@@ -40,11 +40,14 @@ def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
         config = store.get_run(run_id)["config"]
         delay = float(config.get("step_delay") or 0.0)
         on_step = (lambda snapshot: time.sleep(delay)) if delay > 0 else None
+        # Claiming the run clears its stop flag, so a Stop pressed while this process was still
+        # starting (seconds of imports) is read here first and honoured before the first step.
+        stopped_early = store.stop_requested(run_id)
         # The runner rebuilds the search from the stored config (table lookup or training),
         # replays stored steps deterministically, then continues live, writing each step under
         # its lease and honouring stop requests. force=True: this process was launched to own
         # the run, which the server marked running on its behalf.
-        result = runner.resume_run(store, run_id, force=True, on_step=on_step)
+        result = runner.resume_run(store, run_id, force=True, on_step=on_step, should_stop=lambda: stopped_early)
         return STOPPED if result.stopped else FINISHED
     except LeaseLostError as err:
         print(f"run {run_id}: {err}", flush=True)
