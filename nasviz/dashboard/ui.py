@@ -1,7 +1,28 @@
-"""Streamlit helpers shared by the pages in ``pages/`` (the only nasviz module that imports Streamlit
-besides the pages themselves; the engine and :mod:`nasviz.viz` never do)."""
+"""Streamlit plumbing every page shares: running through ``app.py``, the browser session's token
+and kernels, the operator's settings, and stopping a page with a message instead of a traceback.
+
+With :mod:`nasviz.dashboard.forms` and :mod:`nasviz.dashboard.sidebar` this is where nasviz
+imports Streamlit (besides the pages); the engine, :mod:`nasviz.viz` and the rest of
+:mod:`nasviz.dashboard` never do.
+"""
 
 from __future__ import annotations
+
+import os
+import secrets
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import streamlit as st
+
+from nasviz.dashboard.kernels import KernelSet
+from nasviz.dashboard.locations import default_store_path
+from nasviz.errors import InputError
+from nasviz.settings import ServeSettings
+from nasviz.store import RunStore, StoreError
+
+if TYPE_CHECKING:
+    from nasviz.dashboard.sources import DataSource
+    from nasviz.objectives import Table
 
 
 def run_through_app() -> None:
@@ -12,7 +33,6 @@ def run_through_app() -> None:
     ``/runs`` would run that page file alone, without the shared sidebar. Call this first thing in
     every page: it switches the old mode off and reruns through ``app.py``.
     """
-    import streamlit as st
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
@@ -20,48 +40,56 @@ def run_through_app() -> None:
         st.rerun()
 
 
-def runs_or_stop(store_path, empty_message: str) -> tuple:
+def stop_with(message: str, kind: str = "error") -> NoReturn:
+    """Show ``message`` (``st.error`` or ``st.info``) and end the page's run here."""
+    (st.info if kind == "info" else st.error)(message)
+    st.stop()
+
+
+def store_path() -> os.PathLike:
+    """The run store this server uses (``$NASVIZ_STORE``)."""
+    return default_store_path()
+
+
+def runs_or_stop(path: os.PathLike, empty_message: str) -> tuple[RunStore, list[dict[str, Any]]]:
     """``(store, runs)`` from the run store; on an unreadable store or no runs, say so and stop."""
-    import streamlit as st
-
-    from nasviz.store import RunStore, StoreError
-
     try:
-        store = RunStore(store_path)
+        store = RunStore(path)
         runs = store.list_runs()
     except StoreError as err:
-        st.error(f"Cannot open the run store {store_path}: {err}")
-        st.stop()
+        stop_with(f"Cannot open the run store {path}: {err}")
     if not runs:
-        st.info(empty_message)
-        st.stop()
+        stop_with(empty_message, "info")
     return store, runs
 
 
-def current_table_or_stop(source):
-    """The table of the sidebar's data source (``None`` if it has none); an unreadable one stops the page."""
-    import streamlit as st
+def source() -> "DataSource | None":
+    """The sidebar's data source (``None`` with the reason in ``source_error``)."""
+    return st.session_state.get("source")
 
-    from nasviz import explore
-    from nasviz.objectives import TableError
+
+def current_space() -> str:
+    """The search space chosen in the sidebar."""
+    return str(st.session_state.get("space") or "nb201")
+
+
+def current_table_or_stop(src: "DataSource | None") -> "Table | None":
+    """The table of the sidebar's data source (``None`` if it has none); an unreadable one stops the page."""
+    from nasviz.dashboard.sources import current_table
 
     try:
-        return explore.current_table(source)
-    except (TableError, ValueError, OSError) as err:
-        st.error(f"Cannot read the table: {err}")
-        st.stop()
+        return current_table(src)
+    except (InputError, ValueError, OSError) as err:
+        stop_with(f"Cannot read the table: {err}")
 
 
-def resume_and_rerun(store_path, run_id: int) -> None:
+def resume_and_rerun(path: os.PathLike, run_id: int) -> None:
     """Resume a run in the background and rerun the page; show the reason if it cannot resume
     (a running-search limit included)."""
-    import streamlit as st
-
-    from nasviz import live
-    from nasviz.store import StoreError
+    from nasviz.dashboard import launching
 
     try:
-        live.resume_run(store_path, run_id, session=session_token(), limits=serve_settings().limits)
+        launching.resume_run(path, run_id, session=session_token(), limits=serve_settings().limits)
     except (ValueError, StoreError) as err:
         st.error(str(err))
     else:
@@ -72,23 +100,19 @@ def session_token() -> str:
     """A random id of this browser session (kept in its session state), stored with the runs it
     starts so the per-session limit on running searches can count them. A reload is a new
     session; the limit on all running searches holds across sessions."""
-    import secrets
-
-    import streamlit as st
-
     return st.session_state.setdefault("_nasviz_session", secrets.token_hex(16))
 
 
-def serve_settings():
+def session_kernels() -> KernelSet:
+    """This browser session's kernels (never shared with another session's, see
+    :mod:`nasviz.dashboard.kernels`)."""
+    return st.session_state.setdefault("_nasviz_kernels", KernelSet())
+
+
+def serve_settings() -> ServeSettings:
     """The operator's :class:`~nasviz.settings.ServeSettings`; a bad ``NASVIZ_*`` value stops
     the page with a message naming it."""
-    import streamlit as st
-
-    from nasviz.errors import InputError
-    from nasviz.settings import ServeSettings
-
     try:
         return ServeSettings.from_env()
     except InputError as err:
-        st.error(f"The server is misconfigured: {err}")
-        st.stop()
+        stop_with(f"The server is misconfigured: {err}")
