@@ -91,8 +91,10 @@ def _space_box() -> str:
     from nasviz.components import SPACES
 
     names = SPACES.names()
-    return st.sidebar.selectbox("Search space", names, key="space", index=names.index("nb201") if "nb201" in names else 0,
-                                format_func=lambda n: f"{n}: {SPACES.get(n).description}")
+    space = st.sidebar.selectbox("Search space", names, key="space", index=names.index("nb201") if "nb201" in names else 0,
+                                 help="\n".join(f"- **{n}**: {SPACES.get(n).description}" for n in names))
+    st.sidebar.caption(SPACES.get(space).description)
+    return space
 
 
 def data_source_sidebar() -> None:

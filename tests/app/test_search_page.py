@@ -170,3 +170,34 @@ def test_live_training_is_offered_with_the_datasets_that_fit_the_space(store_pat
         assert not errors(at)
         assert at.selectbox(key="metric").options == ["valid_score", "test_score"]  # a regression set: R^2
         assert "nasbot" in at.selectbox(key="strategy").options
+
+
+def test_an_impossible_combination_is_named_and_cannot_start(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="strategy").set_value("bo-tw2g-kdpp5").run()
+    assert at.number_input(key="batch_size_bo-tw2g-kdpp5").value == 5  # the batch it was designed for
+    at.number_input(key="batch_size_bo-tw2g-kdpp5").set_value(1).run()
+    assert not at.exception
+    assert any("cannot run: batch selector 'kdpp-quality' chooses a diverse set: it needs a batch size of at least 2"
+               in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="start").disabled
+
+
+def test_a_strategy_shows_only_the_settings_it_takes(store_path):
+    from nasviz.components import STRATEGIES
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.selectbox(key="space").set_value("layers").run()
+    at.sidebar.radio(key="source_kind").set_value("Upload a CSV").run()  # no source: the form waits for one
+    assert not at.exception
+    if "Live training" not in at.sidebar.radio(key="source_kind").options:
+        return
+    at.sidebar.radio(key="source_kind").set_value("Live training").run()
+    at.selectbox(key="strategy").set_value("nasbot").run()
+    assert not errors(at), errors(at)
+    keys = {w.key for w in at.main.get("number_input") + at.main.get("selectbox") + at.main.get("text_input")
+            + at.main.get("checkbox") if w.key and w.key.startswith("opt_")}
+    assert keys == {f"opt_nasbot_{o.name}" for o in STRATEGIES.get("nasbot").options}  # its own, nothing of BO's
+    assert at.number_input(key="opt_nasbot_ea_cap").value == STRATEGIES.get("nasbot").defaults()["ea_cap"]
+    assert not [b for b in at.selectbox if b.key and b.key.startswith("kernel")]  # its GP kernel is fixed
+    assert any("GP kernel: otmann" in c.value for c in at.caption)
