@@ -46,8 +46,7 @@ def strategy_box(space: str, container: Any = st, key: str = "strategy") -> str:
     """A select box of the strategies that can search ``space``, described on hover."""
     names = strategies_for(space)
     return container.selectbox("Strategy", names, key=key, index=default_index(names, PREFERRED),
-                               format_func=lambda n: n, help="\n".join(f"- **{n}**: {STRATEGIES.get(n).description}"
-                                                                       for n in names))
+                               help="\n".join(f"- **{n}**: {STRATEGIES.get(n).description}" for n in names))
 
 
 def component_choices(option: str, space: str, batch_size: int) -> list[str]:
@@ -97,7 +96,7 @@ def _option_widget(option: Option, default: Any, key: str) -> Any:
     label = f"{option.name}: {option.help}"
     if option.kind == "bool":
         return st.checkbox(label, value=bool(default), key=key)
-    if option.kind in ("choice",):  # no default: the strategy decides (random's init: the space's pool if any)
+    if option.kind == "choice":  # no default: the strategy decides (random's init: the space's pool if any)
         allowed = ([DEFAULT] if default is None else []) + list(option.allowed())
         return st.selectbox(label, allowed, index=default_index(allowed, [str(default)]), key=key)
     if option.kind == "int":
@@ -106,8 +105,7 @@ def _option_widget(option: Option, default: Any, key: str) -> Any:
     if option.kind == "float":
         return st.number_input(label, value=float(default if default is not None else 0.0), key=key, format="%.6g",
                                min_value=float(option.minimum) if option.minimum is not None else None)
-    text = st.text_input(label + " (none: off)", value="none" if default is None else str(default), key=key)
-    return text
+    return st.text_input(label + " (none: off)", value="none" if default is None else str(default), key=key)
 
 
 def _changed(option: Option, value: Any, default: Any) -> bool:
@@ -122,7 +120,8 @@ def _changed(option: Option, value: Any, default: Any) -> bool:
 
 def settings_expander(strategy: str) -> dict[str, Any]:
     """The strategy's own settings (its entry's options other than the components), starting at
-    :meth:`Entry.defaults`; returns only those the visitor changed (parsed, so a typo is named)."""
+    :meth:`Entry.defaults`; returns only those the visitor changed, as entered (the config's
+    validation names a bad one)."""
     entry: Entry = STRATEGIES.get(strategy)
     options = [o for o in entry.options if o.name not in NOT_SETTINGS]
     if not options:

@@ -57,8 +57,10 @@ def small_budget(strategy: str) -> int:
 
 
 def trains(strategy: str) -> bool:
-    """Strategies restricted to a space of their own search it unbounded: they cannot search a table."""
-    return bool(STRATEGIES.get(strategy).capabilities.get("spaces"))
+    """Strategies that bring their own space or acquisition optimiser (NASBOT's EA, Auto-Keras's
+    tree search) search the unbounded space, not a table's rows: their runs train."""
+    capabilities = STRATEGIES.get(strategy).capabilities
+    return bool(capabilities.get("spaces") or capabilities.get("pool"))
 
 
 def config_for(space: str, strategy: str, tables: dict[str, Path]) -> SearchConfig:
