@@ -76,10 +76,10 @@ class Plan:
 def plan(space_name: str = "nb201", limit_cells: int | None = None) -> Plan:
     """Group the space's cells (the first ``limit_cells`` in enumeration order) by canonical key."""
     space = get_space(space_name)
-    if not hasattr(space, "enumerate_all"):
+    if space.size is None:
         raise ValueError(f"space {space_name!r} cannot be enumerated, so it cannot be tabulated")
     cells: list[Architecture] = []
-    for arch in space.enumerate_all():
+    for arch in space.enumerate():
         if limit_cells is not None and len(cells) >= limit_cells:
             break
         cells.append(arch)
