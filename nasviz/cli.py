@@ -221,12 +221,20 @@ def _add_components_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("components", help="list the registered spaces, kernels, strategies, pools, ...",
                        description="Every registered component with its description; --markdown writes the README's table.")
     p.add_argument("--markdown", action="store_true", help="Markdown tables (the README's component section)")
+    p.add_argument("--readme", metavar="FILE", help="rewrite the component section of this README in place")
     p.set_defaults(func=cmd_components)
 
 
 def cmd_components(args: argparse.Namespace) -> int:
-    from nasviz.components import catalogue_markdown, catalogue_text
+    from pathlib import Path
 
+    from nasviz.components import catalogue_markdown, catalogue_text, readme_with_catalogue
+
+    if args.readme:
+        path = Path(args.readme)
+        path.write_text(readme_with_catalogue(path.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"rewrote the component section of {path}")
+        return 0
     print(catalogue_markdown() if args.markdown else catalogue_text())
     return 0
 
