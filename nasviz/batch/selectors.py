@@ -1,22 +1,5 @@
-"""Batch selectors: choose B of the M architectures in a candidate pool.
-
-Every selector takes the GP posterior on the pool -- mean ``(M,)`` and the covariance of the
-latent function conditioned on the observations ``(M, M)`` (Eqs. (8), (9) of the
-tree-Wasserstein paper, 000) -- and returns a :class:`BatchSelection`: the chosen indices plus
-the numbers a dashboard needs to explain the choice.
-
-=================  ===========================================================================
-``kdpp-quality``   k-DPP on ``L = diag(q) Sigma diag(q)`` (paper 000 Eq. (12), Prop. 2)
-``kdpp``           k-DPP on ``Sigma`` alone: pure exploration (Kathuria et al., 2016)
-``bucb``           GP-BUCB / Kriging believer: greedy UCB, hallucinating the posterior mean
-``thompson``       argmax of B joint posterior draws (Hernandez-Lobato et al., 2017)
-``topk``           the B largest acquisition values
-``random``         B pool members uniformly at random (a baseline: the pool alone, no selector)
-=================  ===========================================================================
-
-Randomness always comes from a ``numpy.random.Generator`` argument; no global state is touched
-(the reference k-DPP code reseeded the global generator on every call).
-"""
+"""The batch selectors: each takes the pool's posterior (and acquisition) and returns a
+:class:`BatchSelection`, the chosen indices plus what a dashboard needs to explain the choice."""
 
 from __future__ import annotations
 
@@ -25,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from nasviz.batch.kdpp import check_cov, check_k, check_vector, kdpp_with_fallback
 from nasviz.gp.posterior import PosteriorSampler, sample_posterior
 
 BATCH_METHODS: tuple[str, ...] = ("kdpp-quality", "kdpp", "bucb", "thompson", "topk", "random")
@@ -83,165 +67,9 @@ class BatchSelection:
 
 
 # --------------------------------------------------------------------------- validation
-def _check_k(k: int, m: int) -> int:
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"batch size k must be a positive integer, got {k!r}")
-    if k > m:
-        raise ValueError(f"batch size k={k} exceeds the pool size {m}")
-    return int(k)
-
-
-def _check_cov(cov: np.ndarray, name: str = "cov") -> np.ndarray:
-    cov = np.asarray(cov, dtype=float)
-    if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
-        raise ValueError(f"{name} must be a square matrix, got shape {cov.shape}")
-    if not np.all(np.isfinite(cov)):
-        raise ValueError(f"{name} contains NaN or infinite entries")
-    return 0.5 * (cov + cov.T)
-
-
-def _check_vector(x: np.ndarray, m: int, name: str) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    if x.shape != (m,):
-        raise ValueError(f"{name} must have shape ({m},), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} contains NaN or infinite entries")
-    return x
 
 
 # --------------------------------------------------------------------------- exact k-DPP
-def elementary_symmetric_polynomials(eigenvalues: np.ndarray, k: int) -> np.ndarray:
-    """Table ``E[l, n] = e_l(lambda_1, ..., lambda_n)`` for ``l = 0..k``, ``n = 0..N``.
-
-    Kulesza & Taskar (2012), Algorithm 7 (the recursion
-    ``e_l^n = e_l^{n-1} + lambda_n e_{l-1}^{n-1}``). Shape ``(k + 1, N + 1)``. Vectorised
-    over ``l``: the loop is over the ``N`` eigenvalues only.
-    """
-    lam = np.asarray(eigenvalues, dtype=float)
-    n = lam.shape[0]
-    E = np.zeros((k + 1, n + 1))
-    E[0, :] = 1.0
-    for j in range(1, n + 1):
-        E[1:, j] = E[1:, j - 1] + lam[j - 1] * E[:-1, j - 1]
-    return E
-
-
-def _sample_eigen_indices(lam: np.ndarray, k: int, rng: np.random.Generator) -> list[int]:
-    """Kulesza & Taskar (2012), Algorithm 8: which ``k`` eigenvectors span the sample.
-
-    Eigenvector ``n`` is included with probability ``lambda_n E[l-1, n-1] / E[l, n]`` going
-    from ``n = N`` down, where ``l`` is the number still to choose.
-    """
-    E = elementary_symmetric_polynomials(lam, k)
-    chosen: list[int] = []
-    remaining = k
-    for n in range(len(lam), 0, -1):
-        if remaining == 0:
-            break
-        if n == remaining:  # must take all the rest (avoids 0/0 when E underflows)
-            chosen.extend(range(n - 1, -1, -1))
-            break
-        denom = E[remaining, n]
-        p = lam[n - 1] * E[remaining - 1, n - 1] / denom if denom > 0 else 0.0
-        if rng.random() < p:
-            chosen.append(n - 1)
-            remaining -= 1
-    return chosen
-
-
-def _sample_from_eigenvectors(V: np.ndarray, rng: np.random.Generator) -> list[int]:
-    """Kulesza & Taskar (2012), Algorithm 1, phase 2: sample one item per column of ``V``.
-
-    ``V`` is ``(M, k)`` with orthonormal columns. Item ``i`` is chosen with probability
-    ``||V[i]||^2 / k``; then ``V`` is projected onto the complement of ``e_i`` and
-    re-orthonormalised.
-    """
-    V = V.copy()
-    items: list[int] = []
-    while V.shape[1] > 0:
-        p = np.sum(V**2, axis=1)
-        p = np.maximum(p, 0.0)
-        p[items] = 0.0  # numerically tiny, but never re-pick
-        p /= p.sum()
-        i = int(rng.choice(len(p), p=p))
-        items.append(i)
-        # Eliminate the column with the largest |V[i, j]|, then make every column orthogonal
-        # to e_i by subtracting a multiple of it.
-        j = int(np.argmax(np.abs(V[i])))
-        vj = V[:, j].copy()
-        V = np.delete(V, j, axis=1)
-        if V.shape[1] == 0:
-            break
-        V -= np.outer(vj, V[i] / vj[i])
-        V, _ = np.linalg.qr(V)
-    return items
-
-
-def sample_kdpp(L: np.ndarray, k: int, rng: np.random.Generator, *, eig: tuple[np.ndarray, np.ndarray] | None = None) -> list[int]:
-    """Draw a size-``k`` subset ``A`` with ``P(A) = det(L_A) / e_k(lambda(L))`` exactly.
-
-    Kulesza & Taskar, "k-DPPs: fixed-size determinantal point processes" (ICML 2011):
-    eigendecompose ``L`` (``(M, M)``, symmetric p.s.d.), choose ``k`` eigenvectors with
-    Algorithm 8 (elementary symmetric polynomials), then sample items from their span
-    (Algorithm 1). Not a greedy MAP approximation. Cost ``O(M^3 + M k^2)``.
-
-    Eigenvalues are rescaled by the largest one (``P(A)`` is invariant to scaling ``L``) and
-    those below ``1e-12`` of it are treated as zero. Raises ``ValueError`` if ``L`` has fewer
-    than ``k`` non-zero eigenvalues (every size-``k`` subset then has probability 0).
-
-    Returns the ``k`` distinct indices in the order they were drawn.
-    """
-    L = _check_cov(L, "L")
-    k = _check_k(k, L.shape[0])
-    lam, vecs = np.linalg.eigh(L) if eig is None else eig
-    top = float(lam.max()) if lam.size else 0.0
-    if top <= 0:
-        raise ValueError("the k-DPP kernel L has no positive eigenvalue")
-    lam = lam / top
-    lam = np.where(lam > 1e-12, lam, 0.0)
-    rank = int(np.count_nonzero(lam))
-    if rank < k:
-        raise ValueError(f"the k-DPP kernel L has numerical rank {rank} < k={k}: no size-{k} subset has positive probability")
-    chosen = _sample_eigen_indices(lam, k, rng)
-    return _sample_from_eigenvectors(vecs[:, chosen], rng)
-
-
-def kdpp_probabilities(L: np.ndarray, k: int) -> dict[tuple[int, ...], float]:
-    """Exact ``P(A) = det(L_A) / sum_B det(L_B)`` for every size-``k`` subset (small ``M`` only).
-
-    For tests and teaching: enumerates ``C(M, k)`` subsets, keys are sorted index tuples.
-    """
-    import itertools
-
-    L = _check_cov(L, "L")
-    k = _check_k(k, L.shape[0])
-    subsets = list(itertools.combinations(range(L.shape[0]), k))
-    if len(subsets) > 200_000:
-        raise ValueError(f"{len(subsets)} subsets: too many to enumerate")
-    dets = np.array([max(np.linalg.det(L[np.ix_(s, s)]), 0.0) for s in subsets])
-    return dict(zip(subsets, dets / dets.sum()))
-
-
-def _kdpp_with_fallback(
-    L: np.ndarray, k: int, rng: np.random.Generator, fallback_order: np.ndarray
-) -> tuple[list[int], np.ndarray, dict[str, Any]]:
-    """Sample a k-DPP; if ``L``'s numerical rank ``r`` is below ``k``, sample an ``r``-DPP and
-    fill the rest in ``fallback_order`` (descending acquisition). Returns indices, the
-    eigenvalues of ``L`` (descending) and info."""
-    lam, vecs = np.linalg.eigh(L)
-    top = float(lam.max()) if lam.size else 0.0
-    rank = int(np.count_nonzero(lam > 1e-12 * top)) if top > 0 else 0
-    info: dict[str, Any] = {"rank": rank}
-    k_dpp = min(k, rank)
-    chosen: list[int] = sample_kdpp(L, k_dpp, rng, eig=(lam, vecs)) if k_dpp > 0 else []
-    if k_dpp < k:
-        # Rank-deficient L (e.g. pool members the kernel cannot tell apart): no size-k subset
-        # has positive probability, so the remaining picks follow the acquisition.
-        taken = set(chosen)
-        extra = [int(i) for i in fallback_order if int(i) not in taken][: k - k_dpp]
-        chosen += extra
-        info["filled_by_acquisition"] = len(extra)
-    return chosen, lam[::-1].copy(), info
 
 
 # --------------------------------------------------------------------------- selectors
@@ -292,15 +120,15 @@ def select_kdpp_quality(
     acquisition's argmax so a batch always contains the sequential choice (a deviation from
     paper 000, which samples all ``k``; see :class:`~nasviz.strategies.bo.BayesianOptimisation`).
     """
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     m = cov.shape[0]
-    k = _check_k(k, m)
-    values = _check_vector(values, m, "values")
+    k = check_k(k, m)
+    values = check_vector(values, m, "values")
     q = quality_scores(values, temperature)
     L = (q[:, None] * cov) * q[None, :]  # == diag(q) @ cov @ diag(q)
     order = np.argsort(-values, kind="stable")
     if anchor is None:
-        chosen, eigenvalues, info = _kdpp_with_fallback(L, k, rng, order)
+        chosen, eigenvalues, info = kdpp_with_fallback(L, k, rng, order)
     else:
         a = int(anchor)
         if not 0 <= a < m:
@@ -311,7 +139,7 @@ def select_kdpp_quality(
         if k > 1:
             La = L[a, a] if L[a, a] > 0 else 1e-300
             Lc = L[np.ix_(rest, rest)] - np.outer(L[rest, a], L[a, rest]) / La
-            sub, _, info = _kdpp_with_fallback(Lc, k - 1, rng, np.argsort(-values[rest], kind="stable"))
+            sub, _, info = kdpp_with_fallback(Lc, k - 1, rng, np.argsort(-values[rest], kind="stable"))
             chosen += [int(rest[i]) for i in sub]
         info["anchor"] = a
     info["temperature"] = temperature
@@ -329,11 +157,11 @@ def select_kdpp(
     batch's posterior uncertainty. ``acquisition`` is only used to fill a rank-deficient pool
     and is reported for the dashboard.
     """
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     m = cov.shape[0]
-    k = _check_k(k, m)
+    k = check_k(k, m)
     order = np.argsort(-acquisition, kind="stable") if acquisition is not None else np.argsort(-np.diag(cov), kind="stable")
-    chosen, eigenvalues, info = _kdpp_with_fallback(cov, k, rng, order)
+    chosen, eigenvalues, info = kdpp_with_fallback(cov, k, rng, order)
     return BatchSelection("kdpp", chosen, acquisition=acquisition, eigenvalues=eigenvalues, info=info)
 
 
@@ -365,10 +193,10 @@ def select_bucb(
     ``noise_variance``. Deterministic. ``std_after[b]`` is the standard deviation before pick
     ``b``; the returned ``acquisition`` is the UCB of the first pick.
     """
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     m = cov.shape[0]
-    k = _check_k(k, m)
-    mean = _check_vector(mean, m, "mean")
+    k = check_k(k, m)
+    mean = check_vector(mean, m, "mean")
     if noise_variance < 0:
         raise ValueError(f"noise_variance must be non-negative, got {noise_variance}")
     # A tiny floor keeps the hallucinated update defined for noise-free GPs.
@@ -413,10 +241,10 @@ def select_thompson(
     :class:`~nasviz.gp.posterior.PosteriorSampler` (the project's PSD policy); the diagonal
     jitter it needed is ``info["jitter"]``.
     """
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     m = cov.shape[0]
-    k = _check_k(k, m)
-    mean = _check_vector(mean, m, "mean")
+    k = check_k(k, m)
+    mean = check_vector(mean, m, "mean")
     max_draws = 20 * k if max_draws is None else max_draws
     chosen: list[int] = []
     argmaxes: list[int] = []
@@ -440,66 +268,12 @@ def select_topk(acquisition: np.ndarray, k: int) -> BatchSelection:
     acquisition = np.asarray(acquisition, dtype=float)
     if acquisition.ndim != 1:
         raise ValueError(f"acquisition must be a vector, got shape {acquisition.shape}")
-    k = _check_k(k, acquisition.shape[0])
+    k = check_k(k, acquisition.shape[0])
     order = np.argsort(-acquisition, kind="stable")[:k]
     return BatchSelection("topk", [int(i) for i in order], acquisition=acquisition)
 
 
 def select_random(m: int, k: int, rng: np.random.Generator, *, acquisition: np.ndarray | None = None) -> BatchSelection:
     """``k`` distinct pool members uniformly at random out of ``m`` (the "random batch" baseline)."""
-    k = _check_k(k, m)
+    k = check_k(k, m)
     return BatchSelection("random", [int(i) for i in rng.choice(m, size=k, replace=False)], acquisition=acquisition)
-
-
-# ------------------------------------------------------------------------ the uniform interface
-@dataclass(frozen=True)
-class SelectRequest:
-    """What a batch selector gets: the pool's posterior and acquisition, and the batch size.
-
-    ``mean`` ``(M,)``; ``cov`` ``(M, M)`` (``None`` unless the selector's registry entry declares
-    ``covariance``); ``acquisition`` ``(M,)``; ``quality_values`` ``(M,)`` what a k-DPP quality
-    rewards; ``kappa`` the UCB weight of the previous step (BUCB), ``noise_variance`` the GP's
-    observation noise in the metric's units, ``temperature`` / ``anchor`` the quality k-DPP's.
-    """
-
-    mean: np.ndarray
-    cov: np.ndarray | None
-    acquisition: np.ndarray
-    k: int
-    rng: np.random.Generator
-    kappa: float = 0.0
-    noise_variance: float = 0.0
-    quality_values: np.ndarray | None = None
-    temperature: float = 0.5
-    anchor: int | None = None
-
-
-def topk_selector() -> Any:
-    """:func:`select_topk` behind the uniform interface (registry entry ``topk``)."""
-    return lambda r: select_topk(r.acquisition, r.k)
-
-
-def random_selector() -> Any:
-    """:func:`select_random` behind the uniform interface (registry entry ``random``)."""
-    return lambda r: select_random(len(r.acquisition), r.k, r.rng, acquisition=r.acquisition)
-
-
-def kdpp_quality_selector() -> Any:
-    """:func:`select_kdpp_quality` behind the uniform interface (registry entry ``kdpp-quality``)."""
-    return lambda r: select_kdpp_quality(r.cov, r.acquisition if r.quality_values is None else r.quality_values, r.k,
-                                         r.rng, temperature=r.temperature, acquisition=r.acquisition, anchor=r.anchor)
-
-
-def kdpp_selector() -> Any:
-    """:func:`select_kdpp` behind the uniform interface (registry entry ``kdpp``)."""
-    return lambda r: select_kdpp(r.cov, r.k, r.rng, acquisition=r.acquisition)
-
-
-def bucb_selector() -> Any:
-    """:func:`select_bucb` behind the uniform interface (registry entry ``bucb``)."""
-    return lambda r: select_bucb(r.mean, r.cov, r.k, kappa=r.kappa, noise_variance=r.noise_variance)
-
-
-def thompson_selector() -> Any:
-    """:func:`select_thompson` behind the uniform interface (registry entry ``thompson``)."""
-    return lambda r: select_thompson(r.mean, r.cov, r.k, r.rng, acquisition=r.acquisition)
