@@ -12,11 +12,14 @@ Compatibility (:func:`check_compatible`) follows from declared capabilities only
 * a strategy fits a space when its entry lists no ``spaces`` or lists that one, and, for model-based
   strategies, when its kernel fits; its pool may need a representation too (``gradient`` needs
   ``operation-slots``);
-* a batch selector that samples a diverse set (k-DPP) needs a batch of at least two.
+* a batch selector that samples a diverse set (k-DPP) needs a batch of at least two;
+* a strategy may need a representation (``needs``: the Optuna peers read ``operation-slots``) or
+  an optional package (``requires``: ``(import name, what to pip install)``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Mapping
 
 from nasviz.errors import ConfigError
@@ -82,6 +85,11 @@ POOLS.register(Entry("gradient", "gradient-guided mutation of the best (WL featu
                      paper="002 Sec. 3.2"))
 POOLS.register(Entry("mixed", "half mutations of the best, half random", "nasviz.candidates:mixed_generator",
                      paper="002 App. E.2"))
+POOLS.register(Entry("exhaustive", "score every candidate of a finite domain or space: the exact argmax",
+                     "nasviz.exhaustive:exhaustive_generator", (
+    Option("max_candidates", "int", "largest finite set scored whole", minimum=1),
+    Option("fallback", "choice", "pool for sets that are infinite or larger", choices=("evolution", "random", "mixed")),
+), paper="Srinivas et al. 2010 (finite D)"))
 _ACQ_FRACTION = Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)")
 POOLS.register(Entry("nasbot-ea", "NASBOT's evolutionary acquisition optimiser over its nine modifiers",
                      "nasviz.strategies.nasbot:EAPool", (
@@ -138,6 +146,13 @@ _BO_OPTIONS = (
     Option("dedupe", "choice", "never propose the same architecture, or the same canonical key",
            choices=("exact", "canonical")),
     Option("kappa", "float?", "fixed UCB weight (none: the schedule from beta0)"),
+    Option("schedule", "choice", "UCB weight schedule: NAS-BOWL's from beta0, or GP-UCB's beta_t (Srinivas)",
+           choices=("bowl", "srinivas")),
+    Option("beta_scale", "float", "srinivas schedule: kappa^2 = beta_scale * beta_t", minimum=0),
+    Option("delta", "float", "srinivas schedule: confidence parameter delta", minimum=1e-9),
+    Option("stall_patience", "int", "evaluations without a new best before forcing exploration (0: off)", minimum=0),
+    Option("stall_boost", "float", "UCB weight factor while the search is stalled", minimum=1),
+    Option("min_noise", "float", "lower bound of the GP noise variance (standardised units)", minimum=1e-12),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
@@ -167,6 +182,12 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
 for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
+_PEER = {"model": False, "needs": frozenset({"operation-slots"}), "requires": ("optuna", "nasviz[peers]")}
+for _kind, _description in (("tpe", "Optuna's TPESampler (peer): the cell's slots as categorical parameters"),
+                            ("gp", "Optuna's GPSampler (peer): the cell's slots as categorical parameters"),
+                            ("random", "Optuna's RandomSampler (peer): repeats count as trials")):
+    STRATEGIES.register(Entry(f"optuna-{_kind}", _description, f"nasviz.strategies.optuna_peer:optuna_{_kind}",
+                              capabilities=_PEER, paper="Optuna 5"))
 STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimiser over nine modifiers",
                           "nasviz.strategies.nasbot:nasbot", (
     Option("n_init", "int", "initial networks", minimum=1),
@@ -241,6 +262,12 @@ def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None
     allowed = entry.capabilities.get("spaces")
     if allowed and space not in allowed:
         found.append(f"strategy {strategy!r} searches only the {', '.join(allowed)} space(s), not {space!r}")
+    needs = sorted(set(entry.capabilities.get("needs", ())) - space_provides(space))
+    if needs:
+        found.append(f"strategy {strategy!r} needs the {', '.join(needs)} representation, which {space!r} lacks")
+    requires = entry.capabilities.get("requires")
+    if requires and importlib.util.find_spec(requires[0]) is None:
+        found.append(f"strategy {strategy!r} needs the optional package {requires[0]}: pip install \"{requires[1]}\"")
     kernel = strategy_kernel(strategy, options)
     if kernel is not None and not kernel_fits(kernel, space):
         missing = sorted(kernel_reads(kernel) - space_provides(space))
