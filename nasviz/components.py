@@ -179,6 +179,9 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "bo-tw2g-topk5": ("the 5 best UCB values", {**_TW2G, "batch": "topk", "batch_size": 5}, "000"),
     "bo-tw2g-random5": ("5 pool members at random (the pool without a selector)", {**_TW2G, "batch": "random", "batch_size": 5}, "000"),
 }
+#: The strategy the dashboard, the README and :class:`nasviz.optuna.NASVizSampler` recommend first:
+#: chosen by the protocol of issue 21 (docs/benchmarks.md).
+DEFAULT_STRATEGY = "bo-tw2g-ucb"
 for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
@@ -225,6 +228,14 @@ for _name, _description, _task, _kind in (
 
 
 # ------------------------------------------------------------------------------ compatibility
+def package_available(name: str) -> bool:
+    """True if the (optional) package ``name`` can be imported; nothing is imported."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a module set to None
+        return False
+
+
 def kernel_reads(kernel: str) -> frozenset[str]:
     """The representations kernel ``kernel``'s class declares it reads."""
     return frozenset(KERNELS.get(kernel).load().reads)
@@ -266,7 +277,7 @@ def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None
     if needs:
         found.append(f"strategy {strategy!r} needs the {', '.join(needs)} representation, which {space!r} lacks")
     requires = entry.capabilities.get("requires")
-    if requires and importlib.util.find_spec(requires[0]) is None:
+    if requires and not package_available(requires[0]):
         found.append(f"strategy {strategy!r} needs the optional package {requires[0]}: pip install \"{requires[1]}\"")
     kernel = strategy_kernel(strategy, options)
     if kernel is not None and not kernel_fits(kernel, space):

@@ -24,7 +24,6 @@ optional dependency (``pip install "nasviz[peers]"``); :func:`require_optuna` sa
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import TYPE_CHECKING, Any, Sequence
 
 from nasviz.arch import Architecture
@@ -45,7 +44,9 @@ SAMPLERS: dict[str, str] = {"tpe": "TPESampler", "gp": "GPSampler", "random": "R
 
 def optuna_available() -> bool:
     """True if Optuna can be imported (without importing it)."""
-    return importlib.util.find_spec("optuna") is not None
+    from nasviz.components import package_available
+
+    return package_available("optuna")
 
 
 def require_optuna() -> Any:
