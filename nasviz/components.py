@@ -53,6 +53,10 @@ KERNELS.register(Entry("tw", "tree-Wasserstein: n-gram operations + in/out-degre
 for _n in (1, 2, 3):
     KERNELS.register(Entry(f"tw{_n}g", f"tree-Wasserstein with {_n}-gram operations + in/out-degree", _TW,
                            _TW_OPTIONS, preset={"ngram": _n}, paper="000 Eq. (25)"))
+KERNELS.register(Entry("slots", "which operation sits in which slot: exponentiated Hamming, one lengthscale per slot",
+                       "nasviz.kernels.slots:SlotKernel", paper="Ru et al. 2020 (CoCaBO)"))
+KERNELS.register(Entry("tw2g-slots", "tree-Wasserstein 2-gram times the slot kernel (structure and slot identity)",
+                       "nasviz.kernels.slots:TWSlotsKernel", _TW_OPTIONS, preset={"ngram": 2}, paper="000 Eq. (25)"))
 KERNELS.register(Entry("wl", "Weisfeiler-Lehman subtree kernel, depth h by likelihood", "nasviz.kernels.wl:WLKernel", (
     Option("h_max", "int", "largest WL iteration H", minimum=0),
     Option("base", "choice", "base kernel on feature counts", choices=("dot", "oa")),
