@@ -3,7 +3,7 @@
 * :func:`ucb`: GP-UCB ``mean + kappa * std`` (Srinivas et al.; paper 002 App. E.5, item 4).
 * :func:`kappa_schedule`: ``beta_n = beta_0 sqrt(1/2 log(2 (n + 1)))`` (paper 002 App. E.5).
 * :func:`srinivas_beta`, :func:`exploration_weight`: GP-UCB's ``beta_t`` for a finite decision
-  set (Srinivas et al. 2010, Theorem 1) and the schedules BO chooses from.
+  set (GP-UCB, Srinivas et al. 2010, Theorem 1) and the schedules BO chooses from.
 * :func:`expected_improvement`: closed-form EI over an incumbent ``best``.
 * :func:`thompson_draws`: joint samples from the posterior over the pool
   (:func:`nasviz.gp.posterior.sample_posterior`).
@@ -44,7 +44,7 @@ def kappa_schedule(beta0: float, n: int) -> float:
 
 def srinivas_beta(t: int, n_candidates: int, delta: float = 0.1) -> float:
     """``beta_t = 2 log(|D| t^2 pi^2 / (6 delta))``: GP-UCB's exploration weight for a finite
-    decision set ``D`` (Srinivas et al. 2010, Theorem 1), with which the regret bound holds with
+    decision set ``D`` (GP-UCB, Srinivas et al. 2010, Theorem 1), with which the regret bound holds with
     probability ``1 - delta``; ``t >= 1`` is the evaluation being chosen. UCB is
     ``mean + sqrt(beta_t) std``."""
     if t < 1:

@@ -54,7 +54,7 @@ for _n in (1, 2, 3):
     KERNELS.register(Entry(f"tw{_n}g", f"tree-Wasserstein with {_n}-gram operations + in/out-degree", _TW,
                            _TW_OPTIONS, preset={"ngram": _n}, paper="000 Eq. (25)"))
 KERNELS.register(Entry("slots", "which operation sits in which slot: exponentiated Hamming, one lengthscale per slot",
-                       "nasviz.kernels.slots:SlotKernel", paper="Ru et al. 2020 (CoCaBO)"))
+                       "nasviz.kernels.slots:SlotKernel", paper="CoCaBO"))
 KERNELS.register(Entry("tw2g-slots", "tree-Wasserstein 2-gram times the slot kernel (structure and slot identity)",
                        "nasviz.kernels.slots:TWSlotsKernel", _TW_OPTIONS, preset={"ngram": 2}, paper="000 Eq. (25)"))
 KERNELS.register(Entry("wl", "Weisfeiler-Lehman subtree kernel, depth h by likelihood", "nasviz.kernels.wl:WLKernel", (
@@ -93,7 +93,7 @@ POOLS.register(Entry("exhaustive", "score every candidate of a finite domain or 
                      "nasviz.exhaustive:exhaustive_generator", (
     Option("max_candidates", "int", "largest finite set scored whole", minimum=1),
     Option("fallback", "choice", "pool for sets that are infinite or larger", choices=("evolution", "random", "mixed")),
-), paper="Srinivas et al. 2010 (finite D)"))
+), paper="GP-UCB Thm. 1"))
 _ACQ_FRACTION = Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)")
 POOLS.register(Entry("nasbot-ea", "NASBOT's evolutionary acquisition optimiser over its nine modifiers",
                      "nasviz.strategies.nasbot:EAPool", (

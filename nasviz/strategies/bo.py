@@ -454,26 +454,14 @@ class BayesianOptimisation:
 
     # ------------------------------------------------------------------ WL extras
     def _feature_gradients(self) -> FeatureGradients | None:
-        """WL feature gradients (paper 002 Eq. 3.2) of the fitted GP over the observations, when
-        the kernel is WL (``None`` otherwise or when they cannot be computed)."""
-        from nasviz.interpret import supports_feature_gradients, wl_feature_gradients
+        """WL feature gradients of the fitted GP over the observations (WL kernels only)."""
+        from nasviz.interpret import step_feature_gradients
 
-        if not supports_feature_gradients(self.gp):
-            return None
-        try:
-            fg = wl_feature_gradients(self.gp, [a for a, _ in self.observed])
-        except (ValueError, np.linalg.LinAlgError):
-            return None
-        keep = np.argsort(-np.abs(fg.mean_gradient), kind="stable")[:MAX_FEATURES]
-        return FeatureGradients(tuple(fg.names[i] for i in keep), tuple(float(fg.mean_gradient[i]) for i in keep), int(fg.h))
+        return step_feature_gradients(self.gp, [a for a, _ in self.observed], MAX_FEATURES)
 
     def _op_gradients(self) -> dict[str, float] | None:
-        """Mean derivative of the posterior mean w.r.t. each operation's h=0 WL feature (WL only)."""
-        from nasviz.interpret import operation_gradients, supports_feature_gradients
+        """Mean derivative of the posterior mean w.r.t. each operation's h=0 WL feature (WL only;
+        ``None`` makes the gradient pool fall back to uniform mutation and record it)."""
+        from nasviz.interpret import step_operation_gradients
 
-        if not supports_feature_gradients(self.gp):
-            return None
-        try:
-            return operation_gradients(self.gp, [a for a, _ in self.observed])
-        except (ValueError, np.linalg.LinAlgError):
-            return None  # the pool falls back to uniform mutation and records it
+        return step_operation_gradients(self.gp, [a for a, _ in self.observed])
