@@ -142,3 +142,23 @@ def test_peer_is_deterministic_given_its_seed_and_learns_unasked_cells():
     extra = nb201.parse("|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_1x1~2|")
     peer.tell([Evaluation(extra, 99.0, 0.0)])  # not proposed by Optuna: becomes a finished trial
     assert peer.study.best_value == 99.0 and len(peer.study.trials) == 16
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "gp"])
+def test_peer_on_a_table_that_lacks_cells_evaluates_only_its_rows(sampler):
+    """A table of 12 rows: proposals outside it fail in Optuna and are projected onto the nearest
+    row not yet proposed, so every evaluation has a value and the rows run out after 12."""
+    rows = nb201.SPACE.sample(np.random.default_rng(3), 12)
+    assert len(set(rows)) == 12
+    peer = OptunaPeer(nb201.SPACE, seed=0, domain=rows, sampler=sampler)
+    proposed = []
+    for _ in range(12):
+        archs = peer.ask(1)
+        peer.tell([Evaluation(a, float(len(a.reduced().edges)), 0.0) for a in archs])
+        proposed += archs
+    assert set(proposed) == set(rows)  # each row once (Optuna itself hits none of 12 rows in 15,625 here)
+    failed = [t for t in peer.study.trials if t.state == optuna.trial.TrialState.FAIL]
+    assert peer.state().notes["projected"] == len(failed) > 0
+    complete = peer.study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert {nb201.SPACE.from_slots([t.params[n] for n in peer.distributions]) for t in complete} == set(rows)
+    assert peer.ask(1) == []  # every row has been proposed

@@ -13,8 +13,14 @@ Two deliberate differences from nasviz's strategies:
   evaluated again and counts against the budget, as it would for an Optuna user (and as in the
   comparison of issue 21). The protocol's "never the same architecture twice" does not hold for
   these peers; ``bench search`` reports the distinct cells each run evaluated.
-* **A cell outside the domain fails.** With a table whose rows do not cover the space the
-  objective reports the cell as failed, and Optuna is told ``FAIL``.
+* **A cell outside the domain is projected onto it.** With a table whose rows do not cover the
+  space (``domain`` is a strict subset of it), a proposal that is not a row has no value: Optuna is
+  told that trial ``FAIL``ed, and the peer proposes instead the row nearest to it in Hamming
+  distance over the slots that it has not proposed before (ties broken by the seed); the row's
+  result reaches Optuna as a finished trial with its own parameters. Optuna's samplers cannot be
+  restricted to an arbitrary set of cells, and GPSampler ignores failed trials, so without the
+  projection it would propose the same missing cell forever. When the domain is the whole space
+  (the full NB201 tables of issue 21) nothing is projected; ``state().notes`` counts projections.
 
 Determinism: each sampler is seeded with the run's seed (``TPESampler(seed=...)``, ...), and a
 study in memory holds nothing else, so a peer run is a function of its seed. Optuna is an
@@ -25,6 +31,8 @@ from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.errors import ConfigError
@@ -85,7 +93,8 @@ class OptunaPeer:
     seed : int
         The sampler's seed.
     domain : sequence of Architecture, optional
-        Accepted for the protocol; Optuna samples the slots, not the domain.
+        The cells that can be evaluated (a table's rows); proposals outside it are projected
+        onto it (module docstring). ``None``: every cell of the space.
     sampler : {"tpe", "gp", "random"}
     """
 
@@ -101,6 +110,7 @@ class OptunaPeer:
         self._create_trial = optuna.trial.create_trial
         self._pending: dict[Architecture, list[Any]] = {}
         self._last: list[Architecture] = []
+        self._rows = _Rows(space, domain, seed)
 
     def ask(self, n: int) -> list[Architecture]:
         if n < 1:
@@ -109,7 +119,14 @@ class OptunaPeer:
         for _ in range(n):
             trial = self.study.ask(self.distributions)
             arch = self.space.from_slots([trial.params[name] for name in self.distributions])
-            self._pending.setdefault(arch, []).append(trial)
+            if self._rows.covers(arch):
+                self._pending.setdefault(arch, []).append(trial)
+            else:  # not a row: the trial fails, its nearest unproposed row is evaluated instead
+                self.study.tell(trial, state=self._trial_state.FAIL)
+                arch = self._rows.nearest(arch)
+                if arch is None:
+                    break  # every row has been proposed
+            self._rows.mark(arch)
             proposals.append(arch)
         self._last = proposals
         return proposals
@@ -117,6 +134,7 @@ class OptunaPeer:
     def tell(self, evaluations: Sequence[Evaluation]) -> None:
         """Tell Optuna each result; an architecture it did not propose becomes a finished trial."""
         for ev in evaluations:
+            self._rows.mark(ev.arch)
             ok = ev.ok and ev.value is not None
             waiting = self._pending.get(ev.arch)
             if waiting:
@@ -133,7 +151,49 @@ class OptunaPeer:
 
     def state(self) -> StepState:
         return StepState(strategy=self.name, phase="optuna", proposals=tuple(self.space.format(a) for a in self._last),
-                         notes={"trials": len(self.study.trials)})
+                         notes={"trials": len(self.study.trials), "projected": self._rows.projected})
+
+
+class _Rows:
+    """The domain as slot codes, for projecting a proposal outside it onto its nearest row.
+
+    ``domain=None`` or a domain as large as the space covers every cell (nothing is projected).
+    """
+
+    def __init__(self, space: "SearchSpace", domain: Sequence[Architecture] | None, seed: int) -> None:
+        size = getattr(space, "size", None)
+        self.projected = 0
+        self.archs: list[Architecture] | None = None
+        if domain is None or (size is not None and len(domain) >= int(size)):
+            return
+        self.space = space
+        self.archs = list(domain)
+        self.keys = {space.format(a): i for i, a in enumerate(self.archs)}
+        self.choices = {op: k for k, op in enumerate(space.slot_choices())}
+        self.codes = np.array([self._code(a) for a in self.archs], dtype=np.int64).reshape(len(self.archs), -1)  # (D, S)
+        self.used = np.zeros(len(self.archs), dtype=bool)
+        self.rng = np.random.default_rng(seed)
+
+    def _code(self, arch: Architecture) -> list[int]:
+        return [self.choices.get(op, -1) for op in self.space.slots(arch)]
+
+    def covers(self, arch: Architecture) -> bool:
+        return self.archs is None or self.space.format(arch) in self.keys
+
+    def mark(self, arch: Architecture) -> None:
+        if self.archs is not None and self.space.format(arch) in self.keys:
+            self.used[self.keys[self.space.format(arch)]] = True
+
+    def nearest(self, arch: Architecture) -> Architecture | None:
+        """The unproposed row at the least Hamming distance from ``arch`` (ties at random)."""
+        assert self.archs is not None
+        free = np.flatnonzero(~self.used)
+        if not len(free):
+            return None
+        dist = (self.codes[free] != np.array(self._code(arch))[None, :]).sum(axis=1)  # (F,)
+        best = free[dist == dist.min()]
+        self.projected += 1
+        return self.archs[int(best[self.rng.integers(len(best))])]
 
 
 def optuna_tpe(space: "SearchSpace", seed: int = 0, domain: Sequence[Architecture] | None = None) -> OptunaPeer:
