@@ -70,9 +70,10 @@ def collect(reports: list[dict[str, Any]], reference: str) -> dict[str, dict[str
 
 
 def choose(scores: dict[str, dict[str, dict[str, Any]]], tables: list[str], candidates: list[str]) -> str | None:
-    """The candidate with the smallest worst score over ``tables`` (then geometric mean)."""
+    """The candidate with the smallest worst score over ``tables`` (then geometric mean);
+    ``None`` without tables (a leave-one-out fold of a single table) or a candidate run on all."""
     usable = [c for c in candidates if all(t in scores[c] for t in tables)]
-    if not usable:
+    if not usable or not tables:
         return None
 
     def key(c: str) -> tuple[float, float]:
