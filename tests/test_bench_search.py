@@ -62,6 +62,21 @@ def test_final_statistics_and_goal_check_on_known_runs():
     assert goal_check(table, "missing", ("optuna-tpe",)) is None
 
 
+def test_batch_goal_compares_regret_after_equal_numbers_of_evaluations():
+    from nasviz.bench.search_report import batch_goal_check
+
+    def summary(regrets):
+        return {"regret_mean": dict(zip(("25", "50", "100"), regrets)), "final": {"runs": 20}}
+
+    table = {"kdpp5": summary([0.5, 0.2, 0.1]), "optuna-tpe": summary([0.4, 0.3, 0.1])}
+    check = batch_goal_check(table, "kdpp5")
+    assert check["against"] == "optuna-tpe" and check["checkpoints"] == {"25": False, "50": True, "100": True}
+    assert not check["met"]
+    table["kdpp5"] = summary([0.4, 0.2, 0.05])
+    assert batch_goal_check(table, "kdpp5")["met"]
+    assert batch_goal_check(table, "kdpp5", peer="optuna-gp") is None
+
+
 @pytest.mark.slow
 def test_protocol_report_with_peers(nb201_table_path):
     pytest.importorskip("optuna")

@@ -10,7 +10,8 @@ the mean regret after every evaluation, the distinct cells evaluated and the sec
 
 ``--tables`` runs several table/metric pairs in one go (a named protocol such as ``shared``, the
 six shared NAS-Bench-201 metrics, or ``TABLE:METRIC[@SPACE],...``; :mod:`nasviz.bench.protocol`)
-and reports ``{"tables": [{"table", "metric", "optimum", "strategies": {...}, "goal": {...}}]}``.
+and reports ``{"tables": [{"table", "metric", "optimum", "strategies": {...}, "goal": {...}}]}``; with
+``optuna-tpe`` in the run, every batch strategy gets a ``batch_goal`` entry (``search_report.batch_goal_check``).
 
 Strategies are registered names, optionally with options (``bo:pool=exhaustive:schedule=srinivas``),
 and include Optuna's samplers as peers (``optuna-tpe``, ``optuna-gp``, ``optuna-random``: the
@@ -31,13 +32,15 @@ from typing import Any
 import numpy as np
 
 from nasviz.bench.protocol import TablePair, parse_pairs, parse_spec
-from nasviz.bench.search_report import goal_check, regret_at, summarise
+from nasviz.bench.search_report import batch_goal_check, goal_check, regret_at, summarise
 
 DESCRIPTION = ("regret of search strategies (Optuna's samplers as peers) on benchmark tables over seeds: regret by "
                "evaluation, final mean/s.e./90th percentile, optimum found, distinct cells, seconds per step")
 
 #: The peers the goal of issue 21 compares the default strategy with.
 GOAL_PEERS = ("optuna-tpe", "optuna-gp")
+#: The sequential peer a batch strategy (B > 1) must match per evaluation (issue 21's batch goal).
+BATCH_PEER = "optuna-tpe"
 
 _TABLE_CACHE: dict[tuple[str, str], Any] = {}
 
@@ -243,6 +246,14 @@ def _run_jobs(jobs: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
         return list(pool.map(run_one, jobs))
 
 
+def _batch(spec: str) -> int:
+    """The batch size a strategy spec runs with (its options, else its entry's preset)."""
+    from nasviz.strategies.factory import default_batch_size
+
+    name, options = parse_spec(spec)
+    return int(options.get("batch_size", default_batch_size(name)))
+
+
 def _goal_candidate(args: argparse.Namespace, names: list[str]) -> str | None:
     if args.goal:
         return args.goal
@@ -294,6 +305,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             entry["strategies"][name] = summary
         if candidate is not None:
             entry["goal"] = goal_check(entry["strategies"], candidate, GOAL_PEERS)
+        batch_goals = {n: batch_goal_check(entry["strategies"], n, BATCH_PEER) for n in names if _batch(n) > 1}
+        if any(batch_goals.values()):
+            entry["batch_goal"] = {n: g for n, g in batch_goals.items() if g is not None}
         tables.append(entry)
     report: dict[str, Any] = {"budget": args.budget, "seeds": args.seeds, "first_seed": args.first_seed,
                               "checkpoints": checkpoints, "workers": args.workers,

@@ -99,4 +99,16 @@ def goal_check(summary: dict[str, dict[str, Any]], candidate: str, peers: Sequen
     return {"against": best, **checks, "met": all(checks.values())}
 
 
-__all__ = ["FOUND_TOLERANCE", "final_statistics", "goal_check", "regret_at", "regret_curve", "summarise"]
+def batch_goal_check(summary: dict[str, dict[str, Any]], candidate: str, peer: str = "optuna-tpe") -> dict[str, Any] | None:
+    """Issue 21's batch goal: a batch strategy (``bo-tw2g-kdpp5``, B = 5) is at least as good per
+    evaluation as ``peer`` asking one cell at a time: its mean regret after each checkpoint's number
+    of *evaluations* (not steps) is no higher. ``None`` if a name is missing."""
+    if candidate not in summary or peer not in summary or not summary[peer]["final"].get("runs"):
+        return None
+    ours, theirs = summary[candidate]["regret_mean"], summary[peer]["regret_mean"]
+    at = {k: bool(ours[k] <= theirs[k]) for k in theirs if k in ours}
+    return {"against": peer, "checkpoints": at, "met": bool(at) and all(at.values())}
+
+
+__all__ = ["FOUND_TOLERANCE", "batch_goal_check", "final_statistics", "goal_check", "regret_at", "regret_curve",
+           "summarise"]
