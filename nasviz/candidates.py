@@ -377,6 +377,11 @@ class PoolRequest:
     (``initial="pool"``); ``costs`` the measured seconds of every evaluation told and
     ``fit_seconds`` this step's GP fit, for caps on acquisition time
     (:func:`nasviz.strategies.base.affordable_items`).
+
+    ``score_set(archs)``: like ``score``, for a *fixed* sequence scored at every step (a table's
+    domain, a finite space listed once): pass the same sequence object each step and the
+    strategy keeps its kernel components against the training set between steps
+    (:class:`nasviz.gp.cross.CandidateSet`); ``None`` when the strategy has no such cache.
     """
 
     space: SearchSpace
@@ -396,6 +401,7 @@ class PoolRequest:
     initial: Sequence[Architecture] = ()
     costs: Sequence[float] = ()
     fit_seconds: float = 0.0
+    score_set: ScoreFn | None = None
 
 
 def fresh_filter(request: PoolRequest) -> Callable[[Architecture], bool]:

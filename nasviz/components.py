@@ -12,11 +12,14 @@ Compatibility (:func:`check_compatible`) follows from declared capabilities only
 * a strategy fits a space when its entry lists no ``spaces`` or lists that one, and, for model-based
   strategies, when its kernel fits; its pool may need a representation too (``gradient`` needs
   ``operation-slots``);
-* a batch selector that samples a diverse set (k-DPP) needs a batch of at least two.
+* a batch selector that samples a diverse set (k-DPP) needs a batch of at least two;
+* a strategy may need a representation (``needs``: the Optuna peers read ``operation-slots``) or
+  an optional package (``requires``: ``(import name, what to pip install)``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Mapping
 
 from nasviz.errors import ConfigError
@@ -51,6 +54,10 @@ KERNELS.register(Entry("tw", "tree-Wasserstein: n-gram operations + in/out-degre
 for _n in (1, 2, 3):
     KERNELS.register(Entry(f"tw{_n}g", f"tree-Wasserstein with {_n}-gram operations + in/out-degree", _TW,
                            _TW_OPTIONS, preset={"ngram": _n}, paper="000 Eq. (25)"))
+KERNELS.register(Entry("slots", "which operation sits in which slot: exponentiated Hamming, one lengthscale per slot",
+                       "nasviz.kernels.slots:SlotKernel", paper="CoCaBO"))
+KERNELS.register(Entry("tw2g-slots", "tree-Wasserstein 2-gram times the slot kernel (structure and slot identity)",
+                       "nasviz.kernels.slots:TWSlotsKernel", _TW_OPTIONS, preset={"ngram": 2}, paper="000 Eq. (25)"))
 KERNELS.register(Entry("wl", "Weisfeiler-Lehman subtree kernel, depth h by likelihood", "nasviz.kernels.wl:WLKernel", (
     Option("h_max", "int", "largest WL iteration H", minimum=0),
     Option("base", "choice", "base kernel on feature counts", choices=("dot", "oa")),
@@ -83,6 +90,11 @@ POOLS.register(Entry("gradient", "gradient-guided mutation of the best (WL featu
                      paper="002 Sec. 3.2"))
 POOLS.register(Entry("mixed", "half mutations of the best, half random", "nasviz.candidates:mixed_generator",
                      paper="002 App. E.2"))
+POOLS.register(Entry("exhaustive", "score every candidate of a finite domain or space: the exact argmax",
+                     "nasviz.exhaustive:exhaustive_generator", (
+    Option("max_candidates", "int", "largest finite set scored whole", minimum=1),
+    Option("fallback", "choice", "pool for sets that are infinite or larger", choices=("evolution", "random", "mixed")),
+), paper="GP-UCB Thm. 1"))
 _ACQ_FRACTION = Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)")
 POOLS.register(Entry("nasbot-ea", "NASBOT's evolutionary acquisition optimiser over its nine modifiers",
                      "nasviz.strategies.nasbot:EAPool", (
@@ -139,6 +151,13 @@ _BO_OPTIONS = (
     Option("dedupe", "choice", "never propose the same architecture, or the same canonical key",
            choices=("exact", "canonical")),
     Option("kappa", "float?", "fixed UCB weight (none: the schedule from beta0)"),
+    Option("schedule", "choice", "UCB weight schedule: NAS-BOWL's from beta0, or GP-UCB's beta_t (Srinivas)",
+           choices=("bowl", "srinivas")),
+    Option("beta_scale", "float", "srinivas schedule: kappa^2 = beta_scale * beta_t", minimum=0),
+    Option("delta", "float", "srinivas schedule: confidence parameter delta", minimum=1e-9),
+    Option("stall_patience", "int", "evaluations without a new best before forcing exploration (0: off)", minimum=0),
+    Option("stall_boost", "float", "UCB weight factor while the search is stalled", minimum=1),
+    Option("min_noise", "float", "lower bound of the GP noise variance (standardised units)", minimum=1e-12),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
@@ -165,9 +184,21 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "bo-tw2g-topk5": ("the 5 best UCB values", {**_TW2G, "batch": "topk", "batch_size": 5}, "000"),
     "bo-tw2g-random5": ("5 pool members at random (the pool without a selector)", {**_TW2G, "batch": "random", "batch_size": 5}, "000"),
 }
+#: The default strategy of :class:`nasviz.optuna.NASVizSampler`. Provisional: the best nasviz strategy
+#: on three of the five tables in issue 21's first comparison (20 seeds, budget 100), while the
+#: dashboard and the README still offer ``bo-wl-ei`` first; one default for all of them is to be
+#: chosen by ``bench tuning`` (one setting across all tables, leave-one-table-out) once the full
+#: ``bench search --tables shared`` runs exist (docs/benchmarks.md, "Optuna's samplers as peers").
+DEFAULT_STRATEGY = "bo-tw2g-ucb"
 for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
+_PEER = {"model": False, "needs": frozenset({"operation-slots"}), "requires": ("optuna", "nasviz[peers]")}
+for _kind, _description in (("tpe", "Optuna's TPESampler (peer): the cell's slots as categorical parameters"),
+                            ("gp", "Optuna's GPSampler (peer): the cell's slots as categorical parameters"),
+                            ("random", "Optuna's RandomSampler (peer): repeats count as trials")):
+    STRATEGIES.register(Entry(f"optuna-{_kind}", _description, f"nasviz.strategies.optuna_peer:optuna_{_kind}",
+                              capabilities=_PEER, paper="Optuna 5"))
 STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimiser over nine modifiers",
                           "nasviz.strategies.nasbot:nasbot", (
     Option("n_init", "int", "initial networks", minimum=1),
@@ -223,6 +254,14 @@ for _name, _title, _description, _factory in (
 
 
 # ------------------------------------------------------------------------------ compatibility
+def package_available(name: str) -> bool:
+    """True if the (optional) package ``name`` can be imported; nothing is imported."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a module set to None
+        return False
+
+
 def kernel_reads(kernel: str) -> frozenset[str]:
     """The representations kernel ``kernel``'s class declares it reads."""
     return frozenset(KERNELS.get(kernel).load().reads)
@@ -260,6 +299,12 @@ def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None
     allowed = entry.capabilities.get("spaces")
     if allowed and space not in allowed:
         found.append(f"strategy {strategy!r} searches only the {', '.join(allowed)} space(s), not {space!r}")
+    needs = sorted(set(entry.capabilities.get("needs", ())) - space_provides(space))
+    if needs:
+        found.append(f"strategy {strategy!r} needs the {', '.join(needs)} representation, which {space!r} lacks")
+    requires = entry.capabilities.get("requires")
+    if requires and not package_available(requires[0]):
+        found.append(f"strategy {strategy!r} needs the optional package {requires[0]}: pip install \"{requires[1]}\"")
     kernel = strategy_kernel(strategy, options)
     if kernel is not None and not kernel_fits(kernel, space):
         missing = sorted(kernel_reads(kernel) - space_provides(space))

@@ -179,3 +179,29 @@ def test_every_dashboard_view_reads_a_run_on_the_space(chain_table, tmp_path, st
     assert space == "toy-chain" and why_not is None  # the toy space declares operation slots
     assert [d.label for d in plot_parallel(curves, space).data[0].dimensions][:4] == ["edge op0", "edge op1",
                                                                                      "edge op2", "edge op3"]
+
+
+def test_optuna_studies_on_the_space_nasviz_sampler_and_peers(chain, chain_table):
+    """nasviz.optuna and the Optuna peers know the space only through its operation slots."""
+    optuna = pytest.importorskip("optuna")
+    import nasviz.optuna as nvo
+    from nasviz.objectives.base import Evaluation
+    from nasviz.objectives.table import load_table
+    from nasviz.strategies.factory import make_strategy
+
+    table = load_table(str(chain_table), space=chain.name)
+    names = nvo.slot_names(chain)
+    assert names == ("op0", "op1", "op2", "op3") and nvo.operations(chain) == OPS
+
+    def objective(trial):
+        return table.lookup(chain.from_slots([trial.suggest_categorical(n, OPS) for n in names]), "score")
+
+    study = optuna.create_study(direction="maximize", sampler=nvo.NASVizSampler(space=chain, seed=0, n_init=5))
+    study.optimize(objective, n_trials=15)
+    cells = {tuple(t.params[n] for n in names) for t in study.trials}
+    assert len(cells) == 15  # the BO strategy never proposes a cell twice
+    assert study.best_value == table.optimum("score")  # random search: 15 of 81 cells hit it 19% of the time
+    peer = make_strategy("optuna-tpe", space=chain, seed=0)
+    for _ in range(5):
+        peer.tell([Evaluation(a, table.lookup(a, "score"), 0.0) for a in peer.ask(1)])
+    assert len(peer.study.trials) == 5

@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.gp.cross import CandidateSet, set_moments
 from nasviz.gp.likelihood import MLOptions, fit_hyperparameters, gaussian_log_likelihood, log_marginal_likelihood_at
 from nasviz.gp.linalg import blas_limit
 from nasviz.gp.posterior import TrainingPosterior, central_interval, latent_moments
@@ -199,6 +200,7 @@ class GaussianProcess:
         self._posterior: TrainingPosterior | None = None
         self._u_mean, self._u_std = 0.0, 1.0
         self._last_params: dict[tuple, np.ndarray] = {}
+        self._candidate_sets: dict[int, CandidateSet] = {}
         self.fit_result: FitResult | None = None
 
     # ------------------------------------------------------------------ fitting
@@ -292,6 +294,25 @@ class GaussianProcess:
         """
         mean_u, second = self.predict_latent(archs, full_cov=full_cov, include_noise=include_noise)
         return self._target.moments(mean_u, second, full_cov)
+
+    def candidate_set(self, archs: Sequence[Architecture]) -> CandidateSet:
+        """The :class:`~nasviz.gp.cross.CandidateSet` of the sequence ``archs``, made on the first
+        call and kept for later calls with the *same* sequence object (a table's domain), so its
+        components against the training set are computed once per pair."""
+        cset = self._candidate_sets.get(id(archs))
+        if cset is None or cset.source is not archs:
+            if len(self._candidate_sets) >= 4:  # a few fixed sets per search, never a growing list
+                self._candidate_sets.pop(next(iter(self._candidate_sets)))
+            cset = self._candidate_sets[id(archs)] = CandidateSet(self.kernel, archs)
+        return cset
+
+    def predict_set(self, cset: CandidateSet) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and standard deviation at every candidate of ``cset``, ``(m,)`` each,
+        in ``y`` units (as :meth:`predict` with ``full_cov=False``, from cached components)."""
+        post = self._fitted_posterior()
+        with blas_limit(len(post.train)):
+            mean_z, var_z = set_moments(self.kernel, post, cset)
+        return self._target.moments(self._u_mean + self._u_std * mean_z, var_z * self._u_std**2, False)
 
     def predict_interval(
         self, archs: Sequence[Architecture], level: float = 0.95, include_noise: bool = True

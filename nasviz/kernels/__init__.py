@@ -55,6 +55,10 @@ def make_kernel(name: str, space: "SearchSpace | None" = None, **options: Any) -
             raise ConfigError(f"kernel {name!r} cannot read the {space.name!r} space: it needs {', '.join(missing)}")
         if OPERATION_TREE in cls.reads and "tree" not in config:
             config["tree"] = dict(space.operation_groups())
+        if "space" in accepted and "space" not in config:
+            config["space"] = space  # kernels that read the slots read them through the space
+    elif "space" in accepted and accepted["space"].default is inspect.Parameter.empty and "space" not in config:
+        raise ConfigError(f"kernel {name!r} reads a space's operation slots: build it with space=...")
     return cls(**config)
 
 

@@ -11,13 +11,19 @@ process can run many marginal-likelihood steps without recomputing a single dist
 
 Per-architecture work (histograms, WL features, path lengths, masses) is cached by the kernel
 instance, keyed by the (hashable) architecture, so it is done once per architecture.
+
+A fixed candidate set scored at every BO step (a table's 15,625 rows) is *prepared* once
+(:meth:`Kernel.prepare_rows`) and compared with each new training architecture by
+:meth:`Kernel.components_prepared`, which costs one column, not a pass over every candidate in
+Python. Kernels whose components depend only on the reduced graph share rows between
+architectures that reduce alike (:func:`unique_reduced`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -28,6 +34,21 @@ from nasviz.gp.linalg import make_psd  # noqa: F401
 from nasviz.spaces.base import LABELLED_DAG
 
 Components = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedRows:
+    """Candidates prepared once for many :meth:`Kernel.components_prepared` calls.
+
+    ``archs`` (m) are the candidates as given; ``index`` ``(m,)`` maps each to its row among the
+    ``n_rows`` distinct rows the kernel computes (candidates that the kernel cannot tell apart,
+    e.g. equal reduced graphs, share one); ``data`` is the kernel's own cached work.
+    """
+
+    archs: tuple[Architecture, ...]
+    index: np.ndarray
+    n_rows: int
+    data: Any = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +125,20 @@ class Kernel(ABC):
             down[i] -= step
             grads.append((self.combine(components, up) - self.combine(components, down)) / (2 * step))
         return K, grads
+
+    def prepare_rows(self, archs: Sequence[Architecture]) -> PreparedRows:
+        """Prepare ``archs`` (m) as the rows of repeated :meth:`components_prepared` calls.
+
+        The default keeps every architecture as its own row and defers to :meth:`components`;
+        kernels with per-architecture features override it to cache them as matrices.
+        """
+        archs = tuple(archs)
+        return PreparedRows(archs, np.arange(len(archs)), len(archs), list(archs))
+
+    def components_prepared(self, rows: PreparedRows, archs_b: Sequence[Architecture]) -> Components:
+        """Components of the distinct prepared rows against ``archs_b``: ``(rows.n_rows, len(b))``
+        each, equal to ``components(rows.archs, archs_b)`` on the rows ``rows.index`` selects."""
+        return self.components(rows.data, archs_b)
 
     def matrix(
         self,

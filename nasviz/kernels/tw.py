@@ -102,7 +102,7 @@ from scipy.spatial.distance import cdist
 
 from nasviz.arch import Architecture
 from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE
-from nasviz.kernels.base import Components, Hyperparameter, Kernel, unique_reduced
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, PreparedRows, unique_reduced
 
 __all__ = [
     "COMPONENTS",
@@ -511,6 +511,45 @@ class TreeWassersteinKernel(Kernel):
             else:
                 result[name] = cdist(A, B, metric="cityblock")[np.ix_(ia, ib)]
         return result
+
+    # -------------------------------------------------------------- a fixed candidate set
+    def prepare_rows(self, archs: Sequence[Architecture]) -> PreparedRows:
+        """One row per distinct reduced graph of ``archs``, with its features as matrices: the
+        dense ``g`` vectors (widened with zero columns as new tree edges appear) and the degree
+        CDF vectors of the last grid used (rebuilt only if a column brings a new position)."""
+        archs = tuple(archs)
+        feats, index = self._unique(archs)
+        data = {"feats": feats, "ops": self._operation_vectors(feats),
+                "positions": np.unique(np.concatenate([f[2] for f in feats])) if feats else np.zeros(1),
+                "grid": None, "cdf": None}
+        return PreparedRows(archs, index, len(feats), data)
+
+    def components_prepared(self, rows: PreparedRows, archs_b: Sequence[Architecture]) -> Components:
+        """:meth:`components` of the prepared rows against ``archs_b``, ``(rows.n_rows, len(b))``
+        each; the rows' features are reused, so the cost is that of ``len(b)`` columns."""
+        data = rows.data
+        fb, ib = self._unique(archs_b)
+        B = self._operation_vectors(fb)
+        A = data["ops"]
+        if A.shape[1] < B.shape[1]:  # tree edges first seen in archs_b: zero mass in every row
+            A = data["ops"] = np.pad(A, ((0, 0), (0, B.shape[1] - A.shape[1])))
+        grid = np.union1d(data["positions"], np.concatenate([f[2] for f in fb])) if fb else data["positions"]
+        if data["grid"] is None or not np.array_equal(grid, data["grid"]):
+            data["grid"] = grid
+            data["cdf"] = (self._cdf_vectors(data["feats"], grid, 3), self._cdf_vectors(data["feats"], grid, 4))
+        result: Components = {}
+        pairs = [("operations", A, B), ("in_degree", data["cdf"][0], self._cdf_vectors(fb, grid, 3)),
+                 ("out_degree", data["cdf"][1], self._cdf_vectors(fb, grid, 4))]
+        for name, Ar, Br in pairs:
+            if Ar.shape[1] == 0 or not len(Ar) or not len(Br):
+                result[name] = np.zeros((rows.n_rows, len(ib)))
+            else:
+                result[name] = cdist(Ar, Br, metric="cityblock")[:, ib]
+        return result
+
+    def diagonal_components(self, archs: Sequence[Architecture]) -> dict[str, np.ndarray]:
+        """``W_i(x, x) = 0`` for every architecture: shape ``(len(archs),)`` each."""
+        return {name: np.zeros(len(archs)) for name in COMPONENTS}
 
     def pair_distances(self, x: Architecture, z: Architecture) -> dict[str, float]:
         """The three distances for one pair, from scratch and edge by edge (no caching).

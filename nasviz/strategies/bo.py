@@ -26,6 +26,15 @@ option        default                             alternative
               t)``                                paper 003 Eq. (10))
 ============  ==================================  =============================================
 
+How much a step explores: ``schedule`` picks UCB's weight (``"bowl"``: paper 002 App. E.5;
+``"srinivas"``: GP-UCB's ``beta_t`` for a finite decision set, Srinivas et al. 2010 Theorem 1,
+scaled by ``beta_scale``; :func:`nasviz.acquisition.exploration_weight`). ``stall_patience``
+detects a stalled search: after that many evaluations without a new best, steps use UCB with
+the weight multiplied by ``stall_boost`` until the best improves again (the step's notes say
+so). ``min_noise`` bounds the GP's noise variance from below (standardised units): benchmark
+tables are noisy (one or two training runs per cell), and a GP that interpolates them is
+overconfident next to its observations.
+
 What the step did is returned by :meth:`BayesianOptimisation.state` as a typed
 :class:`~nasviz.state.StepState` (GP fit, pool with posterior and acquisition, the batch and
 why, WL feature gradients when the kernel is WL, the pool generator's own counts in ``notes``).
@@ -43,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from nasviz import candidates
-from nasviz.acquisition import kappa_schedule
+from nasviz.acquisition import SCHEDULES, exploration_weight
 from nasviz.arch import Architecture
 from nasviz.batch import BatchSelection, SelectRequest
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
@@ -63,7 +72,7 @@ MAX_FEATURES = 40
 #: Allowed values of the choice options (the first is the default).
 CHOICES: dict[str, tuple[str, ...]] = {
     "init": ("random", "pool"), "targets": ("raw", "robust"), "failures": ("skip", "worst"),
-    "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"),
+    "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"), "schedule": SCHEDULES,
 }
 
 
@@ -154,6 +163,15 @@ class BayesianOptimisation:
         Parents for mutation pools: the best observed architectures (10, paper 002 App. E.2).
     n_restarts : int
         L-BFGS-B starts of each GP fit.
+    schedule, beta_scale, delta : str, float, float
+        UCB's exploration schedule (module docstring): ``"bowl"`` uses ``beta0``; ``"srinivas"``
+        uses ``sqrt(beta_scale * beta_t)`` with ``|D|`` the domain (or finite space, else pool)
+        size and ``t`` the evaluation being chosen.
+    stall_patience, stall_boost : int, float
+        After ``stall_patience`` evaluations without a new best (0: never), UCB with the weight
+        times ``stall_boost``.
+    min_noise : float
+        Lower bound of the GP's noise variance, standardised units.
     name : str, optional
         How the strategy is called in runs and tables (default ``bo-<kernel>-...``).
     """
@@ -185,11 +203,21 @@ class BayesianOptimisation:
         kdpp_anchor: bool = False,
         top_parents: int = 10,
         n_restarts: int = 3,
+        schedule: str = "bowl",
+        beta_scale: float = 0.2,
+        delta: float = 0.1,
+        stall_patience: int = 0,
+        stall_boost: float = 2.0,
+        min_noise: float = 1e-6,
         name: str | None = None,
     ) -> None:
         _check(space, pool, kappa, counts={"batch_size": batch_size, "n_init": n_init, "pool_size": pool_size,
                                            "top_parents": top_parents},
-               choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality})
+               choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality,
+                        "schedule": schedule})
+        if stall_patience < 0 or not stall_boost >= 1 or not 0 < delta < 1 or not beta_scale >= 0 or not 0 < min_noise <= 2:
+            raise ConfigError(f"need stall_patience >= 0, stall_boost >= 1, 0 < delta < 1, beta_scale >= 0 and "
+                              f"0 < min_noise <= 2; got {stall_patience}, {stall_boost}, {delta}, {beta_scale}, {min_noise}")
         self.space = space
         self.kernel_name = kernel if isinstance(kernel, str) else kernel.name
         self.kernel = make_kernel(kernel, space=space, **dict(kernel_options or {})) if isinstance(kernel, str) else kernel
@@ -213,9 +241,12 @@ class BayesianOptimisation:
         self.quality = quality
         self.kdpp_anchor = bool(kdpp_anchor)
         self.top_parents = int(top_parents)
+        self.schedule, self.beta_scale, self.delta = schedule, float(beta_scale), float(delta)
+        self.stall_patience, self.stall_boost = int(stall_patience), float(stall_boost)
         self.name = name or f"bo-{self.kernel_name}-{acquisition}-{pool}-{batch}{self.batch_size}"
         self.rng = np.random.default_rng(seed)
-        self.gp = GaussianProcess(self.kernel, transform=transform, n_restarts=n_restarts, seed=seed)
+        self.gp = GaussianProcess(self.kernel, transform=transform, n_restarts=n_restarts, seed=seed,
+                                  noise_bounds=(float(min_noise), 2.0))
         self.domain = list(domain) if domain is not None else None
         self._domain_set = set(self.domain) if self.domain is not None else None
         # One instance per distinct architecture: Architecture caches its reduced graph per
@@ -233,6 +264,8 @@ class BayesianOptimisation:
         self._costs: list[float] = []  # measured seconds of every evaluation told
         self._pending: set[Architecture] = set()
         self._n_bo_steps = 0
+        self._best = -np.inf
+        self._since_best = 0  # evaluations told since the best value last improved
         self._state = StepState(strategy=self.name, phase="init")
 
     # ------------------------------------------------------------------ protocol
@@ -254,7 +287,11 @@ class BayesianOptimisation:
                 self._costs.append(float(ev.cost))
             if ev.ok and ev.value is not None and np.isfinite(ev.value):
                 self.observed.append((ev.arch, float(ev.value)))
+                improved = float(ev.value) > self._best
+                self._best = max(self._best, float(ev.value))
+                self._since_best = 0 if improved else self._since_best + 1
             else:
+                self._since_best += 1
                 self.failed.append(ev.arch)
 
     def state(self) -> StepState:
@@ -278,7 +315,15 @@ class BayesianOptimisation:
 
     def _kappa(self, t: int) -> float:
         """The UCB weight at BO step ``t`` (0-based): the fixed ``kappa`` or the schedule."""
-        return self.kappa if self.kappa is not None else kappa_schedule(self.beta0, t)
+        if self.kappa is not None:
+            return self.kappa
+        size = len(self.domain) if self.domain is not None else (self.space.size or self.pool_size)
+        return exploration_weight(self.schedule, step=t, t=len(self.observed) + len(self._pending) + 1,
+                                  n_candidates=size, beta0=self.beta0, beta_scale=self.beta_scale, delta=self.delta)
+
+    def _stalled(self) -> bool:
+        """``stall_patience`` evaluations have passed without a new best (module docstring)."""
+        return self.stall_patience > 0 and self._since_best >= self.stall_patience
 
     def _mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
         child = self.space.mutate(arch, rng)
@@ -325,11 +370,16 @@ class BayesianOptimisation:
         fit = self.gp.fit(gp_archs, y_gp)
         times["fit"] = time.perf_counter() - t0
         best = float(y.max())
-        kappa = self._kappa(self._n_bo_steps) if self.acquisition == "ucb" else 0.0
+        stalled = self._stalled()
+        acquisition = "ucb" if stalled else self.acquisition
+        kappa = self._kappa(self._n_bo_steps) * (self.stall_boost if stalled else 1.0) if acquisition == "ucb" else 0.0
+        acq_fn = ACQUISITIONS.create(acquisition) if stalled else self._acquisition_fn
         self._n_bo_steps += 1
 
         t1 = time.perf_counter()
-        pool = self._make_pool(n, best, kappa, targets, times["fit"])
+        pool = self._make_pool(n, best, kappa, targets, times["fit"], acq_fn)
+        if stalled:
+            pool.notes["stalled"] = {"since_best": self._since_best, "kappa": kappa}
         times["pool"] = time.perf_counter() - t1
         gp_state = gp_fit_state(fit, self.gp, self.kernel_name)
         if not pool.archs:
@@ -343,7 +393,7 @@ class BayesianOptimisation:
         else:
             mean, std = self.gp.predict(pool.archs, full_cov=False)
             cov = None
-        acq = self._acquisition_fn(mean, std, best, kappa)
+        acq = acq_fn(mean, std, best, kappa)
         times["predict"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
@@ -358,18 +408,23 @@ class BayesianOptimisation:
         self._state = self._step_state(proposals, gp_state, pool, (mean, std, acq), selection, kappa, times, len(y))
         return proposals
 
-    def _make_pool(self, n: int, best: float, kappa: float, targets: np.ndarray, fit_seconds: float) -> candidates.Pool:
+    def _make_pool(self, n: int, best: float, kappa: float, targets: np.ndarray, fit_seconds: float,
+                   acq_fn: Callable[..., np.ndarray]) -> candidates.Pool:
         """The registered generator's pool for a batch of ``n`` (canonical duplicates removed)."""
         def score(cands: Sequence[Architecture]) -> np.ndarray:
             mean, std = self.gp.predict(cands, full_cov=False)
-            return self._acquisition_fn(mean, std, best, kappa)
+            return acq_fn(mean, std, best, kappa)
+
+        def score_set(cands: Sequence[Architecture]) -> np.ndarray:
+            mean, std = self.gp.predict_set(self.gp.candidate_set(cands))
+            return acq_fn(mean, std, best, kappa)
 
         pool = self.pool_generator(candidates.PoolRequest(
             space=self.space, rng=self.rng, n=self.pool_size, parents=self._parents(), exclude=self._exclude,
             domain=self.domain, domain_set=self._domain_set, score=score, mutate=self._mutate,
             op_gradients=self._op_gradients, step=self._n_bo_steps, batch=n,
             observed=[a for a, _ in self.observed], targets=targets, initial=self.initial, costs=tuple(self._costs),
-            fit_seconds=fit_seconds))
+            fit_seconds=fit_seconds, score_set=score_set))
         if self.dedupe == "canonical":
             keep = self._distinct(pool.archs)
             pool = candidates.Pool([pool.archs[i] for i in keep], [pool.origin[i] for i in keep], pool.info, pool.notes)
@@ -399,26 +454,14 @@ class BayesianOptimisation:
 
     # ------------------------------------------------------------------ WL extras
     def _feature_gradients(self) -> FeatureGradients | None:
-        """WL feature gradients (paper 002 Eq. 3.2) of the fitted GP over the observations, when
-        the kernel is WL (``None`` otherwise or when they cannot be computed)."""
-        from nasviz.interpret import supports_feature_gradients, wl_feature_gradients
+        """WL feature gradients of the fitted GP over the observations (WL kernels only)."""
+        from nasviz.interpret import step_feature_gradients
 
-        if not supports_feature_gradients(self.gp):
-            return None
-        try:
-            fg = wl_feature_gradients(self.gp, [a for a, _ in self.observed])
-        except (ValueError, np.linalg.LinAlgError):
-            return None
-        keep = np.argsort(-np.abs(fg.mean_gradient), kind="stable")[:MAX_FEATURES]
-        return FeatureGradients(tuple(fg.names[i] for i in keep), tuple(float(fg.mean_gradient[i]) for i in keep), int(fg.h))
+        return step_feature_gradients(self.gp, [a for a, _ in self.observed], MAX_FEATURES)
 
     def _op_gradients(self) -> dict[str, float] | None:
-        """Mean derivative of the posterior mean w.r.t. each operation's h=0 WL feature (WL only)."""
-        from nasviz.interpret import operation_gradients, supports_feature_gradients
+        """Mean derivative of the posterior mean w.r.t. each operation's h=0 WL feature (WL only;
+        ``None`` makes the gradient pool fall back to uniform mutation and record it)."""
+        from nasviz.interpret import step_operation_gradients
 
-        if not supports_feature_gradients(self.gp):
-            return None
-        try:
-            return operation_gradients(self.gp, [a for a, _ in self.observed])
-        except (ValueError, np.linalg.LinAlgError):
-            return None  # the pool falls back to uniform mutation and records it
+        return step_operation_gradients(self.gp, [a for a, _ in self.observed])

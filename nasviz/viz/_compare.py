@@ -59,11 +59,12 @@ def _stack(curves: Sequence, regret: bool) -> np.ndarray:
 
 def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
     """Group :class:`nasviz.dashboard.explorer.comparison.RunCurve` by strategy; mean and standard error across the
-    runs (seeds) that have reached each evaluation (s.e. 0 with a single run). Runs without an
-    evaluation yet (a study's run waiting for its worker) are left out until they have one."""
+    runs (seeds) that have reached each evaluation (s.e. 0 with a single run). Runs without a
+    successful evaluation yet (a study's run waiting for its worker, a run whose every evaluation
+    failed) are left out until they have one."""
     groups: dict[str, list] = {}
     for c in curves:
-        if len(c.values):
+        if np.any(np.isfinite(np.asarray(c.values, dtype=float))):
             groups.setdefault(c.strategy, []).append(c)
     xs, means, ses, ns = [], [], [], []
     for runs in groups.values():

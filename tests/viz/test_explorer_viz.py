@@ -167,3 +167,11 @@ def test_surrogate_panel_shows_errors_on_log_axes_for_percent_accuracies():
     other = SurrogateQuality("wl", np.array([0.5]), 0.5, 0.0, 0.9, np.array([-3.0, 120.0]),
                                      np.array([0.0, 100.0]), np.array([1.0, 1.0]), "standardize")
     assert not _get_surrogate_info([other]).error_scale
+
+
+def test_runs_whose_every_evaluation_failed_are_left_out_of_the_curves():
+    """A run with only failed evaluations (cells a table lacks): the Compare page raised on it."""
+    failed = curve([np.nan, np.nan], strategy="t")
+    info = _get_curves_info([curve([1, 2]), failed])
+    assert info.groups == ["s"]
+    assert viz.plot_curves([failed]).layout.annotations  # an empty figure saying so
