@@ -36,6 +36,8 @@ SPACES.register(Entry("nb201", "NAS-Bench-201 cells: 6 edges x 5 operations (15,
                       "nasviz.spaces.nb201:NB201Space", paper="NB201"))
 SPACES.register(Entry("layers", "NASBOT / Auto-Keras MLPs: DAGs of dense layers with widths",
                       "nasviz.spaces.layers:MLPSpace", paper="001 Sec. 2.2"))
+SPACES.register(Entry("nb101", "NAS-Bench-101 cells: up to 7 vertices, 3 operations (423,624 cells)",
+                      "nasviz.spaces.nb101:NB101Space", paper="NB101"))
 
 # ---------------------------------------------------------------------------------- kernels
 _TW_OPTIONS = (

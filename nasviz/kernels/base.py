@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from nasviz.arch import Architecture
 # kernels that are not PD (OT, GW, OTMANN) import it from here as make_psd.
 from nasviz.gp.linalg import make_psd  # noqa: F401
 from nasviz.spaces.base import LABELLED_DAG
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 Components = dict[str, np.ndarray]
 
@@ -55,6 +58,13 @@ class Kernel(ABC):
     reads: ClassVar[frozenset[str]] = frozenset({LABELLED_DAG})
     #: True if every :meth:`combine` result is positive semi-definite for valid ``theta``.
     positive_definite: bool = True
+
+    @classmethod
+    def options_from_space(cls, space: "SearchSpace") -> dict[str, Any]:
+        """Constructor options this kernel takes from a space's representations (TW's operation
+        tree, OTMANN's label tables); :func:`nasviz.kernels.make_kernel` fills them in unless
+        the caller gave them. Default: none."""
+        return {}
 
     @property
     @abstractmethod

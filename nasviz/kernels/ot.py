@@ -228,6 +228,11 @@ class OTKernel(_PairwiseKernel):
     reads = frozenset({LABELLED_DAG, OPERATION_TREE})
     component = "ot"
 
+    @classmethod
+    def options_from_space(cls, space) -> dict:
+        """The space's operation groups as the first level of the operation tree."""
+        return {"tree": dict(space.operation_groups())}
+
     def __init__(self, nu_str: float = 0.5, tree: Tree | Mapping | None = None) -> None:
         super().__init__()
         if not np.isfinite(nu_str) or nu_str < 0:

@@ -72,6 +72,11 @@ import ot
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd
+from nasviz.kernels.otmann_labels import (  # noqa: F401 - the tables are re-exported from here
+    BUILTIN, CNN_LABEL_MISMATCH, CNN_LABELS, INCOMPATIBLE_COST, LABEL_INDEX, LABEL_MISMATCH, MLP_LABEL_MISMATCH,
+    MLP_LABELS, MLP_RECTIFIERS, MLP_SIGMOIDS, NB201_LABEL_MISMATCH, NB201_LABELS, NON_ASSIGNMENT_COST,
+    STRUCTURE_GROUPS, LabelTable,
+)
 from nasviz.spaces.base import LABELLED_DAG, LAYERS
 
 try:  # the exact network simplex behind ot.emd, without its per-call Python overhead
@@ -79,138 +84,14 @@ try:  # the exact network simplex behind ot.emd, without its per-call Python ove
 except ImportError:  # pragma: no cover - older / newer POT layouts
     _emd_c = None
 
-#: Stand-in for the paper's infinite label cost: any value > 2 yields the same optimum.
-INCOMPATIBLE_COST = 1e3
-#: Non-assignment cost per unit of mass (App. A.1: the costs of M are relative to it).
-NON_ASSIGNMENT_COST = 1.0
 #: The paper's zeta (Sec. 3): input/output/decision mass as a fraction of processing mass.
 ZETA = 0.1
 #: The paper's nu_str ensemble (Sec. 4.1).
 DEFAULT_NU_STR: tuple[float, ...] = (0.1, 0.2, 0.4, 0.8)
 
-_INF = INCOMPATIBLE_COST
-
-# ---------------------------------------------------------------------------- label tables
-#: Labels of paper 001 Table 5 (MLPs) in the order of :data:`MLP_LABEL_MISMATCH`.
-#: relu..elu are rectifiers, logistic / tanh sigmoids; linear (regression) and softmax
-#: (classification) are decision layers; input / output are the paper's ip / op.
-MLP_LABELS: tuple[str, ...] = (
-    "relu", "crelu", "leaky-relu", "softplus", "elu", "logistic", "tanh", "linear", "softmax", INPUT, OUTPUT,
-)
-MLP_RECTIFIERS: tuple[str, ...] = ("relu", "crelu", "leaky-relu", "softplus", "elu")
-MLP_SIGMOIDS: tuple[str, ...] = ("logistic", "tanh")
-
-
-def _mlp_mismatch() -> np.ndarray:
-    """Table 5: 0 on the diagonal, rectifier-rectifier and sigmoid-sigmoid 0.1, rectifier-
-    sigmoid 0.25, everything else (linear, softmax, ip, op with anything but themselves)
-    incompatible. ``<rec>`` of the table stands for leaky-relu, softplus and elu."""
-    n = len(MLP_LABELS)
-    M = np.full((n, n), _INF)
-    idx = {label: i for i, label in enumerate(MLP_LABELS)}
-    groups = (MLP_RECTIFIERS, MLP_SIGMOIDS)
-    for g in groups:
-        for x in g:
-            for y in g:
-                M[idx[x], idx[y]] = 0.1
-    for x in MLP_RECTIFIERS:
-        for y in MLP_SIGMOIDS:
-            M[idx[x], idx[y]] = M[idx[y], idx[x]] = 0.25
-    np.fill_diagonal(M, 0.0)
-    return M
-
-
-#: Paper 001 Table 5, indexed by :data:`MLP_LABELS` (``INCOMPATIBLE_COST`` for a blank).
-MLP_LABEL_MISMATCH: np.ndarray = _mlp_mismatch()
-MLP_LABEL_MISMATCH.setflags(write=False)
-
-#: Labels of paper 001 Table 4 (CNNs) plus the res blocks of App. A.
-CNN_LABELS: tuple[str, ...] = (
-    "conv3", "conv5", "conv7", "res3", "res5", "res7", "max-pool", "avg-pool", "fc", "softmax", INPUT, OUTPUT,
-)
-
-
-def _cnn_mismatch() -> np.ndarray:
-    """Table 4 plus the res rule of App. A: ``M(res k, conv j) = 0.9 M(conv k, conv j) + 0.1``,
-    ``M(res k, res j) = M(conv k, conv j)``."""
-    n = len(CNN_LABELS)
-    M = np.full((n, n), _INF)
-    idx = {label: i for i, label in enumerate(CNN_LABELS)}
-    conv = {(3, 3): 0.0, (3, 5): 0.2, (3, 7): 0.3, (5, 5): 0.0, (5, 7): 0.2, (7, 7): 0.0}
-    conv.update({(b, a): v for (a, b), v in list(conv.items())})
-    for (k, j), v in conv.items():
-        M[idx[f"conv{k}"], idx[f"conv{j}"]] = v
-        M[idx[f"res{k}"], idx[f"res{j}"]] = v
-        M[idx[f"res{k}"], idx[f"conv{j}"]] = M[idx[f"conv{j}"], idx[f"res{k}"]] = 0.9 * v + 0.1 * NON_ASSIGNMENT_COST
-    M[idx["max-pool"], idx["avg-pool"]] = M[idx["avg-pool"], idx["max-pool"]] = 0.25
-    np.fill_diagonal(M, 0.0)
-    return M
-
-
-#: Paper 001 Table 4 (+ res rule), indexed by :data:`CNN_LABELS`.
-CNN_LABEL_MISMATCH: np.ndarray = _cnn_mismatch()
-CNN_LABEL_MISMATCH.setflags(write=False)
-
-#: NAS-Bench-201 operations that survive ``reduced()``, plus input / output.
-NB201_LABELS: tuple[str, ...] = ("nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3", INPUT, OUTPUT)
-#: conv1x1 vs conv3x3 = 0.2 (Table 1's conv3 vs conv5); conv vs pool incompatible (Table 1);
-#: input / output match only themselves.
-NB201_LABEL_MISMATCH: np.ndarray = np.array(
-    [
-        [0.0, 0.2, _INF, _INF, _INF],
-        [0.2, 0.0, _INF, _INF, _INF],
-        [_INF, _INF, 0.0, _INF, _INF],
-        [_INF, _INF, _INF, 0.0, _INF],
-        [_INF, _INF, _INF, _INF, 0.0],
-    ]
-)
-NB201_LABEL_MISMATCH.setflags(write=False)
-
-# Layer kinds decide the mass rule; groups decide the App. A "grouped" structural penalty.
-_KIND: dict[str, str] = {
-    **{label: "unit" for label in MLP_RECTIFIERS + MLP_SIGMOIDS},
-    "conv3": "unit", "conv5": "unit", "conv7": "unit",
-    "res3": "res", "res5": "res", "res7": "res",
-    "fc": "fc",
-    "max-pool": "pool", "avg-pool": "pool", "avg_pool_3x3": "pool",
-    "nor_conv_1x1": "unit", "nor_conv_3x3": "unit",
-    "linear": "decision", "softmax": "decision",
-    INPUT: "input", OUTPUT: "output",
-}
-_GROUP: dict[str, str] = {
-    **{label: "rectifier" for label in MLP_RECTIFIERS},
-    **{label: "sigmoid" for label in MLP_SIGMOIDS},
-    **{label: "conv" for label in ("conv3", "conv5", "conv7", "res3", "res5", "res7", "nor_conv_1x1", "nor_conv_3x3")},
-    **{label: "pool" for label in ("max-pool", "avg-pool", "avg_pool_3x3")},
-    "fc": "fc",
-}
-#: Groups of App. A's grouped structural penalty (MLP: rectifier, sigmoid; CNN: conv, pool, fc).
-STRUCTURE_GROUPS: tuple[str, ...] = ("rectifier", "sigmoid", "conv", "pool", "fc")
-
-
-def _combined_mismatch() -> tuple[dict[str, int], np.ndarray]:
-    """One block-diagonal matrix over all label sets (labels shared by several sets, i.e.
-    input / output / softmax / linear, are one row). Cross-set pairs are incompatible, which
-    keeps the triangle inequality of ``M`` (any path through another set pays >= INF)."""
-    labels: list[str] = []
-    for table in (NB201_LABELS, MLP_LABELS, CNN_LABELS):
-        for label in table:
-            if label not in labels:
-                labels.append(label)
-    index = {label: i for i, label in enumerate(labels)}
-    M = np.full((len(labels), len(labels)), _INF)
-    for table_labels, table in ((NB201_LABELS, NB201_LABEL_MISMATCH), (MLP_LABELS, MLP_LABEL_MISMATCH), (CNN_LABELS, CNN_LABEL_MISMATCH)):
-        ids = np.array([index[label] for label in table_labels])
-        M[np.ix_(ids, ids)] = np.minimum(M[np.ix_(ids, ids)], table)
-    return index, M
-
-
-LABEL_INDEX, LABEL_MISMATCH = _combined_mismatch()
-LABEL_MISMATCH.setflags(write=False)
-
-
 # ---------------------------------------------------------------------------- per-arch work
-def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int = 16) -> np.ndarray:
+def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int = 16,
+                 table: LabelTable = BUILTIN) -> np.ndarray:
     """Layer masses ``lm(u)`` of paper 001 Sec. 3, shape ``(n_nodes,)``.
 
     Processing layers: ``units x incoming units`` (conv / MLP layers), twice that for res
@@ -219,13 +100,12 @@ def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int =
     ``cell_channels``; layer spaces concatenate, so incoming units = sum of parents' units.
     Input / output: ``zeta * sum(processing)``; decision layers share ``zeta * sum(processing)``
     equally. If the processing mass is 0 the non-processing layers get unit mass (deviation:
-    keeps ``dbar`` defined for empty cells).
+    keeps ``dbar`` defined for empty cells). ``table`` gives each label's kind (the space's, or
+    the built-in one).
     """
     n = arch.n_nodes
     labels = arch.labels
-    for u, label in enumerate(labels):
-        if label not in _KIND:
-            raise ValueError(f"OTMANN: unknown layer label {label!r} at node {u}; known labels: {', '.join(sorted(_KIND))}")
+    kinds = [table.kind(label, u) for u, label in enumerate(labels)]
     if labels[0] != INPUT or labels[-1] != OUTPUT:
         raise ValueError(f"OTMANN: node 0 must be labelled {INPUT!r} and the last node {OUTPUT!r}, got {labels[0]!r} and {labels[-1]!r}")
     pred = arch.predecessors()
@@ -234,7 +114,7 @@ def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int =
     widths = arch.widths
     order = arch.topological_order()
     for u in order:
-        kind = _KIND[labels[u]]
+        kind = kinds[u]
         if widths is None:
             incoming = float(cell_channels) if pred[u] else 0.0
             own = float(cell_channels)
@@ -256,9 +136,9 @@ def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int =
             out_units[u] = incoming
     processing = float(masses.sum())
     base = zeta * processing if processing > 0 else 1.0
-    decision = [u for u in range(n) if _KIND[labels[u]] == "decision"]
+    decision = [u for u in range(n) if kinds[u] == "decision"]
     for u in range(n):
-        kind = _KIND[labels[u]]
+        kind = kinds[u]
         if kind in ("input", "output"):
             masses[u] = base
         elif kind == "decision":
@@ -310,9 +190,9 @@ class _Rep:
     total: float
 
 
-def _prepare(arch: Architecture, zeta: float, cell_channels: int, structure: str) -> _Rep:
+def _prepare(arch: Architecture, zeta: float, cell_channels: int, structure: str, table: LabelTable = BUILTIN) -> _Rep:
     arch = arch.reduced()
-    masses = layer_masses(arch, zeta=zeta, cell_channels=cell_channels)
+    masses = layer_masses(arch, zeta=zeta, cell_channels=cell_channels, table=table)
     paths = path_lengths(arch)
     if structure == "grouped":
         # App. A: average the structural matrix over "all layers" and each layer group, where a
@@ -320,10 +200,10 @@ def _prepare(arch: Architecture, zeta: float, cell_channels: int, structure: str
         # columns of each block equals one mean over all concatenated columns.
         blocks = [paths]
         for group in _groups_for(arch):
-            hop = np.array([1.0 if _GROUP.get(label) == group else 0.0 for label in arch.labels])
+            hop = np.array([1.0 if table.groups.get(label) == group else 0.0 for label in arch.labels])
             blocks.append(path_lengths(arch, hop))
         paths = np.hstack(blocks)
-    labels = np.array([LABEL_INDEX[label] for label in arch.labels], dtype=np.intp)
+    labels = np.array([table.index[label] for label in arch.labels], dtype=np.intp)
     return _Rep(labels, masses, paths, float(masses.sum()))
 
 
@@ -339,9 +219,9 @@ def _groups_for(arch: Architecture) -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------------------- the OT program
-def _cost_blocks(rep_a: _Rep, rep_b: _Rep) -> tuple[np.ndarray, np.ndarray]:
+def _cost_blocks(rep_a: _Rep, rep_b: _Rep, mismatch: np.ndarray = LABEL_MISMATCH) -> tuple[np.ndarray, np.ndarray]:
     """``C_lmm`` and ``C_str`` of Sec. 3, each ``(n_a, n_b)``."""
-    c_lmm = LABEL_MISMATCH[np.ix_(rep_a.labels, rep_b.labels)]
+    c_lmm = mismatch[np.ix_(rep_a.labels, rep_b.labels)]
     if rep_a.paths.shape[1] != rep_b.paths.shape[1]:
         raise ValueError("OTMANN: the two architectures come from different label families (grouped structure)")
     c_str = np.abs(rep_a.paths[:, None, :] - rep_b.paths[None, :, :]).mean(axis=2)
@@ -413,6 +293,7 @@ def transport_plan(
     zeta: float = ZETA,
     cell_channels: int = 16,
     structure: str = "paths",
+    table: LabelTable = BUILTIN,
 ) -> TransportPlan:
     """Solve program (6) for one pair with ``ot.emd`` and split the optimum into its terms.
 
@@ -421,9 +302,9 @@ def transport_plan(
     """
     _check_structure(structure)
     red_a, red_b = arch_a.reduced(), arch_b.reduced()
-    rep_a = _prepare(red_a, zeta, cell_channels, structure)
-    rep_b = _prepare(red_b, zeta, cell_channels, structure)
-    c_lmm, c_str = _cost_blocks(rep_a, rep_b)
+    rep_a = _prepare(red_a, zeta, cell_channels, structure, table)
+    rep_b = _prepare(red_b, zeta, cell_channels, structure, table)
+    c_lmm, c_str = _cost_blocks(rep_a, rep_b, table.mismatch)
     y1, y2 = _supplies(rep_a, rep_b)
     plan = ot.emd(y1, y2, _augmented(c_lmm + nu_str * c_str))
     n_a, n_b = c_lmm.shape
@@ -443,7 +324,8 @@ def _check_structure(structure: str) -> None:
         raise ValueError(f"structure must be 'paths' (Sec. 3) or 'grouped' (App. A), got {structure!r}")
 
 
-def _solve_pairs(reps_a: Sequence[_Rep], reps_b: Sequence[_Rep], pairs: np.ndarray, nus: np.ndarray) -> np.ndarray:
+def _solve_pairs(reps_a: Sequence[_Rep], reps_b: Sequence[_Rep], pairs: np.ndarray, nus: np.ndarray,
+                 mismatch: np.ndarray = LABEL_MISMATCH) -> np.ndarray:
     """OTMANN ``d`` for index pairs ``(i, j)`` into ``reps_a`` x ``reps_b``, shape ``(P, len(nus))``.
 
     Cost blocks are built vectorised for all pairs with the same layer counts; only the
@@ -463,7 +345,7 @@ def _solve_pairs(reps_a: Sequence[_Rep], reps_b: Sequence[_Rep], pairs: np.ndarr
         lb = np.stack([reps_b[j].labels for j in ib])
         pa = np.stack([reps_a[i].paths for i in ia])  # (P, n_a, k)
         pb = np.stack([reps_b[j].paths for j in ib])
-        c_lmm = LABEL_MISMATCH[la[:, :, None], lb[:, None, :]]  # (P, n_a, n_b)
+        c_lmm = mismatch[la[:, :, None], lb[:, None, :]]  # (P, n_a, n_b)
         c_str = np.abs(pa[:, :, None, :] - pb[:, None, :, :]).mean(axis=3)
         # augmented costs C' for every pair and nu at once: (P, K, n_a + 1, n_b + 1)
         cost = np.empty((len(sel), len(nus), n_a + 1, n_b + 1))
@@ -489,12 +371,12 @@ def _solve_pairs(reps_a: Sequence[_Rep], reps_b: Sequence[_Rep], pairs: np.ndarr
 _WORKER: dict = {}
 
 
-def _worker_init(reps_a, reps_b, nus) -> None:
-    _WORKER.update(reps_a=reps_a, reps_b=reps_b, nus=nus)
+def _worker_init(reps_a, reps_b, nus, mismatch) -> None:
+    _WORKER.update(reps_a=reps_a, reps_b=reps_b, nus=nus, mismatch=mismatch)
 
 
 def _worker_solve(pairs: np.ndarray) -> np.ndarray:
-    return _solve_pairs(_WORKER["reps_a"], _WORKER["reps_b"], pairs, _WORKER["nus"])
+    return _solve_pairs(_WORKER["reps_a"], _WORKER["reps_b"], pairs, _WORKER["nus"], _WORKER["mismatch"])
 
 
 # ---------------------------------------------------------------------------- the kernel
@@ -514,6 +396,11 @@ class OTMANNKernel(Kernel):
     structure : {"paths", "grouped"}
         ``"paths"``: the six path lengths of Sec. 3; ``"grouped"``: App. A's average with the
         path lengths through each layer group.
+    layer_kinds, label_mismatch : optional
+        A space's ``layers`` representation (``label -> kind``; ``(labels, matrix)``), which
+        ``make_kernel("otmann", space=...)`` passes (:meth:`options_from_space`). Without them
+        the built-in tables (:data:`~nasviz.kernels.otmann_labels.BUILTIN`: NB201 cells, NASBOT's
+        MLP and CNN layers) are used.
     n_jobs : int or None
         Worker processes for large matrices. ``None``: up to 2 (as many as the load average
         leaves idle) when more than ``parallel_min_pairs`` transport problems are new (a pool
@@ -537,6 +424,8 @@ class OTMANNKernel(Kernel):
         structure: str = "paths",
         n_jobs: int | None = None,
         parallel_min_pairs: int = 20000,
+        layer_kinds: Mapping[str, str] | None = None,
+        label_mismatch: tuple[Sequence[str], np.ndarray] | None = None,
     ) -> None:
         nus = tuple(float(v) for v in nu_str)
         if not nus or any(v <= 0 for v in nus):
@@ -555,6 +444,9 @@ class OTMANNKernel(Kernel):
         self.structure = structure
         self.n_jobs = n_jobs
         self.parallel_min_pairs = int(parallel_min_pairs)
+        if (layer_kinds is None) != (label_mismatch is None):
+            raise ValueError("OTMANN: give both layer_kinds and label_mismatch (a space's layers representation), or neither")
+        self.table = BUILTIN if layer_kinds is None else LabelTable.build(layer_kinds, tuple(label_mismatch[0]), label_mismatch[1])
         self._kidx: dict[str, int] = {}
         self._reps: list[_Rep] = []
         # d between cached architectures, (len(nu_str), cap, cap); NaN = not solved yet
@@ -577,6 +469,11 @@ class OTMANNKernel(Kernel):
     def component_names(self) -> list[str]:
         return [self._d_name(v) for v in self.nu_str] + [self._dbar_name(v) for v in self.nu_str]
 
+    @classmethod
+    def options_from_space(cls, space) -> dict:
+        """The space's layer kinds and label-mismatch table (its ``layers`` representation)."""
+        return {"layer_kinds": dict(space.layer_kinds()), "label_mismatch": space.label_mismatch()}
+
     @property
     def hyperparameters(self) -> list[Hyperparameter]:
         k = len(self.nu_str)
@@ -594,7 +491,7 @@ class OTMANNKernel(Kernel):
         key = arch.canonical_key()
         i = self._kidx.get(key)
         if i is None:
-            self._reps.append(_prepare(arch, self.zeta, self.cell_channels, self.structure))
+            self._reps.append(_prepare(arch, self.zeta, self.cell_channels, self.structure, self.table))
             i = self._kidx[key] = len(self._reps) - 1
         return i
 
@@ -614,13 +511,14 @@ class OTMANNKernel(Kernel):
         nus = np.array(self.nu_str)
         workers = self._pool_size(len(pairs))
         if workers <= 1 or len(pairs) < 2 * workers:
-            return _solve_pairs(reps_a, reps_b, pairs, nus)
+            return _solve_pairs(reps_a, reps_b, pairs, nus, self.table.mismatch)
         # Interleaved chunks balance the work (pair sizes are sorted by the caller's order).
         chunks = [pairs[w::workers] for w in range(workers)]
         import multiprocessing as mp
 
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(reps_a, reps_b, nus)) as pool:
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
+                                 initargs=(reps_a, reps_b, nus, self.table.mismatch)) as pool:
             results = list(pool.map(_worker_solve, chunks))
         out = np.empty((len(pairs), len(nus)))
         for w in range(workers):
@@ -731,7 +629,7 @@ class OTMANNKernel(Kernel):
         """:func:`transport_plan` with this kernel's settings (``nu_str`` defaults to the first)."""
         return transport_plan(
             arch_a, arch_b, self.nu_str[0] if nu_str is None else nu_str,
-            zeta=self.zeta, cell_channels=self.cell_channels, structure=self.structure,
+            zeta=self.zeta, cell_channels=self.cell_channels, structure=self.structure, table=self.table,
         )
 
 

@@ -418,6 +418,11 @@ class TreeWassersteinKernel(Kernel):
     reads = frozenset({LABELLED_DAG, OPERATION_TREE})
     positive_definite = True
 
+    @classmethod
+    def options_from_space(cls, space) -> dict:
+        """The space's operation groups as the first level of the operation tree."""
+        return {"tree": dict(space.operation_groups())}
+
     def __init__(
         self,
         ngram: int = 2,

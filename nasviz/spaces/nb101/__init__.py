@@ -24,14 +24,15 @@ from nasviz.spaces.nb101.cell import (
 from nasviz.spaces.nb101.enumeration import Enumeration, build_enumeration, canonical
 from nasviz.spaces.nb101.hashing import canonical_key, hash_labels, module_hash, module_hash_batch
 from nasviz.spaces.nb101.moves import from_architecture, mutate, neighbours, to_architecture
+from nasviz.spaces.nb101.space import LABEL_MISMATCH, LAYER_KINDS, OPERATION_GROUPS, SPACE, NB101Space, cell_of
 from nasviz.spaces.nb101.tables import (
     HASH_TABLE_RENAMES, SHARED_DATA_ENV, ImportResult, import_hash_table, shared_data_path,
 )
 
 __all__ = [
     "CACHE_ENV", "CONV1X1", "CONV3X3", "Enumeration", "HASH_TABLE_RENAMES", "ImportResult", "InvalidCellError",
-    "MAX_EDGES", "MAX_VERTICES", "MAXPOOL3X3", "NAME", "NB101Cell", "NB101Error", "NB101ParseError", "OPERATIONS",
-    "PUBLISHED_CELL_COUNT", "SHARED_DATA_ENV", "build_enumeration", "cache_dir", "canonical", "canonical_key",
+    "MAX_EDGES", "MAX_VERTICES", "MAXPOOL3X3", "NAME", "NB101Cell", "NB101Error", "NB101Space", "OPERATION_GROUPS", "SPACE", "NB101ParseError", "OPERATIONS",
+    "PUBLISHED_CELL_COUNT", "SHARED_DATA_ENV", "build_enumeration", "cache_dir", "canonical", "canonical_key", "cell_of",
     "cell_of_hash", "count", "enumerate_all", "format", "format_matrix", "format_ops", "from_architecture",
     "hash_labels", "import_hash_table", "index_of_hash", "is_valid_spec", "load_enumeration", "module_hash",
     "module_hash_batch", "mutate", "neighbours", "parse", "parse_matrix", "parse_ops", "parse_raw", "prune", "sample",
