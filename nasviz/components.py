@@ -38,6 +38,8 @@ SPACES.register(Entry("layers", "NASBOT / Auto-Keras MLPs: DAGs of dense layers 
                       "nasviz.spaces.layers:MLPSpace", paper="001 Sec. 2.2"))
 SPACES.register(Entry("nb101", "NAS-Bench-101 cells: up to 7 vertices, 3 operations (423,624 cells)",
                       "nasviz.spaces.nb101:NB101Space", paper="NB101"))
+SPACES.register(Entry("wired", "randomly wired 32-node DAGs (ER / BA / WS generators), NAS-BOWL's Flowers102 space",
+                      "nasviz.spaces.wired:WiredSpace", paper="RWNN"))
 
 # ---------------------------------------------------------------------------------- kernels
 _TW_OPTIONS = (
