@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from nasviz.gp import TRANSFORMS, GaussianProcess
 from nasviz.kernels import make_kernel
 from nasviz.objectives import load_table, shared_nb201_table_path
 from nasviz.spaces import get_space
+from nasviz.surrogate import choose_transform, trial  # one definition, shared with the Kernels page
 
 DESCRIPTION = "surrogate rank correlation (paper 002 §5.1): Spearman of GP mean vs truth, calibration, fit time"
 
@@ -85,12 +85,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-learn", action="store_true", help="keep the kernel's default hyperparameters (no ML-II)")
     parser.add_argument("--fit-timing", type=int, default=200, help="time one ML-II fit at this many observations (0: skip)")
     parser.add_argument("--json", action="store_true", help="print JSON (always on; accepted for symmetry)")
-
-
-def choose_transform(values: np.ndarray, transform: str) -> str:
-    if transform != "auto":
-        return transform
-    return "log_error" if values.min() >= 0 and values.max() <= 100 else "standardize"
 
 
 @dataclass(frozen=True)
@@ -164,32 +158,10 @@ def fit_timing(table, values, ok, kernel_name, options, transform, protocol: Pro
             "n_restarts": protocol.n_restarts, "repeats": repeats}
 
 
-def trial(table, values: np.ndarray, train: np.ndarray, test: np.ndarray, kernel_name: str, options: dict,
-          transform: str, *, n_restarts: int = 3, seed: int = 0, learn: bool = True, space=None) -> dict:
-    """One split of the protocol: fit a GP (ML-II) on rows ``train`` of ``table``, predict rows ``test``.
-
-    ``values`` has shape ``(len(table),)``; ``train`` / ``test`` are row indices. Returns
-    ``spearman`` (rank correlation of the posterior mean with the truth; 0 if undefined),
-    ``coverage_95``, ``fit`` (the :class:`~nasviz.gp.FitResult`) and, each of shape
-    ``(len(test),)``, ``truth``, ``mean`` and ``std`` (posterior, without observation noise:
-    the error bars of paper 002 Fig. 8). With ``space`` the kernel is built for it.
-    """
-    gp = GaussianProcess(make_kernel(kernel_name, space=space, **options), transform=transform, n_restarts=n_restarts,
-                         seed=seed, learn=learn)
-    fit = gp.fit([table.archs[i] for i in train], values[train])
-    test_archs = [table.archs[i] for i in test]
-    mean, std = gp.predict(test_archs, full_cov=False)
-    lo, hi = gp.predict_interval(test_archs, level=0.95, include_noise=True)
-    truth = values[test]
-    rho = spearmanr(mean, truth)[0]
-    return {"spearman": float(rho) if np.isfinite(rho) else 0.0,
-            "coverage_95": float(np.mean((truth >= lo) & (truth <= hi))), "fit": fit,
-            "truth": truth, "mean": mean, "std": std}
-
-
 def evaluate(table, metric: str, spec: str, protocol: Protocol, space=None) -> dict:
     """The protocol's figures for kernel ``spec`` on ``table``'s ``metric`` (see the module docstring)."""
     start = time.perf_counter()
+    space = table.space if space is None else space
     values = np.asarray(table.values[metric], dtype=float)
     pool = sample_pool(table, values, protocol)
     for name in ("train", "test", "trials"):
@@ -204,7 +176,7 @@ def evaluate(table, metric: str, spec: str, protocol: Protocol, space=None) -> d
     spearman, coverage, fit_seconds, thetas = [], [], [], []
     for train, test, seed in splits(pool, protocol):
         t = trial(table, values, train, test, kernel_name, options, transform, n_restarts=protocol.n_restarts,
-                  seed=seed, learn=protocol.learn, space=space)
+                  seed=seed, learn=protocol.learn)
         spearman.append(t["spearman"])
         coverage.append(t["coverage_95"])
         fit_seconds.append(t["fit"].seconds)
