@@ -19,4 +19,5 @@ BENCHMARKS: dict[str, str] = {
     "layer-search": "nasviz.bench.layer_search",
     "layer-retrain": "nasviz.bench.layer_retrain",
     "table-pilot": "nasviz.bench.table_pilot",
+    "nb101": "nasviz.bench.nb101",
 }

@@ -1,6 +1,6 @@
 """NAS-Bench-101 space: enumeration time and memory, checks against the shared tables, training time.
 
-``python -m nasviz.bench.nb101 --json`` (or, once registered, ``python -m nasviz bench nb101``)
+``python -m nasviz bench nb101 --json`` (or ``python -m nasviz.bench.nb101 --json``)
 prints::
 
     {"enumeration": {"cold": {"seconds": ..., "peak_rss_mb": ..., "count": 423624, ...},
