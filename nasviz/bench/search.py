@@ -8,6 +8,8 @@ after 25 / 50 / 100 / ... evaluations and the mean seconds per step::
                                     "regret_median": {...}, "step_seconds_mean": ..., ...}}}
 
 Each strategy runs with the batch size it was designed for (``bo-tw2g-kdpp5`` asks 5 per step).
+``--strategy SPEC`` (repeatable) adds a strategy with options, ``name:key=value,...``
+(e.g. ``bo:kernel=wl,acquisition=ei,pool=mixed``); the report names it by its spec.
 Seeds are ``first_seed .. first_seed + K - 1``; run ``s`` of every strategy uses seed ``s``, so
 strategies with the same number of random initial points start from the same random designs.
 """
@@ -38,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strategies", default="random,evolution,bo-tw2g-ucb",
         help="comma-separated strategy names (default: random,evolution,bo-tw2g-ucb); known: " + ", ".join(strategy_names()),
+    )
+    parser.add_argument(
+        "--strategy", action="append", default=[], metavar="SPEC",
+        help="a strategy with options, name:key=value,... (e.g. bo:kernel=wl,pool=mixed); repeatable, added to --strategies",
     )
     parser.add_argument("--budget", type=int, default=100, help="evaluations per run (default: 100)")
     parser.add_argument("--seeds", type=int, default=5, help="runs per strategy (default: 5)")
@@ -73,6 +79,16 @@ def _init_worker() -> None:
         pass
 
 
+def parse_strategy_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"bo:kernel=wl,pool=mixed"`` -> ``("bo", {"kernel": "wl", "pool": "mixed"})`` (a bare name: no options)."""
+    from nasviz.bench.surrogate import parse_kernel_spec
+
+    try:
+        return parse_kernel_spec(spec)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("--kernel", "--strategy")) from None
+
+
 def run_one(job: dict[str, Any]) -> dict[str, Any]:
     """One (strategy, seed) run; returns plain data (picklable)."""
     from nasviz.objectives import TableObjective
@@ -83,8 +99,10 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     table = _table(job["table"], job["space"])
     space = get_space(job["space"])
     objective = TableObjective(table, job["metric"])
-    options = {"n_init": job["n_init"]} if job.get("n_init") is not None and job["strategy"] not in ("random", "evolution") else {}
-    strategy = make_strategy(job["strategy"], space=space, seed=job["seed"], domain=objective.domain(), **options)
+    name, options = parse_strategy_spec(job["strategy"])
+    if job.get("n_init") is not None and name not in ("random", "evolution"):
+        options.setdefault("n_init", job["n_init"])
+    strategy = make_strategy(name, space=space, seed=job["seed"], domain=objective.domain(), **options)
     batch_size = int(getattr(strategy, "batch_size", 1))
     steps: list[dict[str, float]] = []
 
@@ -109,17 +127,18 @@ def time_step(job: dict[str, Any]) -> dict[str, Any]:
     from nasviz.candidates import random_pool
     from nasviz.objectives import TableObjective
     from nasviz.spaces import get_space
-    from nasviz.strategies.factory import default_batch_size, make_strategy
+    from nasviz.strategies.factory import make_strategy
 
     table = _table(job["table"], job["space"])
     space = get_space(job["space"])
     objective = TableObjective(table, job["metric"])
-    strategy = make_strategy(job["strategy"], space=space, seed=job["seed"], domain=objective.domain())
+    name, options = parse_strategy_spec(job["strategy"])
+    strategy = make_strategy(name, space=space, seed=job["seed"], domain=objective.domain(), **options)
     rng = np.random.default_rng(10_000 + job["seed"])
     archs = random_pool(space, rng, job["n_obs"], domain=objective.domain())
     strategy.tell(objective.evaluate(archs))
     start, cpu = time.perf_counter(), time.process_time()
-    strategy.ask(default_batch_size(job["strategy"]))
+    strategy.ask(int(getattr(strategy, "batch_size", 1)))
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     state = strategy.state()
     return {"strategy": job["strategy"], "seconds": seconds, "cpu_seconds": cpu, "timings": dict(state.timings),
@@ -185,8 +204,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--budget must be at least 1, got {args.budget}")
     if args.seeds < 1:
         raise ValueError(f"--seeds must be at least 1, got {args.seeds}")
-    names = [s.strip() for s in args.strategies.split(",") if s.strip()]
-    unknown = [s for s in names if s not in strategy_names()]
+    names = [s.strip() for s in args.strategies.split(",") if s.strip()] + [s.strip() for s in args.strategy]
+    names = list(dict.fromkeys(names))
+    unknown = [s for s in names if parse_strategy_spec(s)[0] not in strategy_names()]
     if not names or unknown:
         raise ValueError(f"unknown strategy name(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(strategy_names())}")
     try:
