@@ -173,6 +173,8 @@ def _add_table_parser(sub: argparse._SubParsersAction) -> None:
     info = tsub.add_parser("info", help="rows, metrics, optimum per metric and bad rows", description="Summarise a benchmark table: rows, metrics, optimum per metric and the rows that were skipped.")
     info.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded table)")
     info.add_argument("--space", default="nb201", choices=space_names())
+    info.add_argument("--duplicates", choices=["refuse", "average"],
+                      help="rows of one architecture: bad rows or averaged (default: the space's choice)")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=cmd_table_info)
     imp = tsub.add_parser(
@@ -192,15 +194,35 @@ def _add_table_parser(sub: argparse._SubParsersAction) -> None:
                      help="comma-separated datasets whose test/valid accuracies and training seconds become columns "
                           "(default: all four: cifar10,cifar100,ImageNet16-120,cifar10-valid)")
     imp.set_defaults(func=cmd_table_import)
+    nb101 = tsub.add_parser(
+        "import-nb101",
+        help="join a NAS-Bench-101 table known only by module hash with the enumeration",
+        description=(
+            "Join a CSV of NAS-Bench-101 cells known only by their module hash (e.g. nb101_hash_20k.csv: hash, "
+            "valid_accuracy_4/12/36/108, train_seconds_108, params) with the enumeration of all 423,624 cells "
+            "(built and cached on first use, ~25 s), and write a normal table: the cell as 'arch' "
+            "('<matrix>;<ops>'), then valid_accuracy_108 and the other columns (train_seconds_108 becomes the "
+            "cost column train_seconds). Rows whose hash names no cell are skipped and counted. The table is "
+            "written to a path outside the repository (benchmark data stays out of it)."
+        ),
+    )
+    nb101.add_argument("hash_csv", type=Path, help="CSV with a 'hash' column, e.g. nb101_hash_20k.csv")
+    nb101.add_argument("--out", type=Path, required=True, help="CSV to write (outside the repository)")
+    nb101.add_argument("--json", action="store_true", help="print what was done as JSON")
+    nb101.set_defaults(func=cmd_table_import_nb101)
 
 
 def cmd_table_info(args: argparse.Namespace) -> int:
-    table = load_table(args.table or default_table_path(), space=args.space)
+    table = load_table(args.table or default_table_path(), space=args.space, duplicates=args.duplicates)
     info = table.info()
     if args.json:
         _print_json(info)
     else:
         print(f"{info['source']}: {info['rows']} rows, metrics {', '.join(info['metrics'])}")
+        dup = info["duplicates"]
+        if dup["policy"] == "average" and dup["rows_merged"]:
+            print(f"  {dup['rows_merged']} row(s) of {dup['architectures_with_repeats']} architecture(s) seen before "
+                  "were averaged into them")
         for m, v in info["optimum"].items():
             print(f"  optimum {m}: {v} ({info['best_arch'][m]})")
         for b in info["bad_rows"]:
@@ -214,6 +236,34 @@ def cmd_table_import(args: argparse.Namespace) -> int:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     n = import_official(args.path, args.out, epochs=args.epochs, datasets=datasets)
     print(f"wrote {n} rows to {args.out}")
+    return 0
+
+
+def _inside_repository(path: Path) -> bool:
+    """Whether ``path`` lies in this checkout (a folder with ``pyproject.toml`` above the package)."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "pyproject.toml").is_file():
+        return False  # an installed package: there is no repository to keep clean
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def cmd_table_import_nb101(args: argparse.Namespace) -> int:
+    from nasviz.spaces.nb101 import import_hash_table
+
+    if _inside_repository(args.out):
+        raise ValueError(f"--out {args.out} is inside the repository; benchmark tables are data, not code: "
+                         "write them elsewhere (e.g. beside the shared tables)")
+    result = import_hash_table(args.hash_csv, args.out)
+    if args.json:
+        _print_json({"out": str(result.out_path), "rows_read": result.rows_read, "rows_joined": result.rows_joined,
+                     "unknown_hashes": len(result.unknown_hashes), "duplicate_hashes": len(result.duplicate_hashes),
+                     "columns": list(result.columns)})
+    else:
+        print(result)
     return 0
 
 

@@ -40,6 +40,10 @@ SPACES.register(Entry("nb201", "NAS-Bench-201 cells: 6 edges x 5 operations (15,
                       "nasviz.spaces.nb201:NB201Space", paper="NB201"))
 SPACES.register(Entry("layers", "NASBOT / Auto-Keras MLPs: DAGs of dense layers with widths",
                       "nasviz.spaces.layers:MLPSpace", paper="001 Sec. 2.2"))
+SPACES.register(Entry("nb101", "NAS-Bench-101 cells: up to 7 vertices, 3 operations (423,624 cells)",
+                      "nasviz.spaces.nb101:NB101Space", paper="NB101"))
+SPACES.register(Entry("wired", "randomly wired 32-node DAGs (ER / BA / WS generators), NAS-BOWL's Flowers102 space",
+                      "nasviz.spaces.wired:WiredSpace", paper="RWNN"))
 
 # ---------------------------------------------------------------------------------- kernels
 _TW_OPTIONS = (
@@ -64,6 +68,12 @@ KERNELS.register(Entry("wl", "Weisfeiler-Lehman subtree kernel, depth h by likel
     Option("normalize", "bool", "cosine-normalise each depth"),
     Option("direction", "choice", "neighbours used in relabelling", choices=("out", "in", "both")),
 ), paper="002 Eq. (3.1)"))
+KERNELS.register(Entry("wl-oa", "Weisfeiler-Lehman with the optimal-assignment base kernel (NAS-BOWL on N101)",
+                       "nasviz.kernels.wl:WLKernel", (
+    Option("h_max", "int", "largest WL iteration H", minimum=0),
+    Option("normalize", "bool", "cosine-normalise each depth"),
+    Option("direction", "choice", "neighbours used in relabelling", choices=("out", "in", "both")),
+), preset={"base": "oa"}, paper="002 App. E.2"))
 KERNELS.register(Entry("otmann", "OTMANN optimal-transport distance ensemble (NASBOT)",
                        "nasviz.kernels.otmann:OTMANNKernel", (
     Option("cell_channels", "int", "channels of every operation in cells without widths", minimum=1),
@@ -80,6 +90,31 @@ KERNELS.register(Entry("ot", "plain optimal transport over layers (not PD, jitte
 ), paper="000 Sec. 4.1"))
 KERNELS.register(Entry("gw", "Gromov-Wasserstein between graphs (not PD, jittered)", "nasviz.kernels.ot:GWKernel",
                        paper="000 Sec. 4.1"))
+KERNELS.register(Entry("rw", "random-walk graph kernel (GraKeL, labelled, directed, exact geometric)",
+                       "nasviz.kernels.graph_kernels:RandomWalkKernel", (
+    Option("lamda", "float", "weight lamda^k of walks of length k", minimum=1e-9),
+), paper="002 Table 1"))
+KERNELS.register(Entry("sp", "shortest-path graph kernel (GraKeL, labelled, directed)",
+                       "nasviz.kernels.graph_kernels:ShortestPathKernel", paper="002 Table 1"))
+_MLG_OPTIONS = (
+    Option("L", "int", "neighbourhood levels", minimum=1),
+    Option("P", "int", "eigenvectors kept per level", minimum=1),
+    Option("n_samples", "int", "vertices sampled for each level's basis", minimum=1),
+    Option("features", "choice", "node features", choices=("onehot", "index")),
+    Option("seed", "int", "seed of the vertex samples", minimum=0),
+)
+KERNELS.register(Entry("mlg", "multiscale Laplacian graph kernel, NAS-BOWL's 'MLP' (GraKeL, undirected)",
+                       "nasviz.kernels.graph_kernels:MultiscaleLaplacianKernel", _MLG_OPTIONS, paper="002 Table 1"))
+_ADDITIVE_OPTIONS = (
+    Option("alpha", "float", "weight of WL (MLP gets 1 - alpha); the start when learned", minimum=0),
+    Option("h_max", "int", "largest WL iteration H", minimum=0),
+    Option("base", "choice", "WL base kernel on feature counts", choices=("dot", "oa")),
+)
+KERNELS.register(Entry("wl+mlg", "additive 0.7 WL + 0.3 multiscale Laplacian (NAS-BOWL Eq. B.1)",
+                       "nasviz.kernels.additive:AdditiveWLMLGKernel", _ADDITIVE_OPTIONS, paper="002 Eq. (B.1)"))
+KERNELS.register(Entry("wl+mlg-ml", "additive WL + multiscale Laplacian, weights by marginal likelihood",
+                       "nasviz.kernels.additive:AdditiveWLMLGKernel", _ADDITIVE_OPTIONS, preset={"learn_alpha": True},
+                       paper="002 App. B"))
 
 # --------------------------------------------------------------------- pools / batch / acquisition
 POOLS.register(Entry("evolution", "evolve top candidates by acquisition, mutate, repeat", "nasviz.candidates:evolution_generator",

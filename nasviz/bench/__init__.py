@@ -20,4 +20,5 @@ BENCHMARKS: dict[str, str] = {
     "layer-retrain": "nasviz.bench.layer_retrain",
     "table-pilot": "nasviz.bench.table_pilot",
     "tuning": "nasviz.bench.tuning",
+    "nb101": "nasviz.bench.nb101",
 }

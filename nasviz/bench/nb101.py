@@ -1,6 +1,6 @@
 """NAS-Bench-101 space: enumeration time and memory, checks against the shared tables, training time.
 
-``python -m nasviz.bench.nb101 --json`` (or, once registered, ``python -m nasviz bench nb101``)
+``python -m nasviz bench nb101 --json`` (or ``python -m nasviz.bench.nb101 --json``)
 prints::
 
     {"enumeration": {"cold": {"seconds": ..., "peak_rss_mb": ..., "count": 423624, ...},
@@ -36,14 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from nasviz.spaces.nb101 import cell as nb101
+from nasviz.spaces import nb101
+from nasviz.spaces.nb101 import cache as nb101_cache
 
 DESCRIPTION = "NAS-Bench-101 space: enumeration time (cold, cached) and memory, shared-table checks, training time."
 
 _CHILD = """
 import json, resource, time
 start = time.perf_counter()
-from nasviz.spaces.nb101 import cell as nb101
+from nasviz.spaces import nb101
 enum = nb101.load_enumeration()
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({
@@ -69,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _child_load(cache: Path) -> dict[str, Any]:
     """Run :data:`_CHILD` in a fresh interpreter that uses this checkout and ``cache``."""
-    root = str(Path(nb101.__file__).resolve().parents[2])
+    root = str(Path(nb101.__file__).resolve().parents[3])  # the checkout: nasviz/spaces/nb101/__init__.py
     env = {**os.environ, nb101.CACHE_ENV: str(cache), "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -83,9 +84,9 @@ def enumeration_timing(skip_cold: bool = False) -> dict[str, Any]:
         if not skip_cold:
             result["cold"] = _child_load(cache)
         else:  # the cached timing still needs a file: write this process's enumeration there
-            nb101._save(nb101.load_enumeration(), nb101._cache_file(cache))
+            nb101_cache._save(nb101.load_enumeration(), nb101_cache._cache_file(cache))
         result["cached"] = _child_load(cache)
-        result["cache_file_mb"] = round(nb101._cache_file(cache).stat().st_size / 2**20, 1)
+        result["cache_file_mb"] = round(nb101_cache._cache_file(cache).stat().st_size / 2**20, 1)
     return result
 
 

@@ -4,7 +4,8 @@ The kernels and their options are registered in :data:`nasviz.components.KERNELS
 nasviz components`` lists them); each kernel class declares the representations of a search
 space it ``reads`` (:mod:`nasviz.spaces.base`). :func:`make_kernel` builds one by name, for a
 space when one is given: the space's declared representations become the kernel's
-configuration (its operation groups become the TW / OT operation tree), so the same kernel reads
+configuration (its operation groups become the TW / OT operation tree, its layer tables OTMANN's
+label tables: :meth:`~nasviz.kernels.base.Kernel.options_from_space`), so the same kernel reads
 NAS-Bench-201 cells, layer networks or a space added later without knowing about them.
 """
 
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from nasviz.errors import ConfigError
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances, induced_distance, make_psd
-from nasviz.spaces.base import OPERATION_TREE
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
@@ -33,9 +33,11 @@ def make_kernel(name: str, space: "SearchSpace | None" = None, **options: Any) -
 
     ``options`` are validated against the entry's declared options; keyword arguments the
     kernel's constructor takes but the registry does not list (a hand-made ``tree``, a
-    ``seed``) pass through for programmatic use. With ``space``, a kernel that reads the
-    ``operation-tree`` representation gets the space's operation groups as its tree, and one
-    that cannot read the space is refused (:class:`~nasviz.errors.ConfigError`).
+    ``seed``) pass through for programmatic use. With ``space``, a kernel that cannot read the
+    space is refused (:class:`~nasviz.errors.ConfigError`), and the kernel class's
+    :meth:`~nasviz.kernels.base.Kernel.options_from_space` fills in what it takes from the space
+    (TW / OT: the operation groups as their tree; OTMANN: the layer kinds and label-mismatch
+    table), unless the caller gave those options.
     """
     from nasviz.components import KERNELS
 
@@ -53,8 +55,8 @@ def make_kernel(name: str, space: "SearchSpace | None" = None, **options: Any) -
         missing = sorted(cls.reads - space.representations)
         if missing:
             raise ConfigError(f"kernel {name!r} cannot read the {space.name!r} space: it needs {', '.join(missing)}")
-        if OPERATION_TREE in cls.reads and "tree" not in config:
-            config["tree"] = dict(space.operation_groups())
+        for key, value in cls.options_from_space(space).items():
+            config.setdefault(key, value)
         if "space" in accepted and "space" not in config:
             config["space"] = space  # kernels that read the slots read them through the space
     elif "space" in accepted and accepted["space"].default is inspect.Parameter.empty and "space" not in config:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -31,7 +31,10 @@ from nasviz.arch import Architecture
 # Re-exported: the project's one PSD-repair policy lives in nasviz.gp.linalg (psd_factor); the
 # kernels that are not PD (OT, GW, OTMANN) import it from here as make_psd.
 from nasviz.gp.linalg import make_psd  # noqa: F401
-from nasviz.spaces.base import LABELLED_DAG
+from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 Components = dict[str, np.ndarray]
 
@@ -76,6 +79,14 @@ class Kernel(ABC):
     reads: ClassVar[frozenset[str]] = frozenset({LABELLED_DAG})
     #: True if every :meth:`combine` result is positive semi-definite for valid ``theta``.
     positive_definite: bool = True
+
+    @classmethod
+    def options_from_space(cls, space: "SearchSpace") -> dict[str, Any]:
+        """Constructor options this kernel takes from a space's representations (TW's operation
+        tree, OTMANN's label tables); :func:`nasviz.kernels.make_kernel` fills them in unless
+        the caller gave them. Default: a kernel that reads the operation tree gets the space's
+        operation groups as its ``tree``; nothing otherwise."""
+        return {"tree": dict(space.operation_groups())} if OPERATION_TREE in cls.reads else {}
 
     @property
     @abstractmethod

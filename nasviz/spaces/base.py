@@ -88,6 +88,14 @@ class SearchSpace(ABC):
     representations: ClassVar[frozenset[str]] = frozenset({LABELLED_DAG})
     #: Example architecture strings for help texts and placeholders.
     examples: ClassVar[tuple[str, ...]] = ()
+    #: Groups of table columns that together hold one architecture (NAS-Bench-101 writes a cell
+    #: as ``matrix`` + ``ops``), tried in order before the single-column names the table loader
+    #: knows (``arch``, ``architecture``, ...); :meth:`parse_columns` reads them.
+    table_columns: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: What a benchmark table does with several rows of one architecture unless the caller says
+    #: otherwise: ``"refuse"`` (the later rows are bad rows) or ``"average"`` (one row, the mean:
+    #: tables whose rows are repeated training runs). See :func:`nasviz.objectives.load_table`.
+    table_duplicates: ClassVar[str] = "refuse"
 
     # ------------------------------------------------------------------ strings
     @abstractmethod
@@ -97,6 +105,13 @@ class SearchSpace(ABC):
     @abstractmethod
     def format(self, arch: Architecture) -> str:
         """The string of ``arch`` (inverse of :meth:`parse`)."""
+
+    def parse_columns(self, values: tuple[str, ...]) -> Architecture:
+        """The architecture of a table row from the texts of its architecture columns, in the
+        order of the :attr:`table_columns` group that matched (one column: :meth:`parse`)."""
+        if len(values) != 1:
+            raise ValueError(f"the {self.name!r} space reads an architecture from one column, got {len(values)}")
+        return self.parse(values[0])
 
     # ------------------------------------------------------------------ search moves
     @abstractmethod

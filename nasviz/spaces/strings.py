@@ -45,3 +45,25 @@ def parse_architecture(space: SearchSpace, text: str, *, source: str | None = No
         raise ArchitectureError(err.problem, detail=err.detail, **where) from None
     except ValueError as err:
         raise ArchitectureError(f"not a valid {space.name} architecture", detail=str(err), **where) from None
+
+
+def parse_architecture_columns(space: SearchSpace, texts: tuple[str, ...], *, source: str | None = None,
+                               line: int | None = None, column: int | None = None,
+                               fields: tuple[str, ...] | None = None) -> Architecture:
+    """``space.parse_columns(texts)`` for an architecture written over several table columns
+    (NAS-Bench-101's ``matrix`` + ``ops``), with the checks and the error of :func:`parse_architecture`.
+
+    ``fields`` names the columns, for the message."""
+    where = {"source": source, "line": line, "column": column, "field": "+".join(fields) if fields else None}
+    for text in texts:
+        if not isinstance(text, str):
+            raise ArchitectureError(f"expected {space.name} architecture text, got {type(text).__name__}", **where)
+        if len(text) > MAX_ARCH_CHARS:
+            raise ArchitectureError(f"architecture text of {len(text):,} characters: longer than the "
+                                    f"{MAX_ARCH_CHARS:,} any {space.name} architecture needs", **where)
+    try:
+        return space.parse_columns(tuple(texts))
+    except ArchitectureError as err:
+        raise ArchitectureError(err.problem, detail=err.detail, **where) from None
+    except ValueError as err:
+        raise ArchitectureError(f"not a valid {space.name} architecture", detail=str(err), **where) from None

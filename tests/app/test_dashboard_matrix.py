@@ -4,9 +4,9 @@ layer-space runs on Compare. No exception anywhere; each view shows data or one 
 why it does not apply.
 
 Runs are created once for the module, small: runs look values up in a synthetic table of their
-space (NB201 cells, layer networks), except those of strategies made for one unbounded space only
-(NASBOT, Auto-Keras search the layer space, not a table's rows), which train tiny networks on wine
-for real. The study runs in real worker processes with a pause after each step, so it is still
+space (NB201 cells, layer networks, NB101 cells, randomly wired graphs), except those of
+strategies made for one unbounded space only (NASBOT, Auto-Keras search the layer space, not a
+table's rows), which train tiny networks on wine for real. The study runs in real worker processes with a pause after each step, so it is still
 running while the pages are open.
 """
 
@@ -27,6 +27,7 @@ from nasviz.dashboard.sources import DataSource, table_from_path, trainer_availa
 from nasviz.dashboard.watching import RunWatcher
 from nasviz.settings import unlimited
 from nasviz.spaces import get_space
+from nasviz.spaces.base import OPERATION_SLOTS
 from nasviz.store import RUNNING, RunStore
 from tests_app_helpers import APP, errors
 
@@ -68,15 +69,18 @@ def config_for(space: str, strategy: str, tables: dict[str, Path]) -> SearchConf
                                budget=small_budget(strategy), seed=1)
 
 
-def write_layers_table(path: Path, n: int = 60) -> Path:
-    """``n`` distinct layer networks with a synthetic value that grows with their depth."""
-    space = get_space("layers")
+def write_sampled_table(space_name: str, path: Path, n: int = 60) -> Path:
+    """``n`` distinct architectures sampled from a space, with a synthetic value that grows with
+    their size (layer networks: nodes; cells and wired graphs: edges). The randomly wired space
+    has no benchmark table: this one is a test fixture only."""
+    space = get_space(space_name)
     rng = np.random.default_rng(5)
-    rows: dict[str, float] = {}
+    rows: dict = {}
     while len(rows) < n:
         arch = space.sample(rng, 1)[0]
-        rows.setdefault(space.format(arch), 0.5 + 0.01 * arch.n_nodes + 0.05 * rng.uniform())
-    path.write_text("arch,score\n" + "".join(f'"{a}",{v:.4f}\n' for a, v in rows.items()))
+        size = arch.n_nodes if space_name == "layers" else 0.1 * len(arch.edges)
+        rows.setdefault(arch, (space.format(arch), 0.5 + 0.01 * size + 0.05 * rng.uniform()))
+    path.write_text("arch,score\n" + "".join(f'"{a}",{v:.4f}\n' for a, v in rows.values()))
     return path
 
 
@@ -88,17 +92,17 @@ def matrix(tmp_path_factory):
     folder = tmp_path_factory.mktemp("matrix")
     store = folder / "runs" / "store.sqlite"
     nb201_table = write_synthetic_table(folder / "synthetic.csv")
-    layers_table = write_layers_table(folder / "layers.csv")
+    tables = {name: write_sampled_table(name, folder / f"{name}.csv") for name in SPACES.names() if name != "nb201"}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("NASVIZ_STORE", str(store))
         mp.setenv("NASVIZ_DATA_DIR", str(folder))
         mp.delenv("NASVIZ_SYNC_RUNS", raising=False)
-        tables = {"nb201": nb201_table, "layers": layers_table}
+        tables["nb201"] = nb201_table
         runs = {}
         for space, strategy in PAIRS:
             runs[space, strategy] = launching.start_run(store, config_for(space, strategy, tables),
                                                         background=False, limits=unlimited())
-        yield {"store": store, "runs": runs, "nb201": nb201_table, "layers": layers_table}
+        yield {"store": store, "runs": runs, "tables": tables, "nb201": nb201_table, "layers": tables["layers"]}
 
 
 @pytest.fixture(scope="module")
@@ -232,14 +236,14 @@ def test_kernels_page_reads_every_runs_evaluations(app, matrix):
     app.radio(key="k_origin").set_value("table sample").run()
 
 
-@pytest.mark.parametrize("space", ["nb201", "layers"])
+@pytest.mark.parametrize("space", SPACES.names())
 def test_explorer_pages_on_a_table_of_each_space(app, matrix, space):
-    use_source(app, space, matrix["nb201" if space == "nb201" else "layers"])
+    use_source(app, space, matrix["tables"][space])
     for page, least in (("kernels", 4), ("architectures", 3), ("interpretability", 3)):
         app.switch_page(f"pages/{page}.py").run()
         assert not errors(app), (page, errors(app))
         assert len(app.get("plotly_chart")) >= least, page
-    if space == "layers":  # what does not apply is said, once
+    if not get_space(space).provides(OPERATION_SLOTS):  # what does not apply is said, once
         assert any("have no fixed slots" in i.value for i in app.info)
     app.switch_page("pages/architectures.py").run()
     app.radio(key="a_mode_A").set_value("a run's evaluation").run()

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from nasviz.arch import Architecture
-from nasviz.spaces.nb101 import cell as nb101
+from nasviz.spaces import nb101
+from nasviz.spaces.nb101 import cache as nb101_cache
+from nasviz.spaces.nb101.enumeration import _decode, _labelled_classes
 from nasviz.spaces.nb101 import InvalidCellError, NB101Cell, NB101ParseError
 
 EXAMPLE = "01100|00011|00001|00001|00000;input,conv3x3-bn-relu,maxpool3x3,conv1x1-bn-relu,output"
@@ -157,9 +159,9 @@ def _unit(n: int, i: int, j: int) -> np.ndarray:
 def test_batch_hash_equals_the_single_hash():
     rng = np.random.default_rng(3)
     for n in (3, 5, 6):
-        bits, codes = nb101._labelled_classes(n)
+        bits, codes = _labelled_classes(n)
         pick = rng.choice(len(bits), size=min(40, len(bits)), replace=False)
-        mats, labels = nb101._decode(n, bits[pick], codes[pick])
+        mats, labels = _decode(n, bits[pick], codes[pick])
         batch = nb101.module_hash_batch(mats, labels)
         ops = [("input", *(nb101.OPERATIONS[x] for x in row[1:-1]), "output") for row in labels]
         assert [h.decode() for h in batch] == [nb101.module_hash(m, o) for m, o in zip(mats, ops)]
@@ -227,17 +229,17 @@ def test_every_hash_of_the_20k_table_is_enumerated(enumeration):
 def test_cache_round_trip_and_rejection_of_bad_files(tmp_path):
     small = nb101.build_enumeration(max_vertices=4)
     path = tmp_path / "cells.npz"
-    nb101._save(small, path)
-    back = nb101._load(path)
+    nb101_cache._save(small, path)
+    back = nb101_cache._load(path)
     assert back is not None and len(back) == len(small) == 91
     for name in ("hashes", "n_vertices", "bits", "codes"):
         assert np.array_equal(getattr(back, name), getattr(small, name))
     assert back.info["per_vertex_count"] == {2: 1, 3: 6, 4: 84}
     np.savez(path, version=np.int64(999), hashes=small.hashes)  # stale version
-    assert nb101._load(path) is None
+    assert nb101_cache._load(path) is None
     path.write_bytes(b"not an npz file")
-    assert nb101._load(path) is None
-    assert nb101._load(tmp_path / "absent.npz") is None
+    assert nb101_cache._load(path) is None
+    assert nb101_cache._load(tmp_path / "absent.npz") is None
 
 
 def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):

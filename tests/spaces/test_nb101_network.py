@@ -12,7 +12,7 @@ from nasviz.spaces.nb101.network import (
     expected_parameter_count,
     vertex_channels,
 )
-from nasviz.spaces.nb101 import cell as nb101
+from nasviz.spaces import nb101
 
 C3, C1, MP = nb101.CONV3X3, nb101.CONV1X1, nb101.MAXPOOL3X3
 EXAMPLE = f"01100|00011|00001|00001|00000;input,{C3},{MP},{C1},output"

@@ -52,14 +52,15 @@ from nasviz.kernels.otmann.kernel import (
     OTMANNKernel,
     OTMANNScales,
 )
+from nasviz.kernels.otmann.labels import BUILTIN, KINDS, LabelTable
 from nasviz.kernels.otmann.masses import ZETA, layer_masses
 from nasviz.kernels.otmann.memo import DistanceMemo
 from nasviz.kernels.otmann.paths import STRUCTURES, path_lengths, structural_features
 from nasviz.kernels.otmann.transport import NetworkSummary, TransportPlan, summarise, transport_plan
 
 __all__ = [
-    "BETA_RANGE", "CNN_LABELS", "CNN_LABEL_MISMATCH", "DEFAULT_DBAR_SCALE", "DEFAULT_D_SCALE", "DEFAULT_NU_STR", "DistanceMemo", "INCOMPATIBLE_COST", "LABEL_INDEX", "LABEL_MISMATCH",
-    "LAYER_GROUPS", "LAYER_KINDS", "MLP_LABELS", "MLP_LABEL_MISMATCH", "MLP_RECTIFIERS", "MLP_SIGMOIDS",
+    "BETA_RANGE", "BUILTIN", "CNN_LABELS", "CNN_LABEL_MISMATCH", "DEFAULT_DBAR_SCALE", "DEFAULT_D_SCALE", "DEFAULT_NU_STR", "DistanceMemo", "INCOMPATIBLE_COST", "KINDS", "LABEL_INDEX", "LABEL_MISMATCH",
+    "LAYER_GROUPS", "LAYER_KINDS", "LabelTable", "MLP_LABELS", "MLP_LABEL_MISMATCH", "MLP_RECTIFIERS", "MLP_SIGMOIDS",
     "NB201_LABELS", "NB201_LABEL_MISMATCH", "NON_ASSIGNMENT_COST", "NetworkSummary", "OTMANNKernel", "OTMANNScales", "STRUCTURES",
     "STRUCTURE_GROUPS", "TransportPlan", "ZETA", "layer_masses", "path_lengths", "structural_features", "summarise",
     "transport_plan",

@@ -28,6 +28,7 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd
+from nasviz.kernels.otmann.labels import BUILTIN, LabelTable
 from nasviz.kernels.otmann.masses import ZETA
 from nasviz.kernels.otmann.memo import DistanceMemo
 from nasviz.kernels.otmann.paths import check_structure
@@ -113,6 +114,11 @@ class OTMANNKernel(Kernel):
         Worker processes for large matrices. ``None``: up to 2 (as many as the load average
         leaves idle) when more than ``parallel_min_pairs`` transport problems are new (a pool
         costs ~0.1 s to start and is slower than one process on a saturated machine).
+    layer_kinds, label_mismatch : optional
+        A space's ``layers`` representation (``label -> kind``; ``(labels, matrix)``), which
+        ``make_kernel("otmann", space=...)`` passes (:meth:`options_from_space`). Without them
+        the built-in tables (:data:`~nasviz.kernels.otmann.labels.BUILTIN`: NB201 cells, NASBOT's
+        MLP and CNN layers) are used.
 
     Components (each ``(len(a), len(b))``): ``"d_{nu}"`` and ``"dbar_{nu}"`` per ``nu_str``.
     Hyperparameters: ``alpha``, ``alpha_bar``, ``beta_{nu}``, ``beta_bar_{nu}``.
@@ -134,6 +140,8 @@ class OTMANNKernel(Kernel):
         dbar_scale: float | Sequence[float] = DEFAULT_DBAR_SCALE,
         n_jobs: int | None = None,
         parallel_min_pairs: int = 20000,
+        layer_kinds: Mapping[str, str] | None = None,
+        label_mismatch: tuple[Sequence[str], np.ndarray] | None = None,
     ) -> None:
         nus = tuple(float(v) for v in nu_str)
         if not nus or any(v <= 0 for v in nus):
@@ -145,6 +153,9 @@ class OTMANNKernel(Kernel):
         if cell_channels <= 0:
             raise ValueError(f"cell_channels must be positive, got {cell_channels!r}")
         check_structure(structure)
+        if (layer_kinds is None) != (label_mismatch is None):
+            raise ValueError("OTMANN: give both layer_kinds and label_mismatch (a space's layers representation), or neither")
+        self.table = BUILTIN if layer_kinds is None else LabelTable.build(layer_kinds, tuple(label_mismatch[0]), label_mismatch[1])
         self.nu_str = nus
         self.p, self.p_bar = float(p), float(p_bar)
         self.zeta = float(zeta)
@@ -154,7 +165,8 @@ class OTMANNKernel(Kernel):
         self.scales = OTMANNScales.broadcast(d_scale, dbar_scale, len(nus))
         self.n_jobs = n_jobs
         self.parallel_min_pairs = int(parallel_min_pairs)
-        self._memo = DistanceMemo(nus, self.zeta, self.cell_channels, structure, n_jobs, self.parallel_min_pairs)
+        self._memo = DistanceMemo(nus, self.zeta, self.cell_channels, structure, n_jobs, self.parallel_min_pairs,
+                                  self.table)
         #: Jitter added by the latest :meth:`psd_matrix` call (a diagnostic: nothing reads it back).
         self.last_jitter = 0.0
 
@@ -168,6 +180,11 @@ class OTMANNKernel(Kernel):
     @property
     def component_names(self) -> list[str]:
         return [self._d_name(v) for v in self.nu_str] + [self._dbar_name(v) for v in self.nu_str]
+
+    @classmethod
+    def options_from_space(cls, space) -> dict:
+        """The space's layer kinds and label-mismatch table (its ``layers`` representation)."""
+        return {"layer_kinds": dict(space.layer_kinds()), "label_mismatch": space.label_mismatch()}
 
     def _hyperparameters(self, scales: OTMANNScales) -> list[Hyperparameter]:
         """``alpha``, ``alpha_bar`` (default 1), then the betas that ``scales`` imply."""
@@ -269,7 +286,7 @@ class OTMANNKernel(Kernel):
         """:func:`transport_plan` with this kernel's settings (``nu_str`` defaults to the first)."""
         return transport_plan(
             arch_a, arch_b, self.nu_str[0] if nu_str is None else nu_str,
-            zeta=self.zeta, cell_channels=self.cell_channels, structure=self.structure,
+            zeta=self.zeta, cell_channels=self.cell_channels, structure=self.structure, table=self.table,
         )
 
 

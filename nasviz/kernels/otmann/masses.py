@@ -1,7 +1,8 @@
 """OTMANN layer masses ``lm(u)`` (paper 001 Sec. 3 and App. A, "Other details").
 
 The mass of a layer is the amount of computation it does; OTMANN moves mass between the layers of
-two networks. Processing layers (the rule is :data:`~nasviz.kernels.otmann.costs.LAYER_KINDS`):
+two networks. Processing layers (the rule is the label's kind: :data:`~nasviz.kernels.otmann.costs.LAYER_KINDS` or a space's
+:class:`~nasviz.kernels.otmann.labels.LabelTable`):
 
 * ``unit`` (convolutions, MLP layers): ``units x incoming units``;
 * ``res`` blocks: twice a convolution's; ``fc``: 0.1 times (App. A);
@@ -29,7 +30,7 @@ import math
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.kernels.otmann.costs import LAYER_KINDS
+from nasviz.kernels.otmann.labels import BUILTIN, LabelTable
 
 #: The paper's zeta (Sec. 3): input/output/decision mass as a fraction of processing mass.
 ZETA = 0.1
@@ -38,18 +39,17 @@ ZETA = 0.1
 _UNIT_FACTOR: dict[str, float] = {"unit": 1.0, "res": 2.0, "fc": 0.1}
 
 
-def check_labels(arch: Architecture) -> None:
-    """Raise ``ValueError`` unless every label of ``arch`` is known and node 0 / the last node are
-    the input / output layers."""
+def check_labels(arch: Architecture, table: LabelTable = BUILTIN) -> None:
+    """Raise ``ValueError`` unless every label of ``arch`` has a kind in ``table`` (a space's, or
+    the built-in one) and node 0 / the last node are the input / output layers."""
     labels = arch.labels
     for u, label in enumerate(labels):
-        if label not in LAYER_KINDS:
-            raise ValueError(f"OTMANN: unknown layer label {label!r} at node {u}; known labels: {', '.join(sorted(LAYER_KINDS))}")
+        table.kind(label, u)
     if labels[0] != INPUT or labels[-1] != OUTPUT:
         raise ValueError(f"OTMANN: node 0 must be labelled {INPUT!r} and the last node {OUTPUT!r}, got {labels[0]!r} and {labels[-1]!r}")
 
 
-def processing_masses(arch: Architecture, cell_channels: int = 16) -> np.ndarray:
+def processing_masses(arch: Architecture, cell_channels: int = 16, table: LabelTable = BUILTIN) -> np.ndarray:
     """Masses of the processing layers, 0 for input / output / decision layers, shape ``(n_nodes,)``.
 
     Walks the layers in topological order, tracking each layer's output units (the module
@@ -60,7 +60,7 @@ def processing_masses(arch: Architecture, cell_channels: int = 16) -> np.ndarray
     out_units = np.zeros(arch.n_nodes)
     masses = np.zeros(arch.n_nodes)
     for u in arch.topological_order():
-        kind = LAYER_KINDS[labels[u]]
+        kind = table.kinds[labels[u]]
         if widths is None:  # cells sum their inputs: C channels in, C out
             incoming = float(cell_channels) if pred[u] else 0.0
             own = float(cell_channels)
@@ -82,18 +82,20 @@ def processing_masses(arch: Architecture, cell_channels: int = 16) -> np.ndarray
     return masses
 
 
-def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int = 16) -> np.ndarray:
+def layer_masses(arch: Architecture, *, zeta: float = ZETA, cell_channels: int = 16,
+                 table: LabelTable = BUILTIN) -> np.ndarray:
     """Layer masses ``lm(u)`` of paper 001 Sec. 3, shape ``(n_nodes,)``.
 
     :func:`processing_masses` for processing layers; input / output get ``zeta * sum(processing)``
     and the decision layers share ``zeta * sum(processing)`` equally. If the processing mass is 0
     the non-processing layers get unit mass (deviation: keeps ``dbar`` defined for empty cells).
+    ``table`` gives each label's kind (the space's, or the built-in one).
     """
-    check_labels(arch)
-    masses = processing_masses(arch, cell_channels)
+    check_labels(arch, table)
+    masses = processing_masses(arch, cell_channels, table)
     processing = math.fsum(masses)  # exactly rounded: the same for every numbering of the graph
     base = zeta * processing if processing > 0 else 1.0
-    kinds = [LAYER_KINDS[label] for label in arch.labels]
+    kinds = [table.kinds[label] for label in arch.labels]
     n_decision = kinds.count("decision")
     for u, kind in enumerate(kinds):
         if kind in ("input", "output"):

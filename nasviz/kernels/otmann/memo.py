@@ -23,6 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.kernels.otmann.labels import BUILTIN, LabelTable
 from nasviz.kernels.otmann.transport import NetworkSummary, pool_size, solve_pairs_parallel, summarise
 
 
@@ -31,13 +32,15 @@ class DistanceMemo:
 
     ``nus`` ``(K,)``: the ``nu_str`` values; ``zeta``, ``cell_channels``, ``structure``: the
     settings of :func:`~nasviz.kernels.otmann.transport.summarise`; ``n_jobs``,
-    ``parallel_min_pairs``: the worker policy of :func:`~nasviz.kernels.otmann.transport.pool_size`.
+    ``parallel_min_pairs``: the worker policy of :func:`~nasviz.kernels.otmann.transport.pool_size`;
+    ``table``: the labels' kinds and mismatch costs (a space's, or the built-in one).
     """
 
     def __init__(
         self, nus: Sequence[float], zeta: float, cell_channels: int, structure: str,
-        n_jobs: int | None = None, parallel_min_pairs: int = 20000,
+        n_jobs: int | None = None, parallel_min_pairs: int = 20000, table: LabelTable = BUILTIN,
     ) -> None:
+        self.table = table
         self.nus = np.array(nus, dtype=float)
         self.settings = (float(zeta), int(cell_channels), str(structure))
         self.n_jobs, self.parallel_min_pairs = n_jobs, int(parallel_min_pairs)
@@ -66,7 +69,7 @@ class DistanceMemo:
         with self._lock:
             i = self._index.get(key)
             if i is None:
-                self._nets.append(summarise(arch, *self.settings).canonical())
+                self._nets.append(summarise(arch, *self.settings, self.table).canonical())
                 self._keys.append(key)
                 i = self._index[key] = len(self._nets) - 1
             return i
@@ -110,7 +113,7 @@ class DistanceMemo:
         swap = np.fromiter((keys[i] > keys[j] for i, j in pairs), dtype=bool, count=len(pairs))
         pairs[swap] = pairs[swap][:, ::-1]
         workers = pool_size(len(pairs), self.n_jobs, self.parallel_min_pairs)
-        values = solve_pairs_parallel(self._nets, self._nets, pairs, self.nus, workers)  # (P, K)
+        values = solve_pairs_parallel(self._nets, self._nets, pairs, self.nus, workers, self.table.mismatch)  # (P, K)
         self._D[:, pairs[:, 0], pairs[:, 1]] = values.T
         self._D[:, pairs[:, 1], pairs[:, 0]] = values.T
 

@@ -17,6 +17,7 @@ are; the random-walk lengths average over incoming / outgoing edges once per cop
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 import numpy as np
 
@@ -82,12 +83,12 @@ def groups_for(arch: Architecture) -> tuple[str, ...]:
     return ("conv", "pool", "fc")
 
 
-def structural_features(arch: Architecture, structure: str = "paths") -> np.ndarray:
+def structural_features(arch: Architecture, structure: str = "paths", groups: Mapping[str, str] = LAYER_GROUPS) -> np.ndarray:
     """Per-layer features whose mean absolute difference is ``phi_str``, shape ``(n, 6 * B)``.
 
     ``"paths"``: the six path lengths (``B = 1``). ``"grouped"``: those and, per group of
     :func:`groups_for`, the path lengths counting only hops through that group (``B = 1 +
-    number of groups``).
+    number of groups``); ``groups`` maps labels to their group (a space's table, or the built-in one).
     """
     check_structure(structure)
     paths = path_lengths(arch)
@@ -95,7 +96,7 @@ def structural_features(arch: Architecture, structure: str = "paths") -> np.ndar
         return paths
     blocks = [paths]
     for group in groups_for(arch):
-        hop = np.array([1.0 if LAYER_GROUPS.get(label) == group else 0.0 for label in arch.labels])
+        hop = np.array([1.0 if groups.get(label) == group else 0.0 for label in arch.labels])
         blocks.append(path_lengths(arch, hop))
     return np.hstack(blocks)
 

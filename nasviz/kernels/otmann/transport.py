@@ -35,7 +35,8 @@ import numpy as np
 import ot
 
 from nasviz.arch import Architecture
-from nasviz.kernels.otmann.costs import LABEL_INDEX, LABEL_MISMATCH, NON_ASSIGNMENT_COST
+from nasviz.kernels.otmann.costs import LABEL_MISMATCH, NON_ASSIGNMENT_COST
+from nasviz.kernels.otmann.labels import BUILTIN, LabelTable
 from nasviz.kernels.otmann.masses import ZETA, layer_masses
 from nasviz.kernels.otmann.paths import check_structure, structural_features
 
@@ -72,19 +73,22 @@ class NetworkSummary:
         return NetworkSummary(self.labels[order], masses, self.paths[order], float(masses.sum()))
 
 
-def summarise(arch: Architecture, zeta: float = ZETA, cell_channels: int = 16, structure: str = "paths") -> NetworkSummary:
-    """The :class:`NetworkSummary` of ``arch.reduced()``, layers in the reduced graph's order."""
+def summarise(arch: Architecture, zeta: float = ZETA, cell_channels: int = 16, structure: str = "paths",
+              table: LabelTable = BUILTIN) -> NetworkSummary:
+    """The :class:`NetworkSummary` of ``arch.reduced()``, layers in the reduced graph's order;
+    label rows index ``table.mismatch`` (a space's table, or the built-in one)."""
     arch = arch.reduced()
-    masses = layer_masses(arch, zeta=zeta, cell_channels=cell_channels)
-    paths = structural_features(arch, structure)
-    labels = np.array([LABEL_INDEX[label] for label in arch.labels], dtype=np.intp)
+    masses = layer_masses(arch, zeta=zeta, cell_channels=cell_channels, table=table)
+    paths = structural_features(arch, structure, table.groups)
+    labels = np.array([table.index[label] for label in arch.labels], dtype=np.intp)
     return NetworkSummary(labels, masses, paths, float(masses.sum()))
 
 
 # ---------------------------------------------------------------------------- program (6)
-def cost_blocks(net_a: NetworkSummary, net_b: NetworkSummary) -> tuple[np.ndarray, np.ndarray]:
-    """``C_lmm`` and ``C_str`` of Sec. 3, each ``(n_a, n_b)``."""
-    c_lmm = LABEL_MISMATCH[np.ix_(net_a.labels, net_b.labels)]
+def cost_blocks(net_a: NetworkSummary, net_b: NetworkSummary,
+                mismatch: np.ndarray = LABEL_MISMATCH) -> tuple[np.ndarray, np.ndarray]:
+    """``C_lmm`` and ``C_str`` of Sec. 3, each ``(n_a, n_b)`` (``mismatch``: the table's ``M``)."""
+    c_lmm = mismatch[np.ix_(net_a.labels, net_b.labels)]
     if net_a.paths.shape[1] != net_b.paths.shape[1]:
         raise ValueError("OTMANN: the two architectures come from different label families (grouped structure)")
     c_str = np.abs(net_a.paths[:, None, :] - net_b.paths[None, :, :]).mean(axis=2)
@@ -124,7 +128,8 @@ def emd_value(y1: np.ndarray, y2: np.ndarray, cost: np.ndarray) -> float:
 
 # ---------------------------------------------------------------------------- many pairs
 def _batch_programs(
-    nets_a: Sequence[NetworkSummary], nets_b: Sequence[NetworkSummary], nus: np.ndarray
+    nets_a: Sequence[NetworkSummary], nets_b: Sequence[NetworkSummary], nus: np.ndarray,
+    mismatch: np.ndarray = LABEL_MISMATCH,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Program (6) for ``P`` pairs ``(nets_a[p], nets_b[p])`` of equal layer counts ``n_a``,
     ``n_b`` and every ``nu_str``: costs ``C'`` ``(P, K, n_a + 1, n_b + 1)``, supplies ``y1``
@@ -134,7 +139,7 @@ def _batch_programs(
     lb = np.stack([net.labels for net in nets_b])
     pa = np.stack([net.paths for net in nets_a])  # (P, n_a, k)
     pb = np.stack([net.paths for net in nets_b])
-    c_lmm = LABEL_MISMATCH[la[:, :, None], lb[:, None, :]]  # (P, n_a, n_b)
+    c_lmm = mismatch[la[:, :, None], lb[:, None, :]]  # (P, n_a, n_b)
     c_str = np.abs(pa[:, :, None, :] - pb[:, None, :, :]).mean(axis=3)
     cost = np.empty((len(nets_a), len(nus), n_a + 1, n_b + 1))
     cost[:, :, :n_a, :n_b] = c_lmm[:, None] + nus[None, :, None, None] * c_str[:, None]
@@ -150,7 +155,8 @@ def _batch_programs(
 
 
 def solve_pairs(
-    nets_a: Sequence[NetworkSummary], nets_b: Sequence[NetworkSummary], pairs: np.ndarray, nus: np.ndarray
+    nets_a: Sequence[NetworkSummary], nets_b: Sequence[NetworkSummary], pairs: np.ndarray, nus: np.ndarray,
+    mismatch: np.ndarray = LABEL_MISMATCH,
 ) -> np.ndarray:
     """OTMANN ``d`` for index pairs ``pairs`` ``(P, 2)`` into ``nets_a`` x ``nets_b`` and every
     ``nu_str`` in ``nus`` ``(K,)``; shape ``(P, K)``.
@@ -166,7 +172,8 @@ def solve_pairs(
     shape_key = sizes_a[pairs[:, 0]] * 10_000 + sizes_b[pairs[:, 1]]
     for key in np.unique(shape_key):
         sel = np.nonzero(shape_key == key)[0]
-        cost, y1, y2 = _batch_programs([nets_a[i] for i in pairs[sel, 0]], [nets_b[j] for j in pairs[sel, 1]], nus)
+        cost, y1, y2 = _batch_programs([nets_a[i] for i in pairs[sel, 0]], [nets_b[j] for j in pairs[sel, 1]], nus,
+                                        mismatch)
         for row, p in enumerate(sel):
             for c in range(len(nus)):
                 out[p, c] = emd_value(y1[row], y2[row], cost[row, c])
@@ -177,12 +184,12 @@ def solve_pairs(
 _WORKER: dict = {}
 
 
-def _worker_init(nets_a, nets_b, nus) -> None:
-    _WORKER.update(nets_a=nets_a, nets_b=nets_b, nus=nus)
+def _worker_init(nets_a, nets_b, nus, mismatch) -> None:
+    _WORKER.update(nets_a=nets_a, nets_b=nets_b, nus=nus, mismatch=mismatch)
 
 
 def _worker_solve(pairs: np.ndarray) -> np.ndarray:
-    return solve_pairs(_WORKER["nets_a"], _WORKER["nets_b"], pairs, _WORKER["nus"])
+    return solve_pairs(_WORKER["nets_a"], _WORKER["nets_b"], pairs, _WORKER["nus"], _WORKER["mismatch"])
 
 
 def pool_size(n_pairs: int, n_jobs: int | None, parallel_min_pairs: int) -> int:
@@ -205,16 +212,17 @@ def pool_size(n_pairs: int, n_jobs: int | None, parallel_min_pairs: int) -> int:
 
 
 def solve_pairs_parallel(
-    nets_a: Sequence[NetworkSummary], nets_b: Sequence[NetworkSummary], pairs: np.ndarray, nus: np.ndarray, workers: int
+    nets_a: Sequence[NetworkSummary], nets_b: Sequence[NetworkSummary], pairs: np.ndarray, nus: np.ndarray, workers: int,
+    mismatch: np.ndarray = LABEL_MISMATCH,
 ) -> np.ndarray:
     """:func:`solve_pairs` over ``workers`` processes (forked where possible); same ``(P, K)``
     result, each pair solved by the same code on the same inputs."""
     if workers <= 1 or len(pairs) < 2 * workers:
-        return solve_pairs(nets_a, nets_b, pairs, nus)
+        return solve_pairs(nets_a, nets_b, pairs, nus, mismatch)
     # Interleaved chunks balance the work (pair sizes follow the caller's order).
     chunks = [pairs[w::workers] for w in range(workers)]
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(nets_a, nets_b, nus)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(nets_a, nets_b, nus, mismatch)) as pool:
         results = list(pool.map(_worker_solve, chunks))
     out = np.empty((len(pairs), len(nus)))
     for w in range(workers):
@@ -260,6 +268,7 @@ def transport_plan(
     zeta: float = ZETA,
     cell_channels: int = 16,
     structure: str = "paths",
+    table: LabelTable = BUILTIN,
 ) -> TransportPlan:
     """Solve program (6) for one pair with ``ot.emd`` and split the optimum into its terms.
 
@@ -268,9 +277,9 @@ def transport_plan(
     """
     check_structure(structure)
     red_a, red_b = arch_a.reduced(), arch_b.reduced()
-    net_a = summarise(red_a, zeta, cell_channels, structure)
-    net_b = summarise(red_b, zeta, cell_channels, structure)
-    c_lmm, c_str = cost_blocks(net_a, net_b)
+    net_a = summarise(red_a, zeta, cell_channels, structure, table)
+    net_b = summarise(red_b, zeta, cell_channels, structure, table)
+    c_lmm, c_str = cost_blocks(net_a, net_b, table.mismatch)
     y1, y2 = supplies(net_a, net_b)
     plan = ot.emd(y1, y2, augmented(c_lmm + nu_str * c_str))
     n_a, n_b = c_lmm.shape

@@ -39,6 +39,7 @@ from nasviz.arch import Architecture
 from nasviz.objectives.network_cost import count_parameters
 from nasviz.spaces.nb101 import cell as nb101
 from nasviz.spaces.nb101.cell import NB101Cell
+from nasviz.spaces.nb101.moves import from_architecture
 
 __all__ = [
     "ConvBnRelu",
@@ -175,7 +176,7 @@ def _as_cell(arch_or_cell: NB101Cell | Architecture | str) -> NB101Cell:
     if isinstance(arch_or_cell, NB101Cell):
         return arch_or_cell
     if isinstance(arch_or_cell, Architecture):
-        return nb101.from_architecture(arch_or_cell)
+        return from_architecture(arch_or_cell)
     if isinstance(arch_or_cell, str):
         return nb101.parse(arch_or_cell)
     raise TypeError(f"expected an NB101Cell, an Architecture or a cell string, got {type(arch_or_cell).__name__}")
