@@ -184,6 +184,14 @@ _GROUP: dict[str, str] = {
     **{label: "pool" for label in ("max-pool", "avg-pool", "avg_pool_3x3")},
     "fc": "fc",
 }
+def layer_kind(label: str) -> str:
+    """OTMANN's kind of a label (``input``, ``output``, ``unit``, ``res``, ``fc``, ``pool``,
+    ``decision``): what its mass is (:func:`layer_masses`)."""
+    if label not in _KIND:
+        raise ValueError(f"OTMANN: unknown layer label {label!r}; known labels: {', '.join(sorted(_KIND))}")
+    return _KIND[label]
+
+
 #: Groups of App. A's grouped structural penalty (MLP: rectifier, sigmoid; CNN: conv, pool, fc).
 STRUCTURE_GROUPS: tuple[str, ...] = ("rectifier", "sigmoid", "conv", "pool", "fc")
 
@@ -736,7 +744,7 @@ class OTMANNKernel(Kernel):
 
 
 __all__ = [
-    "CNN_LABELS", "CNN_LABEL_MISMATCH", "DEFAULT_NU_STR", "INCOMPATIBLE_COST", "LABEL_MISMATCH", "MLP_LABELS",
+    "CNN_LABELS", "CNN_LABEL_MISMATCH", "layer_kind", "DEFAULT_NU_STR", "INCOMPATIBLE_COST", "LABEL_MISMATCH", "MLP_LABELS",
     "MLP_LABEL_MISMATCH", "NB201_LABELS", "NB201_LABEL_MISMATCH", "OTMANNKernel", "TransportPlan", "layer_masses",
     "path_lengths", "transport_plan",
 ]
