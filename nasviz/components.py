@@ -208,9 +208,18 @@ for _name, _description, _task, _kind in (
     ("breast_cancer", "569 tumours, 30 features, 2 classes (scikit-learn)", "classification", "tabular"),
     ("diabetes", "442 patients, 10 features, regression (scikit-learn)", "regression", "tabular"),
     ("friedman1", "Friedman's 1991 benchmark function, 10 features, regression", "regression", "tabular"),
+    ("mnist1d", "MNIST-1D: 5,000 signals of length 40, 10 classes, generated from mnist1d's templates",
+     "classification", "signal"),
 ):
     DATASETS.register(Entry(_name, _description, "nasviz.objectives.datasets:load_dataset", preset={"name": _name},
                             capabilities={"task": _task, "input": _kind}))
+for _name, _description in (
+    ("mnist", "MNIST: 28x28 digits, 60,000 + 10,000 (a folder in torchvision's layout)"),
+    ("fashion_mnist", "Fashion-MNIST: 28x28 clothes, 60,000 + 10,000 (a folder in torchvision's layout)"),
+    ("cifar10", "CIFAR-10: 32x32 colour images, 50,000 + 10,000 (a folder in torchvision's layout)"),
+):
+    DATASETS.register(Entry(_name, _description, "nasviz.objectives.datasets:load_dataset", preset={"name": _name},
+                            capabilities={"task": "classification", "input": "image", "folder": True}))
 
 
 # ------------------------------------------------------------------------------ compatibility

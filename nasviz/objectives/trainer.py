@@ -400,14 +400,19 @@ class TrainingSpec:
     device: str | None = None
     model_options: tuple[tuple[str, Any], ...] = ()
     training: tuple[tuple[str, Any], ...] = ()
+    #: the folder of a dataset read from disk (MNIST, CIFAR-10: torchvision's layout)
+    data_folder: str | None = None
 
     def build(self) -> "TrainingObjective":
         from nasviz.spaces import get_space
 
-        return TrainingObjective(
-            get_space(self.space), load_dataset(self.dataset, seed=self.dataset_seed), self.metric, seed=self.seed,
+        data = load_dataset(self.dataset, seed=self.dataset_seed, folder=self.data_folder)
+        objective = TrainingObjective(
+            get_space(self.space), data, self.metric, seed=self.seed,
             device=self.device, model_options=dict(self.model_options) or None, training=dict(self.training),
         )
+        objective.data_folder = self.data_folder
+        return objective
 
 
 class TrainingObjective:
@@ -450,6 +455,7 @@ class TrainingObjective:
         from nasviz.spaces import get_space
 
         self.space = space = get_space(space)
+        self.data_folder: str | None = None
         self._custom_builder = builder is not None
         self.builder = builder or default_builder(space)
         if model_options is None and not self._custom_builder:
@@ -477,6 +483,7 @@ class TrainingObjective:
             space=self.space.name, dataset=self.dataset.name,
             dataset_seed=self.dataset.seed, metric=self.metric, seed=self.seed, device=self.device,
             model_options=tuple(sorted(self.model_options.items())), training=tuple(sorted(self.training.items())),
+            data_folder=self.data_folder,
         )
 
     def train(self, arch: Architecture, plan: NetworkPlan | None = None) -> TrainResult:
