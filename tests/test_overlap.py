@@ -6,6 +6,8 @@ import threading
 
 import pytest
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.trainer import TrainingObjective
 from nasviz.runner import run_search

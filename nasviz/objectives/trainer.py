@@ -487,7 +487,11 @@ class TrainingObjective:
         )
 
     def train(self, arch: Architecture, plan: NetworkPlan | None = None) -> TrainResult:
-        """Build, seed and train the network of one architecture.
+        """Build, seed and train the network of one architecture (:meth:`train_network`)."""
+        return self.train_network(arch, plan)[1]
+
+    def train_network(self, arch: Architecture, plan: NetworkPlan | None = None) -> tuple[nn.Module, TrainResult]:
+        """Build, seed and train the network of one architecture; ``(trained network, result)``.
 
         With a ``plan`` (:class:`~nasviz.objectives.network_store.NetworkPlan`, made by a strategy
         that warm-starts, such as Auto-Keras) the network starts from the stored trained network
@@ -520,7 +524,7 @@ class TrainingObjective:
         result.warm_start = warm_from
         if plan is not None and result.ok:
             open_store(plan.folder, plan.max_bytes).save(self.space.format(arch), model.state_dict())
-        return result
+        return model, result
 
     def _initial_network(self, arch: Architecture, plan: NetworkPlan | None) -> tuple[nn.Module, str | None, list[str]]:
         """``(network, ancestor it was morphed from or None, notes)`` before training."""

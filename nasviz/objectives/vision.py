@@ -66,12 +66,17 @@ MAX_IDX_BYTES = 200 * 2 ** 20
 
 
 def _cifar_allowed() -> dict[str, object]:
-    """numpy's array reconstruction under the names numpy 1 and numpy 2 pickle it as."""
+    """numpy's array reconstruction under the names numpy 1 and numpy 2 pickle it as, and
+    ``_codecs.encode``."""
     try:
         from numpy._core.multiarray import _reconstruct, scalar
     except ImportError:  # numpy 1
         from numpy.core.multiarray import _reconstruct, scalar
-    out: dict[str, object] = {"numpy.ndarray": np.ndarray, "numpy.dtype": np.dtype}
+    import _codecs
+
+    # _codecs.encode(text, "latin1") is how protocol-2 pickles written by Python 3 carry bytes (a
+    # pure function; torch's restricted unpickler admits it for the same reason)
+    out: dict[str, object] = {"numpy.ndarray": np.ndarray, "numpy.dtype": np.dtype, "_codecs.encode": _codecs.encode}
     for module in ("numpy.core.multiarray", "numpy._core.multiarray"):
         out[f"{module}._reconstruct"] = _reconstruct
         out[f"{module}.scalar"] = scalar
