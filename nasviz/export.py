@@ -133,3 +133,19 @@ def export_network(store_path: str | os.PathLike, run_id: int, out: str | os.Pat
     }
     (out / "network.json").write_text(json.dumps(recipe, indent=2, allow_nan=False))
     return recipe
+
+
+def export_zip(store_path: str | os.PathLike, run_id: int, fmt: str = "torchscript", arch: str | None = None) -> bytes:
+    """:func:`export_network` into a temporary folder, returned as the bytes of a ``.zip`` of its
+    two files (what the Runs page offers for download)."""
+    import io
+    import tempfile
+    import zipfile
+
+    with tempfile.TemporaryDirectory(prefix="nasviz-export-") as folder:
+        recipe = export_network(store_path, run_id, folder, fmt, arch)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name in (recipe["file"], "network.json"):
+                archive.write(Path(folder) / name, arcname=name)
+    return buffer.getvalue()

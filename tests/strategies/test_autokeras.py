@@ -17,6 +17,8 @@ from nasviz.strategies.autokeras import AutoKeras
 from nasviz.strategies.factory import make_strategy
 from nasviz.strategies.tree_search import TreeSearchPool, tree_search
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 FIG1 = (
     "input;relu:16<0;relu:16<1;relu:32<2;relu:32<3;relu:16<4;linear<5;output<6",
     "input;relu:16<0;relu:16<1;relu:32<2;relu:32<3;relu:32<4;relu:16<5;linear<6;output<7",
