@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, DATASETS, KERNELS, POOLS, STRATEGIES
+from nasviz.config import SearchConfig
 from nasviz.objectives import TableError, load_table, shared_nb201_table_path
 from nasviz.runner import run_search
 from nasviz.spaces import get_space, space_names
@@ -101,36 +102,22 @@ _RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget"
              "download", "overlap"}
 
 
-def _default_batch_size(args: argparse.Namespace) -> int:
-    """The batch a strategy was designed for (``bo-tw2g-kdpp5`` -> 5), else 1."""
-    from nasviz.strategies.factory import default_batch_size
-
-    return default_batch_size(args.strategy)
-
-
-def _run_config(args: argparse.Namespace) -> dict:
-    """The plain config of a ``run`` (see :func:`nasviz.runner.build_search`)."""
+def _run_config(args: argparse.Namespace) -> SearchConfig:
+    """The validated :class:`~nasviz.config.SearchConfig` of a ``run`` (errors name the setting)."""
     objective = getattr(args, "objective", None) or "table"
-    extra = {k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed") if getattr(args, k, None) is not None}
+    table = None
     if objective == "table":
-        table = Path(args.table) if args.table else default_table_path()
-        extra["table"] = str(table.resolve()) if table.is_file() else str(table)
-    if getattr(args, "data_folder", None) is not None:
-        extra["data_folder"] = str(Path(args.data_folder).expanduser().resolve())
-    if getattr(args, "overlap", False):
-        extra["overlap"] = True
-    return {
-        "objective": objective,
-        **extra,
-        "space": args.space,
-        "metric": args.metric,
-        "strategy": args.strategy,
-        "strategy_options": {k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
-                             if k not in _RUN_ARGS and v is not None},
-        "seed": args.seed,
-        "budget": args.budget,
-        "batch_size": args.batch_size if args.batch_size is not None else _default_batch_size(args),
-    }
+        path = Path(args.table) if args.table else default_table_path()
+        table = str(path.resolve()) if path.is_file() else str(path)
+    return SearchConfig.create(
+        objective=objective, table=table, space=args.space, metric=args.metric, strategy=args.strategy,
+        strategy_options={k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
+                          if k not in _RUN_ARGS and v is not None},
+        seed=args.seed, budget=args.budget, batch_size=args.batch_size,  # None: the strategy's own batch
+        data_folder=str(Path(args.data_folder).expanduser().resolve()) if getattr(args, "data_folder", None) else None,
+        overlap=bool(getattr(args, "overlap", False)),
+        **{k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed") if getattr(args, k, None) is not None},
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -152,9 +139,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.download:
             from nasviz.objectives.vision import download
 
-            if not config.get("data_folder") or not config.get("dataset"):
+            if not config.data_folder or not config.dataset:
                 raise ValueError("--download needs --dataset and --data-folder DIR")
-            download(config["dataset"], config["data_folder"])
+            download(config.dataset, config.data_folder)
         setup = build_search(config)
         if store is not None:
             run_id = store.create_run(setup.config)

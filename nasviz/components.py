@@ -3,7 +3,7 @@ acquisition, objective and dataset nasviz has, registered once (see :mod:`nasviz
 
 CLI choices and help, the dashboard's select boxes, the compatibility checks below and the
 README's component table (``python -m nasviz components --markdown``) are generated from these
-registries. Dashboard views register themselves in :mod:`nasviz.dashboard.views`.
+registries; the Search page builds one tab per entry of :data:`VIEWS` (:mod:`nasviz.dashboard.views`).
 
 Compatibility (:func:`check_compatible`) follows from declared capabilities only:
 
@@ -30,6 +30,7 @@ BATCH_SELECTORS: Registry = Registry("batch selector")
 ACQUISITIONS: Registry = Registry("acquisition")
 OBJECTIVES: Registry = Registry("objective")
 DATASETS: Registry = Registry("dataset")
+VIEWS: Registry = Registry("dashboard view")
 
 # ----------------------------------------------------------------------------------- spaces
 SPACES.register(Entry("nb201", "NAS-Bench-201 cells: 6 edges x 5 operations (15,625 cells)",
@@ -222,6 +223,24 @@ for _name, _description in (
                             capabilities={"task": "classification", "input": "image", "folder": True}))
 
 
+# --------------------------------------------------------------------------- dashboard views
+# The Search page's tabs, in this order; ``title`` is the tab's label. Each view decides from the
+# run's typed step state and these registries' capabilities whether it applies (nasviz.dashboard.views).
+for _name, _title, _description, _factory in (
+    ("pool", "Candidate pool", "the step's candidate pool embedded by the GP kernel's own distance, coloured by "
+                               "posterior mean, the chosen batch starred", "pool:PoolView"),
+    ("hyperparameters", "Hyperparameters", "the GP's learned hyperparameters over the steps, bounds hit named",
+     "hyperparameters:HyperparameterView"),
+    ("distances", "Distances", "any fitting kernel's distance components between the evaluated architectures",
+     "distances:DistanceView"),
+    ("features", "WL features", "WL feature gradients: sub-structures that push the GP's prediction up or down",
+     "features:FeatureGradientView"),
+    ("selection", "Selected architectures", "graphs of the architectures the latest step chose",
+     "selection:SelectionView"),
+):
+    VIEWS.register(Entry(_name, _description, f"nasviz.dashboard.views.{_factory}", capabilities={"title": _title}))
+
+
 # ------------------------------------------------------------------------------ compatibility
 def kernel_reads(kernel: str) -> frozenset[str]:
     """The representations kernel ``kernel``'s class declares it reads."""
@@ -305,7 +324,7 @@ def default_batch_size(strategy: str) -> int:
 CATALOGUE: tuple[tuple[str, Registry], ...] = (
     ("Search spaces", SPACES), ("Kernels", KERNELS), ("Strategies", STRATEGIES), ("Candidate pools", POOLS),
     ("Batch selectors", BATCH_SELECTORS), ("Acquisitions", ACQUISITIONS), ("Objectives", OBJECTIVES),
-    ("Datasets", DATASETS),
+    ("Datasets", DATASETS), ("Dashboard views", VIEWS),
 )
 
 
@@ -326,6 +345,7 @@ _COLUMNS = {
     "search space": (("representations", _provides),),
     "kernel": (("reads", _reads), ("paper", lambda e: e.paper)),
     "strategy": (("searches", _searches), ("paper", lambda e: e.paper)),
+    "dashboard view": (("tab", lambda e: str(e.capabilities.get("title", ""))),),
 }
 
 

@@ -28,9 +28,10 @@ import threading
 import time
 import warnings
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
+from nasviz.config import TABLE, SearchConfig
 from nasviz.errors import InputError, LeaseLostError
 from nasviz.objectives.base import Evaluation, Objective
 from nasviz.overlap import Evaluator
@@ -275,7 +276,7 @@ def run_search(
                 best_arch=best_arch,
                 elapsed=elapsed_before + time.perf_counter() - start,
                 step_seconds=time.perf_counter() - item.started,
-                strategy=strategy.state().to_dict(),
+                strategy=_as_stored(strategy.state().to_dict()),
             )
             if store is not None:
                 store.add_snapshot(run_id, snapshot, lease=lease)
@@ -384,6 +385,16 @@ def _heartbeat(store: RunStore, run_id: int, lease: int | None, every: float, do
         store.close()
 
 
+def _as_stored(data: Any) -> Any:
+    """``data`` as the store gives it back (tuples become lists), so a step's snapshot is the same
+    object for ``on_step`` callers as for readers of the store."""
+    if isinstance(data, dict):
+        return {k: _as_stored(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_as_stored(v) for v in data]
+    return data
+
+
 def _plain(ev: Evaluation, format_arch: Callable[[Any], str]) -> dict[str, Any]:
     return {"arch": format_arch(ev.arch), "value": ev.value, "cost": ev.cost, "status": ev.status,
             "error": ev.error, "info": ev.info}
@@ -418,19 +429,16 @@ def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], fo
 
 
 # ---------------------------------------------------------------------------------------------
-# Rebuilding a search from plain config (what the store keeps, what the CLI and the app send).
-
-#: Keys of a search config and what they mean; see :func:`build_search`.
-CONFIG_KEYS = ("objective", "table", "dataset", "data_folder", "space", "metric", "strategy", "strategy_options", "seed",
-               "budget", "batch_size", "workers", "dask", "train_seed", "dataset_seed", "model_options", "training",
-               "overlap")
+# Rebuilding a search from its config (what the store keeps, what the CLI and the app send).
 
 
 @dataclass
 class SearchSetup:
     """What :func:`build_search` returns: everything :func:`run_search` needs.
 
-    Call :meth:`close` when done: it shuts down the executor's workers, if any.
+    ``config`` is the stored form (:meth:`SearchConfig.to_dict` with every default filled in,
+    plus the table's ``skipped_rows``); ``search_config`` the validated config itself. Call
+    :meth:`close` when done: it shuts down the executor's workers, if any.
     """
 
     config: dict[str, Any]
@@ -441,6 +449,7 @@ class SearchSetup:
     executor: Any = None
     #: The lease this process holds on the stored run it resumes (:func:`resume_setup`).
     lease: int | None = None
+    search_config: SearchConfig | None = None
 
     def close(self) -> None:
         if self.executor is not None:
@@ -454,36 +463,16 @@ class SearchSetup:
         self.close()
 
 
-def _int_option(cfg: dict[str, Any], key: str, default: int, minimum: int) -> int:
-    value = cfg.get(key, default)
-    if value is None:
-        value = default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"search config {key!r} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{key.replace('_', ' ')} must be at least {minimum}, got {value}")
-    cfg[key] = value
-    return value
+def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
+    """Rebuild the objective and the strategy from a :class:`~nasviz.config.SearchConfig` or its
+    stored dictionary (deterministic given it).
 
-
-def build_search(config: Mapping[str, Any]) -> SearchSetup:
-    """Rebuild the objective and the strategy from a plain config (deterministic given it).
-
-    Config keys
-    -----------
-    ``objective``
-        ``"table"`` (default): look architectures up in the CSV ``table``; ``metric`` defaults
-        to the table's first metric. ``"train"``: train them on the bundled ``dataset``
-        (default ``"digits"``) with :class:`nasviz.objectives.trainer.TrainingObjective`
-        (``metric`` default ``"valid_accuracy"``; ``train_seed``, ``dataset_seed``,
-        ``model_options``, ``training`` as its settings; ``data_folder`` the folder of MNIST,
-        Fashion-MNIST or CIFAR-10 in torchvision's layout).
-    ``space`` (default ``"nb201"``), ``strategy`` (a :func:`~nasviz.strategies.factory.make_strategy`
-    name, default ``"random"``) and ``strategy_options`` (its keyword options), ``seed``,
-    ``budget``, ``batch_size``.
-    ``workers`` / ``dask``
-        Evaluate each batch on that many local worker processes, or on the Dask scheduler at
-        that address (:func:`nasviz.executors.make_executor`); training objectives only.
+    A dictionary is validated by :meth:`SearchConfig.from_dict` (errors name the field, see
+    :class:`~nasviz.errors.ConfigError`); keys that are not settings (a run's ``skipped_rows``)
+    are kept in the returned ``config``. A table objective looks architectures up in the CSV
+    ``table`` (``metric`` defaults to its first metric); a training objective trains them on the
+    bundled ``dataset`` with :class:`nasviz.objectives.trainer.TrainingObjective`, on ``workers``
+    local processes or a ``dask`` scheduler (:func:`nasviz.executors.make_executor`).
 
     The returned ``config`` has every default filled in (e.g. the metric), so storing it makes
     the run reproducible.
@@ -491,64 +480,52 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
     from nasviz.spaces import get_space
     from nasviz.strategies.factory import make_strategy
 
-    cfg = dict(config)
-    kind = cfg.setdefault("objective", "table")
-    cfg.setdefault("space", "nb201")
-    cfg.setdefault("strategy", "random")
-    cfg["strategy_options"] = dict(cfg.get("strategy_options") or {})
-    _int_option(cfg, "seed", 0, minimum=0)  # numpy's generators take no negative seed
-    _int_option(cfg, "budget", 100, minimum=1)
-    _int_option(cfg, "batch_size", 1, minimum=1)
-    space = get_space(cfg["space"])
-    table = executor = None
-    if kind == "table":
-        from nasviz.objectives import TableObjective, load_table
-
-        if not cfg.get("table"):
-            raise ValueError("search config has no 'table' (the benchmark CSV path)")
-        if cfg.get("dask") or (cfg.get("workers") or 1) > 1:
-            raise ValueError("workers/dask apply to training objectives; a table lookup needs no workers")
-        table = load_table(cfg["table"], space=cfg["space"])
-        cfg["table"] = str(cfg["table"])
-        cfg.setdefault("skipped_rows", table.skipped_rows())
-        cfg["metric"] = cfg.get("metric") or table.metrics[0]
-        objective = TableObjective(table, cfg["metric"])
-    elif kind == "train":
-        from nasviz.objectives.trainer import TrainingSpec
-
-        cfg["dataset"] = cfg.get("dataset") or "digits"
-        cfg["metric"] = cfg.get("metric") or "valid_accuracy"
-        _int_option(cfg, "train_seed", 0, minimum=0)
-        _int_option(cfg, "dataset_seed", 0, minimum=0)
-        _int_option(cfg, "workers", 1, minimum=1)
-        spec = TrainingSpec(space=cfg["space"], dataset=cfg["dataset"], dataset_seed=cfg["dataset_seed"],
-                            metric=cfg["metric"], seed=cfg["train_seed"],
-                            model_options=tuple(sorted(dict(cfg.get("model_options") or {}).items())),
-                            training=tuple(sorted(dict(cfg.get("training") or {}).items())),
-                            data_folder=cfg.get("data_folder") or None)
-        objective = spec.build()
-        if cfg.get("dask") or cfg["workers"] > 1:
-            from nasviz.executors import ExecutorObjective, make_executor
-
-            executor = make_executor(spec, workers=cfg["workers"], dask=cfg.get("dask"))
-            objective = ExecutorObjective(objective, executor)
-    else:
-        raise ValueError(f"unknown objective {kind!r} in the search config; expected 'table' or 'train'")
+    extras: dict[str, Any] = {}
+    if not isinstance(config, SearchConfig):
+        known = {f.name for f in fields(SearchConfig)}
+        extras = {k: v for k, v in config.items() if k not in known}
+        config = SearchConfig.from_dict(config)
+    space = get_space(config.space)
+    objective, table, executor = _build_objective(config)
+    if table is not None:
+        config = config.with_metric(objective.metric)
+        extras.setdefault("skipped_rows", table.skipped_rows())
     try:
-        domain = objective.domain()
-        strategy = make_strategy(cfg["strategy"], space=space, seed=cfg["seed"], domain=domain,
-                                 batch_size=cfg["batch_size"], **cfg["strategy_options"])
+        strategy = make_strategy(config.strategy, space=space, seed=config.seed, domain=objective.domain(),
+                                 batch_size=config.batch_size, **dict(config.strategy_options))
         if hasattr(strategy, "attach"):
             strategy.attach(objective)  # e.g. Auto-Keras: warm starts through the objective's builder
     except BaseException:
         if executor is not None:
             executor.close()
         raise
-    return SearchSetup(config=cfg, space=space, objective=objective, strategy=strategy, table=table,
-                       executor=executor)
+    return SearchSetup(config={**config.to_dict(), **extras}, space=space, objective=objective, strategy=strategy,
+                       table=table, executor=executor, search_config=config)
 
 
-def start_run(store: RunStore, config: Mapping[str, Any], *, name: str | None = None,
+def _build_objective(config: SearchConfig) -> tuple[Objective, Any, Any]:
+    """``(objective, table or None, executor or None)`` of a validated config."""
+    if config.objective == TABLE:
+        from nasviz.objectives import TableObjective, load_table
+
+        table = load_table(config.table, space=config.space)
+        return TableObjective(table, config.metric or table.metrics[0]), table, None
+    from nasviz.objectives.trainer import TrainingSpec
+
+    spec = TrainingSpec(space=config.space, dataset=config.dataset, dataset_seed=config.dataset_seed,
+                        metric=config.metric, seed=config.train_seed,
+                        model_options=tuple(sorted(dict(config.model_options).items())),
+                        training=tuple(sorted(dict(config.training).items())), data_folder=config.data_folder)
+    objective = spec.build()
+    if config.dask or config.workers > 1:
+        from nasviz.executors import ExecutorObjective, make_executor
+
+        executor = make_executor(spec, workers=config.workers, dask=config.dask)
+        return ExecutorObjective(objective, executor), None, executor
+    return objective, None, None
+
+
+def start_run(store: RunStore, config: SearchConfig | Mapping[str, Any], *, name: str | None = None,
               on_step: Callable[[Snapshot], None] | None = None,
               should_stop: Callable[[], bool] | None = None) -> RunResult:
     """Create a run in ``store`` from ``config`` (see :func:`build_search`) and run it to the end.

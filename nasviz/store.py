@@ -18,15 +18,19 @@ Layout (plain data only: JSON text, numbers and numeric arrays, never pickle)
     them; ``step`` (1-based step that made it), ``arch`` (the space's string), ``value``
     (NULL when failed), ``cost`` (seconds), ``status``, ``error``, ``info`` (JSON), ``created``.
 ``snapshots``
-    ``(run_id, step)`` unique: the runner's :class:`~nasviz.runner.Snapshot` as JSON.
+    ``(run_id, step)`` unique: the runner's :class:`~nasviz.runner.Snapshot` as JSON. Its
+    ``strategy`` field is the step's typed state, :meth:`nasviz.state.StepState.to_dict`
+    (schema 4; tagged ``"version": 3`` inside, :data:`nasviz.state.STATE_VERSION`).
 ``networks`` (schema 2)
     ``(run_id, arch)`` unique: the trained weights a strategy needs after a resume (Auto-Keras
     warm-starts children from them), as an ``.npz`` archive of float arrays read back with
     ``allow_pickle=False``; 4 bytes per parameter. Kept while the run may be resumed and
     dropped when it finishes. A version-1 file gains the table on open.
 
-Older files are migrated when opened: the missing tables are created and the missing ``runs``
-columns added (version 1 or 2 -> 3), in one transaction.
+Older files are migrated when opened, in one transaction: the missing tables are created and
+the missing ``runs`` columns added (version 1 or 2 -> 3), and every snapshot's untyped strategy
+dictionary is rewritten in the typed layout (-> 4: :meth:`StepState.from_legacy`, see
+:func:`typed_snapshot`). A snapshot written in the typed layout already is left as it is.
 
 Leases
 ------
@@ -89,6 +93,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from nasviz.errors import LeaseLostError, LimitError, StoreError
+from nasviz.state import STATE_VERSION, StepState
 
 if TYPE_CHECKING:
     from nasviz.settings import Limits
@@ -104,7 +109,7 @@ STATUSES = (RUNNING, STOPPED, FINISHED, FAILED, INTERRUPTED)
 #: Columns of :meth:`RunStore.export_csv`, in order.
 CSV_COLUMNS = ("index", "step", "arch", "value", "cost", "status", "error", "info", "created")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -364,7 +369,24 @@ class RunStore:
         for column, definition in _ADDED_RUN_COLUMNS.items():  # ... and its runs the new columns
             if column not in have:
                 conn.execute(f"ALTER TABLE runs ADD COLUMN {column} {definition}")
+        if version < 4:
+            RunStore._type_snapshot_states(conn)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    @staticmethod
+    def _type_snapshot_states(conn: sqlite3.Connection) -> int:
+        """Schema 3 -> 4: rewrite every snapshot whose strategy state is an untyped dictionary in
+        the typed layout (:func:`typed_snapshot`); return how many were rewritten. Runs inside
+        the migration's transaction, so a file is either wholly migrated or untouched."""
+        kernels = {row["id"]: _legacy_kernel(json.loads(row["config"])) for row in conn.execute("SELECT id, config FROM runs")}
+        changed = []
+        for row in conn.execute("SELECT run_id, step, data FROM snapshots"):
+            data = json.loads(row["data"])
+            typed = typed_snapshot(data, kernels.get(row["run_id"]))
+            if typed is not data:
+                changed.append((to_json(typed), row["run_id"], row["step"]))
+        conn.executemany("UPDATE snapshots SET data=? WHERE run_id=? AND step=?", changed)
+        return len(changed)
 
     def _require(self, conn: sqlite3.Connection, run_id: int) -> sqlite3.Row:
         row = conn.execute("SELECT * FROM runs WHERE id=?", (self._check_id(run_id),)).fetchone()
@@ -712,7 +734,7 @@ class RunStore:
                      (now, RUNNING, now, row["id"]))
 
     def _insert_snapshot(self, conn, run_id, snapshot) -> None:
-        self._require(conn, run_id)
+        run = self._require(conn, run_id)
         data = snapshot.to_dict() if hasattr(snapshot, "to_dict") else snapshot
         if not isinstance(data, Mapping) or "step" not in data:
             raise StoreError("a snapshot must be a dict with a 'step' key")
@@ -720,6 +742,9 @@ class RunStore:
             step = int(data["step"])
         except (TypeError, ValueError):
             raise StoreError(f"snapshot step must be an integer, got {data['step']!r}") from None
+        state = data.get("strategy")
+        if isinstance(state, Mapping) and not _is_typed(state):  # an old export or writer: stored typed all the same
+            data = typed_snapshot(data, _legacy_kernel(json.loads(run["config"])))
         now = time.time()
         # A replayed step may rewrite its snapshot: keep the latest.
         conn.execute("INSERT OR REPLACE INTO snapshots (run_id, step, data, created) VALUES (?, ?, ?, ?)",
@@ -906,6 +931,49 @@ class RunStore:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def _is_typed(state: Mapping[str, Any]) -> bool:
+    """Whether a stored strategy state is in the typed layout (:meth:`StepState.to_dict`)."""
+    try:
+        return int(state.get("version") or 0) >= STATE_VERSION
+    except (TypeError, ValueError):
+        return False
+
+
+def _legacy_kernel(config: Mapping[str, Any]) -> str | None:
+    """The GP kernel of a stored run's strategy by its registry entry (old states did not name it)."""
+    from nasviz.components import STRATEGIES, strategy_kernel
+
+    strategy = config.get("strategy") if isinstance(config, Mapping) else None
+    if strategy not in STRATEGIES:
+        return None
+    try:
+        return strategy_kernel(str(strategy), config.get("strategy_options") or {})
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def typed_snapshot(data: Mapping[str, Any], kernel: str | None = None) -> Mapping[str, Any]:
+    """``data`` (a stored snapshot) with its ``strategy`` state in the typed layout.
+
+    Snapshots of schema 3 and older hold each strategy's own dictionary (BO's ``pool`` /
+    ``mean`` / ``hyperparameters``, NASBOT's ``gp`` and ``pool_top``, ...); these are read by
+    :meth:`StepState.from_legacy` and replaced by :meth:`StepState.to_dict`; ``kernel`` names the
+    GP's kernel where the old state did not (the run's strategy knows it). A snapshot without a
+    strategy state, or with a typed one (``version`` >= :data:`STATE_VERSION`), is returned
+    unchanged (the same object).
+    """
+    state = data.get("strategy")
+    if not isinstance(state, Mapping) or _is_typed(state):
+        return data
+    try:
+        typed = StepState.from_legacy({"kernel": kernel or "", **state})
+    except (TypeError, ValueError, KeyError, AttributeError):
+        # A state no reader understands must not keep the store from opening: keep it, untyped, in notes.
+        typed = StepState(strategy=str(state.get("strategy", "")), phase=str(state.get("phase", "")),
+                          notes={"unreadable_state": dict(state)})
+    return {**data, "strategy": typed.to_dict()}
 
 
 def _is_busy(err: sqlite3.OperationalError) -> bool:

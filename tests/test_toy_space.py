@@ -143,3 +143,39 @@ def test_a_search_runs_on_the_space_from_a_stored_config(chain_table, strategy):
                             batch_size=config.batch_size)
     assert len(result.evaluations) == 25 and len({ev.arch for ev in result.evaluations}) == 25
     assert result.best_value is not None and result.regret is not None
+
+
+@pytest.mark.parametrize("strategy", ["random", "bo-wl-ei", "bo-tw2g-kdpp5"])
+def test_every_dashboard_view_reads_a_run_on_the_space(chain_table, tmp_path, strategy):
+    """The Search page's registered views and the Compare page's parallel coordinates, on a run of
+    the toy space: each draws or says in one sentence why not, without knowing the space."""
+    from nasviz.components import VIEWS
+    from nasviz.config import SearchConfig
+    from nasviz.dashboard import launching
+    from nasviz.dashboard.explorer.comparison import parallel_space, run_curves
+    from nasviz.dashboard.watching import RunWatcher
+    from nasviz.viz import plot_parallel
+
+    store = tmp_path / "runs.sqlite"
+    config = SearchConfig.create(table=str(chain_table), space="toy-chain", strategy=strategy, budget=20, seed=1,
+                                 strategy_options={"n_init": 8} if strategy.startswith("bo") else {})
+    run_id = launching.start_run(store, config, background=False)
+    watcher = RunWatcher(store, run_id).refresh()
+    drawn = set()
+    for entry in VIEWS:
+        view = VIEWS.create(entry.name)
+        reason = view.applies(watcher)
+        if reason is None:
+            output = view.render(watcher, **{c.key: c.default for c in view.controls(watcher)})
+            assert output.charts, entry.name
+            drawn.add(entry.name)
+        else:
+            assert reason.endswith(".") and "toy-chain" not in reason, (entry.name, reason)
+    model = strategy != "random"
+    assert drawn >= {"distances", "selection"} | ({"pool", "hyperparameters"} if model else set())
+    assert ("features" in drawn) == (strategy == "bo-wl-ei")
+    curves = run_curves(store, [run_id])
+    space, why_not = parallel_space(curves)
+    assert space == "toy-chain" and why_not is None  # the toy space declares operation slots
+    assert [d.label for d in plot_parallel(curves, space).data[0].dimensions][:4] == ["edge op0", "edge op1",
+                                                                                     "edge op2", "edge op3"]

@@ -24,11 +24,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from nasviz.gp import TRANSFORMS, GaussianProcess
 from nasviz.kernels import make_kernel
 from nasviz.objectives import load_table, shared_nb201_table_path
+from nasviz.surrogate import choose_transform, trial  # one definition, shared with the Kernels page
 
 DESCRIPTION = "surrogate rank correlation (paper 002 §5.1): Spearman of GP mean vs truth, calibration, fit time"
 
@@ -67,12 +67,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (always on; accepted for symmetry)")
 
 
-def choose_transform(values: np.ndarray, transform: str) -> str:
-    if transform != "auto":
-        return transform
-    return "log_error" if values.min() >= 0 and values.max() <= 100 else "standardize"
-
-
 def fit_timing(table, values, ok, kernel_name, options, transform, args, repeats: int = 5) -> dict:
     """Seconds of one ML-II fit at ``--fit-timing`` observations, from a fresh kernel and GP (so
     the kernel's per-architecture work and component matrices are included).
@@ -97,29 +91,6 @@ def fit_timing(table, values, ok, kernel_name, options, transform, args, repeats
     return {"n_obs": n, "seconds": float(np.median(walls)), "seconds_min": float(np.min(walls)),
             "cpu_seconds": float(np.median(cpus)), "likelihood_evaluations": int(np.median(evals)),
             "n_restarts": args.n_restarts, "repeats": repeats}
-
-
-def trial(table, values: np.ndarray, train: np.ndarray, test: np.ndarray, kernel_name: str, options: dict,
-          transform: str, *, n_restarts: int = 3, seed: int = 0, learn: bool = True) -> dict:
-    """One split of the protocol: fit a GP (ML-II) on rows ``train`` of ``table``, predict rows ``test``.
-
-    ``values`` has shape ``(len(table),)``; ``train`` / ``test`` are row indices. Returns
-    ``spearman`` (rank correlation of the posterior mean with the truth; 0 if undefined),
-    ``coverage_95``, ``fit`` (the :class:`~nasviz.gp.FitResult`) and, each of shape
-    ``(len(test),)``, ``truth``, ``mean`` and ``std`` (posterior, without observation noise:
-    the error bars of paper 002 Fig. 8).
-    """
-    gp = GaussianProcess(make_kernel(kernel_name, **options), transform=transform, n_restarts=n_restarts,
-                         seed=seed, learn=learn)
-    fit = gp.fit([table.archs[i] for i in train], values[train])
-    test_archs = [table.archs[i] for i in test]
-    mean, std = gp.predict(test_archs, full_cov=False)
-    lo, hi = gp.predict_interval(test_archs, level=0.95, include_noise=True)
-    truth = values[test]
-    rho = spearmanr(mean, truth)[0]
-    return {"spearman": float(rho) if np.isfinite(rho) else 0.0,
-            "coverage_95": float(np.mean((truth >= lo) & (truth <= hi))), "fit": fit,
-            "truth": truth, "mean": mean, "std": std}
 
 
 def run(args: argparse.Namespace) -> dict:

@@ -304,7 +304,9 @@ def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one
     assert resumed.replayed == 4 and [ev.value for ev in resumed.evaluations] == values
     after = [L.format(ev.arch) for ev in resumed.evaluations[4:]]
     assert any(a in strategy.state().notes["warm_started"] for a in after)  # warm starts did happen after the resume
-    assert store.network_bytes(run_id) == 0  # a finished run cannot be resumed: its weights are dropped
+    # a finished run cannot be resumed: its weights are dropped, but for its best network's (for export)
+    kept = [L.format(ev.arch) for ev in resumed.evaluations if store.network(run_id, L.format(ev.arch)) is not None]
+    assert kept == [resumed.best_arch] and store.network_bytes(run_id) > 0
 
     store, run_id = stopped_run(tmp_path / "forgetful.sqlite")
     store._write(lambda conn: conn.execute("DELETE FROM networks"))

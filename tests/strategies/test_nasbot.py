@@ -82,8 +82,8 @@ def test_nasbot_rejects_other_spaces_and_options():
 
     with pytest.raises(ConfigError, match="'nasbot-ea' needs the modifiers representation"):
         nasbot(nb201.SPACE)
-    with pytest.raises(ConfigError, match="searches only the layers"):
-        make_strategy("nasbot", space=nb201.SPACE)
+    with pytest.raises(ConfigError, match="candidate pool 'nasbot-ea' needs the modifiers representation"):
+        make_strategy("nasbot", space=nb201.SPACE)  # refused by what its pool needs, not by name
     with pytest.raises(ConfigError, match="'nasbot-ea' needs the modifiers representation, which 'nb201' lacks"):
         make_strategy("bo", space=nb201.SPACE, pool="nasbot-ea")
     with pytest.raises(ValueError, match="does not take option"):
