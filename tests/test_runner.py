@@ -95,7 +95,7 @@ def test_evaluations_are_committed_before_the_strategy_hears_of_them(small_table
     store = RunStore(tmp_path / "r.sqlite")
     table = load_table(small_table)
     objective = TableObjective(table, "acc")
-    strategy = ExplodingStrategy(nb201, seed=0, domain=objective.domain())
+    strategy = ExplodingStrategy(nb201.SPACE, seed=0, domain=objective.domain())
     with pytest.raises(RuntimeError, match="surrogate exploded"):
         run_search(strategy, objective, 20, format_arch=nb201.format, batch_size=2, store=store)
     run = store.list_runs()[0]
