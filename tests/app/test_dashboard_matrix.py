@@ -34,8 +34,6 @@ from conftest import write_synthetic_table  # tests/app/conftest.py
 
 #: Every (space, strategy) pair the registries allow, in registry order.
 PAIRS = [(space, strategy) for space in SPACES.names() for strategy in strategies_for(space)]
-#: Strategies whose step state is typed only after the strategies' rewrite (see the xfail below).
-REWRITTEN = ("nasbot", "autokeras")
 #: Small settings for every option a strategy's entry lists (the others keep their defaults).
 SMALL = {"n_init": 3, "pool_size": 20, "n_restarts": 1, "top_parents": 3, "ea_base": 5, "ea_cap": 10, "n_children": 3,
          "population_size": 3, "sample_size": 2}
@@ -171,10 +169,7 @@ def test_every_search_view_shows_data_or_says_why(app, matrix, space, strategy):
         assert not (charts and infos), (name, infos)
 
 
-MODEL_PAIRS = [pytest.param(space, strategy, marks=pytest.mark.xfail(
-    reason="NASBOT/Auto-Keras emit typed state after the strategies rewrite", strict=False))
-    if strategy in REWRITTEN else (space, strategy)
-    for space, strategy in PAIRS if STRATEGIES.get(strategy).capabilities.get("model")]
+MODEL_PAIRS = [(space, strategy) for space, strategy in PAIRS if STRATEGIES.get(strategy).capabilities.get("model")]
 
 
 @pytest.mark.parametrize("space, strategy", MODEL_PAIRS)
