@@ -1,6 +1,6 @@
 """The dashboard matrix: every page and every Search view, for a run of every registered strategy
 on every space it supports (:func:`nasviz.components.strategies_for`), a study still running, and
-layer-space runs on Compare. No exception anywhere; each view shows data or one sentence saying
+layer-space and CNN runs on Compare. No exception anywhere; each view shows data or one sentence saying
 why it does not apply.
 
 Runs are created once for the module, small: runs look values up in a synthetic table of their
@@ -198,7 +198,7 @@ def test_sessions_never_share_a_kernel(app, matrix):
 # ----------------------------------------------------------------------------- the other pages
 
 
-def test_compare_with_layer_runs_and_a_running_study(app, matrix, study):
+def test_compare_with_layer_and_cnn_runs_and_a_running_study(app, matrix, study):
     store = RunStore(matrix["store"])
     assert any(store.get_run(i)["status"] == RUNNING for i in study), "the study finished too early"
     app.session_state["c_study"] = list(study)
@@ -209,15 +209,17 @@ def test_compare_with_layer_runs_and_a_running_study(app, matrix, study):
     assert set(study) <= set(chosen) and len(chosen) == 12
     assert {(store.get_run(i)["config"]["space"], store.get_run(i)["metric"]) for i in chosen} == {("nb201", "acc")}
     assert "chart_parallel" in [c.key for c in app.get("plotly_chart")]  # NB201 cells: one axis per edge
-    why_not = ("Parallel coordinates draw one axis per operation slot, and architectures of the 'layers' space "
-               "have no fixed slots.")
-    for trained in (False, True):  # layer networks from the table, and trained ones (NASBOT, Auto-Keras)
-        layer_runs = [i for (space, s), i in matrix["runs"].items() if space == "layers" and trains(s) == trained]
-        app.multiselect(key="c_selected").set_value(layer_runs).run()
-        assert not errors(app), errors(app)
-        assert {"chart_curves", "chart_final_values"} <= {c.key for c in app.get("plotly_chart")}
-        assert [i.value for i in app.info] == [why_not]
-        assert len(app.dataframe[0].value) == len(layer_runs)  # one strategy each
+    for name in ("layers", "cnn"):
+        why_not = (f"Parallel coordinates draw one axis per operation slot, and architectures of the {name!r} space "
+                   "have no fixed slots.")
+        for trained in (False, True):  # networks from the table, and trained ones (NASBOT, Auto-Keras, BFS)
+            runs = [i for (space, s), i in matrix["runs"].items() if space == name and trains(s) == trained]
+            app.multiselect(key="c_selected").set_value(runs).run()
+            assert not errors(app), (name, trained, errors(app))
+            assert {"chart_curves", "chart_final_values"} <= {c.key for c in app.get("plotly_chart")}
+            assert [i.value for i in app.info] == [why_not]
+            assert len(app.dataframe[0].value) == len(runs)  # one strategy each
+    layer_runs = [i for (space, s), i in matrix["runs"].items() if space == "layers"]
     app.multiselect(key="c_selected").set_value(list(study) + layer_runs[:1]).run()
     assert not app.exception and any("optimise different metrics" in e.value for e in app.error)
 
