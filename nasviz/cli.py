@@ -85,13 +85,21 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dask", metavar="ADDRESS",
                    help="--objective train: evaluate on a Dask cluster, tcp://host:port or local:N (N local workers)")
     p.add_argument("--train-seed", type=int, help="--objective train: base seed of initialisation and batch order (default: 0)")
+    p.add_argument("--data-folder", type=Path, metavar="DIR",
+                   help="--objective train: the folder of mnist / fashion_mnist / cifar10 in torchvision's layout")
+    p.add_argument("--download", action="store_true",
+                   help="--objective train: download --dataset into --data-folder first if it is not there "
+                        "(the official archives, checked by MD5)")
+    p.add_argument("--overlap", action="store_true",
+                   help="propose the next step while the current one trains (Auto-Keras's CPU/GPU parallelism)")
     p.set_defaults(func=cmd_run)
 
 
 #: ``run`` arguments that are not options of the strategy; every other ``run`` argument that is
 #: set (e.g. --kernel, --acquisition) is passed to ``make_strategy`` and stored with the run.
 _RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget", "batch_size", "seed", "json",
-             "store", "resume", "step_delay", "objective", "dataset", "workers", "dask", "train_seed"}
+             "store", "resume", "step_delay", "objective", "dataset", "workers", "dask", "train_seed", "data_folder",
+             "download", "overlap"}
 
 
 def _run_config(args: argparse.Namespace) -> SearchConfig:
@@ -106,6 +114,8 @@ def _run_config(args: argparse.Namespace) -> SearchConfig:
         strategy_options={k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
                           if k not in _RUN_ARGS and v is not None},
         seed=args.seed, budget=args.budget, batch_size=args.batch_size,  # None: the strategy's own batch
+        data_folder=str(Path(args.data_folder).expanduser().resolve()) if getattr(args, "data_folder", None) else None,
+        overlap=bool(getattr(args, "overlap", False)),
         **{k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed") if getattr(args, k, None) is not None},
     )
 
@@ -125,7 +135,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         setup, run_id = resume_setup(store, args.resume), args.resume  # refused while another process runs it
     else:
-        setup = build_search(_run_config(args))
+        config = _run_config(args)
+        if args.download:
+            from nasviz.objectives.vision import download
+
+            if not config.data_folder or not config.dataset:
+                raise ValueError("--download needs --dataset and --data-folder DIR")
+            download(config.dataset, config.data_folder)
+        setup = build_search(config)
         if store is not None:
             run_id = store.create_run(setup.config)
     try:
@@ -154,7 +171,8 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
             print(f"  {text}", file=sys.stderr)
     result = run_search(setup.strategy, setup.objective, cfg["budget"], format_arch=space.format,
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
-                        store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease)
+                        store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease,
+                        overlap=bool(cfg.get("overlap")))
     out = result.to_dict(space.format)
     out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
                 "objective": cfg["objective"], "strategy": cfg["strategy"],
@@ -406,6 +424,35 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_export_parser(sub: argparse._SubParsersAction) -> None:
+    from nasviz.export import FORMATS
+
+    p = sub.add_parser("export", help="write a run's best (or chosen) network as TorchScript or torch.export",
+                       description="Write a trained run's best network (or --arch) to DIR as TorchScript (network.pt) "
+                                   "or torch.export (network.pt2), with network.json: its architecture, dataset, "
+                                   "input shape, preprocessing and test score. Weights the run did not keep are "
+                                   "retrained from its stored config (network.json says so).")
+    p.add_argument("--store", type=Path, required=True, metavar="FILE", help="the run store")
+    p.add_argument("run_id", type=int, metavar="RUN_ID")
+    p.add_argument("--arch", help="the network to export (default: the run's best)")
+    p.add_argument("--format", choices=list(FORMATS), default="torchscript", help="default: torchscript")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write into")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from nasviz.export import export_network
+
+    if not args.store.is_file():
+        raise ValueError(f"run store {args.store} does not exist")
+    recipe = export_network(args.store, args.run_id, args.out, args.format, args.arch)
+    print(f"wrote {args.out / recipe['file']} and network.json: {recipe['arch']} ({recipe['weights']}), "
+          f"test {recipe['score_metric']} {recipe['test_score']:.4g}")
+    for note in recipe["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
 def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m nasviz", description="nasviz: see neural architecture search work.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -414,6 +461,7 @@ def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     _add_bench_parser(sub, load_benchmarks)
     _add_tabulate_parser(sub)
     _add_runs_parser(sub)
+    _add_export_parser(sub)
     _add_components_parser(sub)
     return parser
 

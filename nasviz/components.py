@@ -44,6 +44,8 @@ SPACES.register(Entry("nb101", "NAS-Bench-101 cells: up to 7 vertices, 3 operati
                       "nasviz.spaces.nb101:NB101Space", paper="NB101"))
 SPACES.register(Entry("wired", "randomly wired 32-node DAGs (ER / BA / WS generators), NAS-BOWL's Flowers102 space",
                       "nasviz.spaces.wired:WiredSpace", paper="RWNN"))
+SPACES.register(Entry("cnn", "NASBOT / Auto-Keras CNNs: DAGs of conv, res, pool and fc layers (signals or images)",
+                      "nasviz.spaces.cnn:CNNSpace", paper="001 App. A, B.1"))
 
 # ---------------------------------------------------------------------------------- kernels
 _TW_OPTIONS = (
@@ -243,6 +245,7 @@ STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimis
     _ACQ_FRACTION,
     Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
 ), capabilities={"model": True, "kernel": "otmann", "pool": "nasbot-ea"}, paper="001"))
+_NETWORK_MB = Option("network_mb", "float?", "bound of the on-disk store of trained networks, MB (none: unbounded)")
 STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + simulated annealing over morphisms",
                           "nasviz.strategies.autokeras:AutoKeras", (
     Option("n_init", "int", "initial networks", minimum=1),
@@ -250,10 +253,17 @@ STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + 
     Option("r", "float", "simulated annealing decay", minimum=1e-6),
     Option("t_low", "float", "simulated annealing final temperature", minimum=1e-9),
     Option("n_children", "int", "children per tree expansion", minimum=1),
-    Option("warm_start", "bool", "children start from their trained ancestor's weights"),
+    Option("warm_start", "bool", "children start from their trained ancestor's weights (off: paper 003's BO)"),
+    _NETWORK_MB,
     Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
     _ACQ_FRACTION,
 ), capabilities={"model": True, "kernel": "edit", "pool": "autokeras-tree", "warm_start": True}, paper="003"))
+STRATEGIES.register(Entry("bfs-morph", "breadth-first search over morphisms from the initial networks (no BO)",
+                          "nasviz.strategies.bfs:MorphismBFS", (
+    Option("n_init", "int", "initial networks (level 0)", minimum=1),
+    Option("warm_start", "bool", "children start from their parent's trained weights"),
+    _NETWORK_MB,
+), capabilities={"model": False, "needs": frozenset({"morphisms"}), "warm_start": True}, paper="003 Sec. 5"))
 
 # ------------------------------------------------------------------------ objectives / data
 OBJECTIVES.register(Entry("table", "look values up in a benchmark table (CSV)", "nasviz.objectives.table:load_table"))
@@ -265,9 +275,18 @@ for _name, _description, _task, _kind in (
     ("breast_cancer", "569 tumours, 30 features, 2 classes (scikit-learn)", "classification", "tabular"),
     ("diabetes", "442 patients, 10 features, regression (scikit-learn)", "regression", "tabular"),
     ("friedman1", "Friedman's 1991 benchmark function, 10 features, regression", "regression", "tabular"),
+    ("mnist1d", "MNIST-1D: 5,000 signals of length 40, 10 classes, generated from mnist1d's templates",
+     "classification", "signal"),
 ):
     DATASETS.register(Entry(_name, _description, "nasviz.objectives.datasets:load_dataset", preset={"name": _name},
                             capabilities={"task": _task, "input": _kind}))
+for _name, _description in (
+    ("mnist", "MNIST: 28x28 digits, 60,000 + 10,000 (a folder in torchvision's layout)"),
+    ("fashion_mnist", "Fashion-MNIST: 28x28 clothes, 60,000 + 10,000 (a folder in torchvision's layout)"),
+    ("cifar10", "CIFAR-10: 32x32 colour images, 50,000 + 10,000 (a folder in torchvision's layout)"),
+):
+    DATASETS.register(Entry(_name, _description, "nasviz.objectives.datasets:load_dataset", preset={"name": _name},
+                            capabilities={"task": "classification", "input": "image", "folder": True}))
 
 
 # --------------------------------------------------------------------------- dashboard views
@@ -345,6 +364,9 @@ def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None
         missing = sorted(kernel_reads(kernel) - space_provides(space))
         found.append(f"kernel {kernel!r} cannot read the {space!r} space: it needs {', '.join(missing)}")
     config = {**entry.preset, **options}
+    missing = sorted(set(entry.capabilities.get("needs", ())) - space_provides(space))
+    if missing:
+        found.append(f"strategy {strategy!r} needs the {', '.join(missing)} representation, which {space!r} lacks")
     pool = config.get("pool") or entry.capabilities.get("pool")
     if pool:
         needs = POOLS.get(str(pool)).capabilities.get("needs", frozenset())

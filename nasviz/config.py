@@ -41,6 +41,9 @@ class SearchConfig:
     workers, dask : evaluate each batch on that many local processes or on a Dask scheduler
         (training objectives only).
     step_delay : seconds to pause after each step (teaching; 0 = none).
+    data_folder : the folder of a folder dataset (MNIST, Fashion-MNIST, CIFAR-10 in torchvision's
+        layout); training objectives only.
+    overlap : propose the next step while this one trains (paper 003 Sec. 4.3, :mod:`nasviz.overlap`).
     """
 
     objective: str = TABLE
@@ -60,6 +63,8 @@ class SearchConfig:
     workers: int = 1
     dask: str | None = None
     step_delay: float = 0.0
+    data_folder: str | None = None
+    overlap: bool = False
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -97,8 +102,12 @@ class SearchConfig:
                 raise ConfigError("a table search needs 'table', the benchmark CSV")
             if config.workers > 1 or config.dask:
                 raise ConfigError("workers / dask apply to training objectives; a table lookup needs no workers")
+            if config.data_folder:
+                raise ConfigError("data_folder applies to training objectives; a table lookup reads no dataset")
         else:
             DATASETS.get(config.dataset or "digits")
+        if not isinstance(config.overlap, bool):
+            raise ConfigError(f"overlap must be true or false, got {config.overlap!r}")
         check_compatible(config.space, config.strategy, options, config.batch_size)
         return replace(config, strategy_options=options, step_delay=float(config.step_delay),
                        dataset=config.dataset or ("digits" if config.objective == TRAIN else None),

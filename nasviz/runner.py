@@ -27,12 +27,14 @@ import math
 import threading
 import time
 import warnings
+from collections import deque
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from nasviz.config import TABLE, SearchConfig
 from nasviz.errors import InputError, LeaseLostError
 from nasviz.objectives.base import Evaluation, Objective
+from nasviz.overlap import Evaluator
 from nasviz.spaces.base import SearchSpace
 from nasviz.strategies.base import Strategy
 
@@ -123,6 +125,8 @@ def run_search(
     parse_arch: Callable[[str], Any] | None = None,
     heartbeat_seconds: float | None = None,
     lease: int | None = None,
+    overlap: bool = False,
+    concurrent: bool = True,
 ) -> RunResult:
     """Run ``strategy`` against ``objective`` for ``budget`` evaluations.
 
@@ -152,6 +156,13 @@ def run_search(
         The lease this process holds on ``run_id`` (from :meth:`RunStore.claim_run`); by default
         the run is claimed here. If the lease is lost, :class:`LeaseLostError` propagates and
         nothing more is written.
+    overlap : bool
+        Ask for step ``t + 1`` while step ``t`` is evaluated (Auto-Keras's CPU / GPU parallelism,
+        :mod:`nasviz.overlap`): step ``t + 1`` is proposed knowing steps ``1 .. t - 1``. A stop
+        request lets the step under way finish (it is stored and told).
+    concurrent : bool
+        With ``overlap``, actually evaluate beside the ask (default); ``False`` runs the same
+        schedule in one thread (same evaluations, no time saved: what the tests compare).
     """
     if budget < 1:
         raise ValueError(f"budget must be at least 1, got {budget}")
@@ -202,37 +213,45 @@ def run_search(
         beater = threading.Thread(target=_heartbeat, args=(store, run_id, lease, heartbeat_seconds, stop_beating),
                                   name=f"nasviz-heartbeat-{run_id}", daemon=True)
         beater.start()
+    evaluator = Evaluator(objective, concurrent=overlap and concurrent)
+    queue: deque[_Step] = deque()
+    asking = True
     try:
-        while len(evaluations) < budget:
-            stored = replay.pop(step + 1, None)
-            if stored is None:  # live step: honour stop requests first
-                if should_stop is not None and should_stop():
-                    stopped = True
+        while True:
+            while asking and len(queue) <= (1 if overlap else 0):
+                asked = len(evaluations) + sum(len(q.proposals) for q in queue)
+                if asked >= budget:
                     break
-                if store is not None:
-                    store.check_lease(run_id, lease)  # a process woken from a pause stops here
-                    if store.stop_requested(run_id):
-                        stopped = True
-                        break
-            step_start = time.perf_counter()
-            proposals = strategy.ask(min(batch_size, budget - len(evaluations)))
-            if stored is None:
-                if not proposals:
-                    break  # the domain is exhausted
-                results = objective.evaluate(proposals)
+                number = step + len(queue) + 1
+                stored = replay.pop(number, None)
+                if stored is None and _stop_now(should_stop, store, run_id, lease):
+                    stopped, asking = True, False
+                    break
+                step_start = time.perf_counter()
+                proposals = strategy.ask(min(batch_size, budget - asked))
+                if stored is None and not proposals:
+                    asking = False  # the domain is exhausted
+                    break
+                handle = evaluator.start(proposals) if stored is None and overlap else None
+                queue.append(_Step(number, proposals, stored, handle, step_start))
+            if not queue:
+                break
+            item = queue.popleft()
+            if item.stored is None:
+                results = evaluator.wait(item.handle) if overlap else evaluator.evaluate(item.proposals)
                 if store is not None:  # committed before the strategy hears of them
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in results],
-                                          len(evaluations), step=step + 1, lease=lease)
+                                          len(evaluations), step=item.number, lease=lease)
                     _keep_networks(store, run_id, lease, strategy, results, format_arch)
             else:
-                results, matched = _replayed_results(stored, proposals, format_arch, parse_arch, step + 1)
+                results, matched = _replayed_results(item.stored, item.proposals, format_arch, parse_arch, item.number)
                 n_replayed += len(results)
                 _restore_networks(store, run_id, strategy, results, format_arch)
-                missing = proposals[len(results):] if matched else []
+                missing = item.proposals[len(results):] if matched else []
                 if missing:  # killed in the middle of a step: finish the step live
                     fresh = objective.evaluate(missing)
                     store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in fresh],
-                                          len(evaluations) + len(results), step=step + 1, lease=lease)
+                                          len(evaluations) + len(results), step=item.number, lease=lease)
                     _keep_networks(store, run_id, lease, strategy, fresh, format_arch)
                     results = results + fresh
             strategy.tell(results)
@@ -242,13 +261,13 @@ def run_search(
                     best_value, best_arch = ev.value, format_arch(ev.arch)
                 trajectory.append(best_value if best_arch is not None else math.nan)
             step += 1
-            if stored is not None and step in snapshot_steps:
+            if item.stored is not None and step in snapshot_steps:
                 continue  # fully replayed: its snapshot is stored already
             snapshot = Snapshot(
                 step=step,
                 n_evaluations=len(evaluations),
                 budget=budget,
-                proposals=[format_arch(a) for a in proposals],
+                proposals=[format_arch(a) for a in item.proposals],
                 results=[
                     {"arch": format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
                     for ev in results
@@ -256,7 +275,7 @@ def run_search(
                 best_value=best_value if best_arch is not None else None,
                 best_arch=best_arch,
                 elapsed=elapsed_before + time.perf_counter() - start,
-                step_seconds=time.perf_counter() - step_start,
+                step_seconds=time.perf_counter() - item.started,
                 strategy=_as_stored(strategy.state().to_dict()),
             )
             if store is not None:
@@ -271,13 +290,14 @@ def run_search(
                              error=f"{type(err).__name__}: {err}" if failed else None, lease=lease)
         raise
     finally:
+        evaluator.close()
         stop_beating.set()
         if beater is not None:
             beater.join()
     if store is not None:
         store.set_status(run_id, "stopped" if stopped else "finished", lease=lease)
-        if not stopped:
-            store.drop_networks(run_id, lease=lease)  # only a run that may be resumed needs its weights
+        if not stopped:  # only a run that may be resumed needs its weights; the best one is exported
+            store.drop_networks(run_id, lease=lease, keep=best_arch)
     return RunResult(
         evaluations=evaluations,
         trajectory=trajectory,
@@ -289,6 +309,29 @@ def run_search(
         run_id=run_id,
         replayed=n_replayed,
     )
+
+
+class _Step(NamedTuple):
+    """A step asked for and not yet told: its number, proposals, stored results when it is
+    replayed, the evaluation under way (overlap) and when its ask started."""
+
+    number: int
+    proposals: list
+    stored: list[dict[str, Any]] | None
+    handle: Any
+    started: float
+
+
+def _stop_now(should_stop: Callable[[], bool] | None, store: RunStore | None, run_id: int | None,
+              lease: int | None) -> bool:
+    """Whether a live step must not start: the caller or the store asked to stop (a process woken
+    from a pause that lost its lease raises here)."""
+    if should_stop is not None and should_stop():
+        return True
+    if store is not None:
+        store.check_lease(run_id, lease)
+        return store.stop_requested(run_id)
+    return False
 
 
 def _keep_networks(store: RunStore, run_id: int, lease: int | None, strategy: Strategy,
@@ -472,7 +515,7 @@ def _build_objective(config: SearchConfig) -> tuple[Objective, Any, Any]:
     spec = TrainingSpec(space=config.space, dataset=config.dataset, dataset_seed=config.dataset_seed,
                         metric=config.metric, seed=config.train_seed,
                         model_options=tuple(sorted(dict(config.model_options).items())),
-                        training=tuple(sorted(dict(config.training).items())))
+                        training=tuple(sorted(dict(config.training).items())), data_folder=config.data_folder)
     objective = spec.build()
     if config.dask or config.workers > 1:
         from nasviz.executors import ExecutorObjective, make_executor
@@ -532,4 +575,5 @@ def _run_setup(setup: SearchSetup, store: RunStore, run_id: int, *, resume: bool
         return run_search(
             setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
             parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
-            should_stop=should_stop, store=store, run_id=run_id, resume=resume, lease=setup.lease)
+            should_stop=should_stop, store=store, run_id=run_id, resume=resume, lease=setup.lease,
+            overlap=bool(setup.config.get("overlap")))

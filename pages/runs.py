@@ -70,5 +70,12 @@ c5.download_button("Export CSV", data=lambda: export_bytes(store_path, run_id, "
 c6.download_button("Export JSON", data=lambda: export_bytes(store_path, run_id, "json"),
                    file_name=f"nasviz-run-{run_id}.json", mime="application/json", key="export_json")
 
+if run["config"].get("objective") == "train":  # a trained run's best network (nasviz export)
+    from nasviz.export import export_zip
+
+    st.download_button("Export best network (TorchScript + JSON)", data=lambda: export_zip(store_path, run_id),
+                       file_name=f"nasviz-run-{run_id}-network.zip", mime="application/zip", key="export_network",
+                       help="Retrained from the run's config if its weights were not kept (network.json says so)")
+
 with st.expander("Configuration"):
     st.json(run["config"])

@@ -581,3 +581,19 @@ def test_the_docker_image_runs_unprivileged_with_paths_off_a_health_check_and_a_
     assert health(str(free_port())) != 0  # nothing listens: the check fails
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "server.log") as url:
         assert health(url.rsplit(":", 1)[1]) == 0
+
+
+def test_a_dataset_folder_typed_in_the_dashboard_stays_in_the_data_folder(tmp_path):
+    from nasviz.errors import PathNotAllowedError
+    from nasviz.server_paths import resolve_server_folder
+
+    data = tmp_path / "data"
+    (data / "MNIST" / "raw").mkdir(parents=True)
+    (data / "table.csv").write_text("arch,acc\n")
+    assert resolve_server_folder("MNIST", data) == (data / "MNIST").resolve()
+    for text, message in (("../", "outside the data folder"), ("table.csv", "not a folder"),
+                          ("/etc", "outside the data folder")):
+        with pytest.raises(PathNotAllowedError, match=message):
+            resolve_server_folder(text, data)
+    with pytest.raises(PathNotAllowedError, match="off"):
+        resolve_server_folder("MNIST", None)

@@ -71,7 +71,8 @@ def search_config(
         table_from_path(source.path, space)  # TableError if the table's architectures are not of this space
         where: dict[str, Any] = {"objective": TABLE, "table": source.path}
     elif source.kind == TRAIN:
-        where = {"objective": TRAIN, "dataset": source.dataset, "training": training, "model_options": model_options}
+        where = {"objective": TRAIN, "dataset": source.dataset, "training": training, "model_options": model_options,
+                 "data_folder": source.data_folder}
     else:
         raise ConfigError(f"unknown data source kind {source.kind!r}")
     return SearchConfig.create(**where, space=space, metric=metric, strategy=strategy,

@@ -81,10 +81,28 @@ def _training_source(space: str) -> None:
     if not datasets:
         _use(None, f"No bundled dataset fits the networks of the {space} space.")
         return
-    dataset = st.sidebar.selectbox("Bundled dataset", datasets, key="train_dataset",
+    dataset = st.sidebar.selectbox("Dataset", datasets, key="train_dataset",
                                    help="The datasets whose inputs this space's networks accept.")
     st.sidebar.caption("Every architecture is trained for real: expect seconds per evaluation.")
-    _use(sources.DataSource.training(dataset, space))
+    folder = None
+    if sources.is_folder_dataset(dataset):
+        settings = serve_settings()
+        if settings.data_dir is None:
+            _use(None, f"The {dataset} dataset is read from a folder, and this server has no data folder (NASVIZ_DATA_DIR).")
+            return
+        text = st.sidebar.text_input(f"Folder of {dataset} in the data folder (torchvision's layout)",
+                                     key="train_data_folder",
+                                     help="Relative to the folder the operator set (NASVIZ_DATA_DIR); nothing is "
+                                          "downloaded and folders outside it are not read.")
+        if not text.strip():
+            _use(None, f"Type the folder of {dataset} in the server's data folder.")
+            return
+        try:
+            folder = sources.dataset_folder(text, settings)
+        except (InputError, OSError) as err:
+            _use(None, str(err))
+            return
+    _use(sources.DataSource.training(dataset, space, folder))
 
 
 def _space_box() -> str:

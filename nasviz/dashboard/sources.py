@@ -25,7 +25,7 @@ from nasviz import uploads
 from nasviz.dashboard.locations import EMBEDDED_TABLE, default_store_path, runs_dir, uploads_dir
 from nasviz.errors import InputError
 from nasviz.objectives import Table, TableError, load_table, shared_nb201_table_path
-from nasviz.server_paths import resolve_server_path
+from nasviz.server_paths import resolve_server_folder, resolve_server_path
 from nasviz.settings import Limits, ServeSettings
 from nasviz.store import RUNNING, RunStore
 
@@ -167,6 +167,22 @@ def training_datasets(space: str = "nb201") -> list[str]:
     return DATASETS.names(lambda e: e.capabilities.get("input") in accepts)
 
 
+def is_folder_dataset(dataset: str) -> bool:
+    """Whether ``dataset`` is read from a folder the operator keeps (MNIST, Fashion-MNIST,
+    CIFAR-10 in torchvision's layout) rather than bundled."""
+    from nasviz.components import DATASETS
+
+    return bool(DATASETS.get(dataset).capabilities.get("folder"))
+
+
+def dataset_folder(text: str, settings: ServeSettings | None = None) -> Path:
+    """The folder of a folder dataset from a path a visitor typed: resolved, and refused unless it
+    is a folder inside the operator's data folder and outside the run folder
+    (:func:`~nasviz.server_paths.resolve_server_folder`). The search stores the resolved path."""
+    settings = settings or ServeSettings.from_env()
+    return resolve_server_folder(text, settings.data_dir, forbidden=[runs_dir()])
+
+
 def training_metrics(dataset: str) -> list[str]:
     """What training on ``dataset`` measures: accuracies for classification, R^2 scores for regression."""
     from nasviz.components import DATASETS
@@ -188,6 +204,8 @@ class DataSource:
     label: str
     path: str | None = None
     dataset: str | None = None
+    #: the resolved folder of a folder dataset (:func:`dataset_folder`), else ``None``
+    data_folder: str | None = None
     metrics: list[str] = field(default_factory=list)
     optimum: dict[str, float] = field(default_factory=dict)
     rows: int = 0
@@ -207,10 +225,11 @@ class DataSource:
                    space=table.space.name)
 
     @classmethod
-    def training(cls, dataset: str, space: str = "nb201") -> "DataSource":
-        """Live training of every proposed architecture on the bundled ``dataset``."""
+    def training(cls, dataset: str, space: str = "nb201", data_folder: str | Path | None = None) -> "DataSource":
+        """Live training of every proposed architecture on ``dataset`` (bundled, or read from
+        ``data_folder`` for a folder dataset)."""
         return cls(TRAIN, f"live training on {dataset}", dataset=dataset, metrics=training_metrics(dataset),
-                   space=space)
+                   space=space, data_folder=None if data_folder is None else str(data_folder))
 
     def table(self) -> Table:
         """The source's table (cached; :func:`table_from_path`). If it cannot be read any more

@@ -40,6 +40,7 @@ from torch import nn
 from nasviz.arch import Architecture
 from nasviz.objectives.base import FAILED, OK, Evaluation
 from nasviz.objectives.datasets import CLASSIFICATION, Dataset, load_dataset
+from nasviz.objectives.network_store import NetworkPlan, open_store
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
@@ -73,6 +74,8 @@ class TrainResult:
     batch_size: int | None = None
     retries: int = 0
     notes: list[str] = field(default_factory=list)
+    #: the stored network this one was morphed from (a warm start), if any
+    warm_start: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -397,14 +400,19 @@ class TrainingSpec:
     device: str | None = None
     model_options: tuple[tuple[str, Any], ...] = ()
     training: tuple[tuple[str, Any], ...] = ()
+    #: the folder of a dataset read from disk (MNIST, CIFAR-10: torchvision's layout)
+    data_folder: str | None = None
 
     def build(self) -> "TrainingObjective":
         from nasviz.spaces import get_space
 
-        return TrainingObjective(
-            get_space(self.space), load_dataset(self.dataset, seed=self.dataset_seed), self.metric, seed=self.seed,
+        data = load_dataset(self.dataset, seed=self.dataset_seed, folder=self.data_folder)
+        objective = TrainingObjective(
+            get_space(self.space), data, self.metric, seed=self.seed,
             device=self.device, model_options=dict(self.model_options) or None, training=dict(self.training),
         )
+        objective.data_folder = self.data_folder
+        return objective
 
 
 class TrainingObjective:
@@ -447,6 +455,7 @@ class TrainingObjective:
         from nasviz.spaces import get_space
 
         self.space = space = get_space(space)
+        self.data_folder: str | None = None
         self._custom_builder = builder is not None
         self.builder = builder or default_builder(space)
         if model_options is None and not self._custom_builder:
@@ -458,6 +467,8 @@ class TrainingObjective:
         self.training = {**space.training_defaults(), **(training or {})}
         self.memory_guard = memory_guard or MemoryGuard()
         self.name = f"train:{self.dataset.name}:{metric}"
+        #: ``planner(arch) -> NetworkPlan | None``: set by a strategy that warm-starts (``attach``).
+        self.planner: Callable[[Architecture], NetworkPlan | None] | None = None
 
     def settings(self) -> dict[str, Any]:
         """Plain data that, with the space, determines every result."""
@@ -472,39 +483,70 @@ class TrainingObjective:
             space=self.space.name, dataset=self.dataset.name,
             dataset_seed=self.dataset.seed, metric=self.metric, seed=self.seed, device=self.device,
             model_options=tuple(sorted(self.model_options.items())), training=tuple(sorted(self.training.items())),
+            data_folder=self.data_folder,
         )
 
-    def train(self, arch: Architecture) -> TrainResult:
-        """Build, seed and train the network of one architecture.
+    def train(self, arch: Architecture, plan: NetworkPlan | None = None) -> TrainResult:
+        """Build, seed and train the network of one architecture (:meth:`train_network`)."""
+        return self.train_network(arch, plan)[1]
 
-        A builder may give the network a ``rebuild_from_scratch()`` method (Auto-Keras's warm
-        starts do): if training the built network diverges, the architecture is trained once
-        more from a freshly initialised network, and the result says so in ``notes``. Why: a
-        child that inherits an ancestor's trained weights restarts the learning-rate schedule
-        at its peak, and on friedman1 10-19 of ~160 warm-started children per 180 s run diverged
-        in their first epoch although 7 of 8 such networks trained from scratch reached R^2
-        0.93-0.95 (a diverged attempt takes a few steps, so the retry is cheap; its seconds are
-        counted).
+    def train_network(self, arch: Architecture, plan: NetworkPlan | None = None) -> tuple[nn.Module, TrainResult]:
+        """Build, seed and train the network of one architecture; ``(trained network, result)``.
+
+        With a ``plan`` (:class:`~nasviz.objectives.network_store.NetworkPlan`, made by a strategy
+        that warm-starts, such as Auto-Keras) the network starts from the stored trained network
+        ``plan.ancestor`` morphed by ``plan.morphs`` (the space's function-preserving
+        :meth:`~nasviz.spaces.base.SearchSpace.morph_network`), and the trained network is kept in
+        the plan's store for its own descendants. If the ancestor is no longer stored (evicted),
+        the network is trained from scratch and ``notes`` say so.
+
+        A warm start that diverges is trained once more from a freshly initialised network, and
+        the result says so in ``notes``. Why: a child that inherits an ancestor's trained weights
+        restarts the learning-rate schedule at its peak, and on friedman1 10-19 of ~160
+        warm-started children per 180 s run diverged in their first epoch although 7 of 8 such
+        networks trained from scratch reached R^2 0.93-0.95 (a diverged attempt takes a few steps,
+        so the retry is cheap; its seconds are counted).
         """
         seed = arch_seed(arch.canonical_key(), self.seed)
         torch.manual_seed(seed)
-        model = self.builder(arch, self.dataset, **self.model_options)
+        model, warm_from, notes = self._initial_network(arch, plan)
         result = train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
                              **self.training)
-        rebuild = getattr(model, "rebuild_from_scratch", None)
-        if rebuild is None or result.ok or not (result.error or "").startswith("diverged"):
-            return result
-        torch.manual_seed(seed)
-        retry = train_model(rebuild(), self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
-                            **self.training)
-        retry.seconds += result.seconds
-        retry.notes.append(f"the warm start {result.error}; trained from scratch instead")
-        return retry
+        if warm_from is not None and not result.ok and (result.error or "").startswith("diverged"):
+            torch.manual_seed(seed)
+            model = self.builder(arch, self.dataset, **self.model_options)
+            retry = train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
+                                **self.training)
+            retry.seconds += result.seconds
+            notes.append(f"the warm start from {warm_from} {result.error}; trained from scratch instead")
+            result, warm_from = retry, None
+        result.notes.extend(notes)
+        result.warm_start = warm_from
+        if plan is not None and result.ok:
+            open_store(plan.folder, plan.max_bytes).save(self.space.format(arch), model.state_dict())
+        return model, result
 
-    def evaluate_one(self, arch: Architecture) -> Evaluation:
+    def _initial_network(self, arch: Architecture, plan: NetworkPlan | None) -> tuple[nn.Module, str | None, list[str]]:
+        """``(network, ancestor it was morphed from or None, notes)`` before training."""
+        if plan is None or plan.ancestor is None:
+            return self.builder(arch, self.dataset, **self.model_options), None, []
+        arrays = open_store(plan.folder, plan.max_bytes).load(plan.ancestor)
+        if arrays is None:
+            note = f"the trained weights of {plan.ancestor} were evicted from the network store; trained from scratch"
+            return self.builder(arch, self.dataset, **self.model_options), None, [note]
+        from nasviz.spaces.morphs import Morph
+
+        parent = self.builder(self.space.parse(plan.ancestor), self.dataset, **self.model_options)
+        parent.load_state_dict({name: torch.as_tensor(a) for name, a in arrays.items()})
+        model = self.space.morph_network(parent, [Morph.from_dict(m) for m in plan.morphs], seed=plan.seed)
+        if model.__class__ is not parent.__class__ or getattr(model, "arch", arch) != arch:
+            raise ValueError(f"morphing {plan.ancestor} by {list(plan.morphs)} does not give {self.space.format(arch)}")
+        return model, plan.ancestor, []
+
+    def evaluate_one(self, arch: Architecture, plan: NetworkPlan | None = None) -> Evaluation:
         start = time.perf_counter()
         try:
-            res = self.train(arch)
+            res = self.train(arch, plan)
         except Exception as err:  # noqa: BLE001 - one bad architecture must not stop the search
             return Evaluation(arch, None, time.perf_counter() - start, FAILED, f"{type(err).__name__}: {err}")
         info = {
@@ -512,16 +554,23 @@ class TrainingObjective:
             "train_loss_curve": res.train_loss_curve, "n_parameters": res.n_parameters,
             "train_seconds": res.seconds, "epochs_run": res.epochs_run, "device": res.device,
             "test_score": res.test_score, "valid_score": res.valid_score, "score_metric": res.metric,
+            "batch_size": res.batch_size, "oom_retries": res.retries,
         }
         if res.notes:
             info["notes"] = list(res.notes)
+        if res.warm_start is not None:
+            info["warm_start"] = res.warm_start
         if not res.ok:
             return Evaluation(arch, None, res.seconds, FAILED, res.error, info)
         value = res.valid_score if self.metric.startswith("valid") else res.test_score
         return Evaluation(arch, float(value), res.seconds, OK, None, info)
 
-    def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
-        return [self.evaluate_one(a) for a in archs]
+    def evaluate(self, archs: Sequence[Architecture], plans: Sequence[NetworkPlan | None] | None = None) -> list[Evaluation]:
+        """Train each architecture; ``plans`` (one per architecture) default to the
+        :attr:`planner`'s (a warm-starting strategy sets it in ``attach``), else none."""
+        if plans is None:
+            plans = [self.planner(a) if self.planner is not None else None for a in archs]
+        return [self.evaluate_one(a, p) for a, p in zip(archs, plans)]
 
     def optimum(self) -> None:
         return None

@@ -24,7 +24,8 @@ representation      what the space provides                                     
 ``modifiers``       :meth:`mutate` is NASBOT's compound mutation over its nine   ``nasbot-ea``
                     modifiers (paper 001 Table 6, App. B.2)                      pool
 ``morphisms``       Auto-Keras's function-preserving morphisms apply             ``autokeras-tree``
-                    (:mod:`nasviz.spaces.layers.morphisms`, paper 003 Sec. 3.3)  pool
+                    (:meth:`sample_morphs`, :meth:`apply_morphs`,                pool, ``bfs-morph``,
+                    :meth:`morph_network`; paper 003 Sec. 3.3)                   warm starts
 ==================  ==========================================================  ==================
 
 Spaces are registered in :data:`nasviz.components.SPACES`; :func:`nasviz.spaces.get_space`
@@ -35,12 +36,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.errors import ConfigError
+
+if TYPE_CHECKING:
+    from nasviz.spaces.morphs import Morph, MorphResult
 
 LABELLED_DAG = "labelled-dag"
 OPERATION_TREE = "operation-tree"
@@ -185,6 +189,24 @@ class SearchSpace(ABC):
     def from_slots(self, operations: Sequence[str]) -> Architecture:
         """The architecture with these slot operations."""
         raise self._missing(OPERATION_SLOTS)
+
+    def possible_morphs(self, arch: Architecture) -> dict[str, list["Morph"]]:
+        """The ``morphisms`` representation: every morphism of ``arch`` within the domain, by type
+        (``deep``, ``wide``, ``skip``), Omega(f) of paper 003 Alg. 1."""
+        raise self._missing(MORPHISMS)
+
+    def sample_morphs(self, arch: Architecture, rng: np.random.Generator, n: int) -> list["MorphResult"]:
+        """Up to ``n`` distinct children of ``arch`` by one morphism each (paper 003 App. B sampling)."""
+        raise self._missing(MORPHISMS)
+
+    def apply_morphs(self, arch: Architecture, morphs: Sequence["Morph"]) -> list["MorphResult"]:
+        """The networks ``morphs`` make from ``arch`` in turn (``ValueError`` for an invalid one)."""
+        raise self._missing(MORPHISMS)
+
+    def morph_network(self, network: Any, morphs: Sequence["Morph"], seed: int | None = None) -> Any:
+        """The ``torch.nn.Module`` of ``morphs`` applied to ``network`` (built by :meth:`build_network`)
+        with function-preserving weight inheritance; ``seed`` seeds the new units' weights."""
+        raise self._missing(MORPHISMS)
 
     # ------------------------------------------------------------------ training and views
     def build_network(self, arch: Architecture, input_shape: tuple[int, ...], n_outputs: int, **options: Any):

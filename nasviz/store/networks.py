@@ -56,13 +56,14 @@ class Networks(SQLiteFile):
         except (ValueError, OSError) as err:
             raise StoreError(f"stored weights of {arch!r} in run {run_id} are unreadable: {err}") from None
 
-    def drop_networks(self, run_id: int, *, lease: int | None = None) -> None:
-        """Forget a run's stored weights (the runner does so when the run finishes: only a run
-        that may be resumed needs them)."""
+    def drop_networks(self, run_id: int, *, lease: int | None = None, keep: str | None = None) -> None:
+        """Forget a run's stored weights but those of network ``keep`` (the runner does so when the
+        run finishes, keeping its best network for ``nasviz export``: only a run that may be
+        resumed needs the others)."""
 
         def delete(conn):
             self._check_lease(conn, run_id, lease)
-            conn.execute("DELETE FROM networks WHERE run_id=?", (int(run_id),))
+            conn.execute("DELETE FROM networks WHERE run_id=? AND arch IS NOT ?", (int(run_id), keep))
 
         self._write(delete, durable=False)
 

@@ -16,14 +16,15 @@ plus warm starts (:class:`AutoKeras`, registry entry ``autokeras``). One step (S
    ``alpha(f) = mu(y_f) - beta sigma(y_f)`` (Eq. (10), ``beta = 2.5`` as in Sec. 5.1: a fixed
    ``kappa``) of the cost ``y_f = -value``. Each candidate comes with its nearest observed
    ancestor and the morphisms from it; the proposal is the lowest-cost one (``batch="topk"``).
-3. **Warm starts**: :meth:`AutoKeras.attach` wraps a :class:`~nasviz.objectives.trainer.
-   TrainingObjective`'s builder so that a proposed child starts from its ancestor's *trained*
-   network morphed by :func:`nasviz.spaces.layers.morphisms.morph_network` (function-preserving),
-   and every network it builds is remembered (the trainer trains it in place, so the reference
-   holds the trained weights afterwards). With a run store the runner keeps those weights
-   (:meth:`AutoKeras.network_state`) and gives them back when a stopped or crashed run is
-   resumed (:meth:`AutoKeras.restore_network`), so the resumed run warm-starts its children
-   exactly as an uninterrupted one would.
+3. **Warm starts** (:mod:`nasviz.strategies.warm_start`): :meth:`AutoKeras.attach` gives a
+   training objective (in this process or on worker processes) a plan per proposal, so that a
+   child starts from its ancestor's *trained* network morphed by the space's function-preserving
+   :meth:`~nasviz.spaces.base.SearchSpace.morph_network`. Trained networks are kept in a bounded
+   temporary folder on disk (``network_mb``), not in memory. With a run store the runner keeps
+   those weights (:meth:`AutoKeras.network_state`) and gives them back when a stopped or crashed
+   run is resumed (:meth:`AutoKeras.restore_network`), so the resumed run warm-starts its
+   children exactly as an uninterrupted one would. ``warm_start=False`` is paper 003's "BO"
+   variant: the same search, every network trained from scratch.
 
 Choices the paper leaves open (the cooling schedule, the cost scale) and the deviations for
 small, fast objectives (the acquisition-time cap, exhausted neighbourhoods) are the tree
@@ -40,7 +41,7 @@ search's: :mod:`nasviz.strategies.tree_search`. The others, and why:
 * Diverged warm starts: a warm-started child restarts the learning-rate schedule at its peak
   from its ancestor's trained weights, and on friedman1 10-19 of ~160 children per 180 s run
   diverged in the first epoch although 7 of 8 of them trained from scratch reach R^2 0.93-0.95.
-  Such a child is trained again from scratch (``rebuild_from_scratch``, honoured by
+  Such a child is trained again from scratch (by
   :meth:`nasviz.objectives.trainer.TrainingObjective.train`; listed in ``scratch_retries``)
   instead of entering the GP as a failure.
 
@@ -57,18 +58,15 @@ evolution has.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable, Sequence
-
-import numpy as np
-import torch
+from typing import TYPE_CHECKING, Any, Sequence
 
 from nasviz.arch import Architecture
 from nasviz.candidates import Pool
 from nasviz.objectives.base import Evaluation
-from nasviz.spaces.layers.morphisms import Morph, morph_network
+from nasviz.spaces.morphs import Morph
 from nasviz.state import StepState
 from nasviz.strategies.bo import BayesianOptimisation
-from nasviz.strategies.tree_search import layer_constraints
+from nasviz.strategies.warm_start import DEFAULT_NETWORK_MB, WarmStarts
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
@@ -81,18 +79,20 @@ CONFIG: dict[str, Any] = {
 }
 
 
-class AutoKeras(BayesianOptimisation):
+class AutoKeras(BayesianOptimisation, WarmStarts):
     """Auto-Keras: :data:`CONFIG` with these options, plus warm starts from trained ancestors.
 
     Parameters
     ----------
-    space : the layer space (it must provide the ``morphisms`` representation)
+    space : a space that provides the ``morphisms`` representation (layers, cnn)
     seed : seeds the tree search, the GP restarts and the symmetry-breaking noise
-    n_init : initial feed-forward networks evaluated first
+    n_init : initial networks evaluated first
     beta : UCB trade-off of Eq. (10) (paper: 2.5), a fixed ``kappa``
     r, t_low, n_children, acq_fraction : the tree search's settings
         (:class:`~nasviz.strategies.tree_search.TreeSearchPool`)
-    warm_start : inherit weights when :meth:`attach`-ed to a training objective
+    warm_start : inherit weights when :meth:`attach`-ed to a training objective (``False``: paper
+        003's "BO" variant, trained from scratch)
+    network_mb : bound of the on-disk store of trained networks, in megabytes
     n_restarts : GP ML-II restarts
     """
 
@@ -108,6 +108,7 @@ class AutoKeras(BayesianOptimisation):
         t_low: float = 0.01,
         n_children: int = 8,
         warm_start: bool = True,
+        network_mb: float | None = DEFAULT_NETWORK_MB,
         n_restarts: int = 2,
         acq_fraction: float | None = 0.25,
         name: str = "autokeras",
@@ -115,20 +116,8 @@ class AutoKeras(BayesianOptimisation):
         pool_options = {"r": r, "t_low": t_low, "n_children": n_children, "acq_fraction": acq_fraction}
         super().__init__(space, seed, domain, **CONFIG, kappa=beta, pool_options=pool_options, n_init=n_init,
                          n_restarts=n_restarts, name=name)
-        self.warm_start = bool(warm_start)
-        #: child -> (nearest observed ancestor, morphisms) for every proposal made by the search.
-        self.lineage: dict[Architecture, tuple[Architecture, tuple[Morph, ...]]] = {}
-        #: networks built through :meth:`attach` (trained in place by the trainer).
-        self.models: dict[Architecture, Any] = {}
-        #: ``arch -> freshly initialised network`` once attached (rebuilds restored networks).
-        self._fresh_network: Callable[[Architecture], Any] | None = None
-        #: child string -> ancestor string, for every child built from its trained ancestor.
-        self.warm_started: dict[str, str] = {}
-        #: warm-started children whose training diverged and that were trained from scratch.
-        self.scratch_retries: list[str] = []
-        self._unavailable: str | None = None
+        self._init_warm_starts(warm_start, network_mb)
 
-    # ------------------------------------------------------------------ lineage
     def _chosen(self, pool: Pool, proposals: list[Architecture]) -> None:
         """Remember each proposal's ancestor and morphisms (the pool's ``info["lineage"]``)."""
         lineage = pool.info.get("lineage", {})
@@ -136,87 +125,11 @@ class AutoKeras(BayesianOptimisation):
         for arch in proposals:
             entry = lineage.get(self.space.format(arch))
             if entry is not None and entry["ancestor"] in observed:
-                self.lineage[arch] = (observed[entry["ancestor"]], tuple(Morph(**m) for m in entry["morphs"]))
+                self.lineage[arch] = (observed[entry["ancestor"]], tuple(Morph.from_dict(m) for m in entry["morphs"]))
 
     def tell(self, evaluations: Sequence[Evaluation]) -> None:
-        for ev in evaluations:
-            if not (ev.ok and ev.value is not None and np.isfinite(ev.value)):
-                self.models.pop(ev.arch, None)  # a failed network is no ancestor
+        self._told(evaluations)
         super().tell(evaluations)
 
     def state(self) -> StepState:
-        notes = {**self._state.notes, "warm_started": dict(self.warm_started),
-                 "scratch_retries": list(self.scratch_retries)}
-        if self._unavailable:
-            notes["warm_start_unavailable"] = self._unavailable
-        return dataclasses.replace(self._state, notes=notes)
-
-    # ------------------------------------------------------------------ warm starts
-    def attach(self, objective: Any) -> None:
-        """Give ``objective`` (a ``TrainingObjective``) warm starts from trained ancestors.
-
-        Replaces ``objective.builder`` with one that morphs the ancestor's trained network when
-        the proposal came from the tree search and the ancestor was built here; otherwise it
-        calls the original builder. Either way it remembers the built network.
-        """
-        if not self.warm_start:
-            return
-        base = getattr(objective, "builder", None)
-        if base is None:
-            # e.g. an objective that trains in worker processes: the trained networks never
-            # come back here, so every network is trained from scratch.
-            self._unavailable = f"{type(objective).__name__} has no in-process builder"
-            return
-
-        def from_scratch(arch: Architecture, data: Any, options: dict) -> Any:
-            model = base(arch, data, **options)
-            self.models[arch] = model
-            return model
-
-        def fresh(arch: Architecture) -> Any:
-            with torch.random.fork_rng():  # leaves the global RNG as an uninterrupted run has it
-                return base(arch, objective.dataset, **getattr(objective, "model_options", {}))
-
-        self._fresh_network = fresh
-
-        def build(arch: Architecture, data: Any, **options: Any) -> Any:
-            lineage = self.lineage.get(arch)
-            parent = None if lineage is None else self.models.get(lineage[0])
-            if parent is None:
-                return from_scratch(arch, data, options)
-            ancestor, morphs = lineage
-            model = morph_network(parent, morphs, layer_constraints(self.space), seed=self.seed + len(self.models))
-            self.warm_started[self.space.format(arch)] = self.space.format(ancestor)
-            self.models[arch] = model
-
-            def rebuild_from_scratch() -> Any:
-                # the trainer calls this when the warm start diverged (TrainingObjective.train)
-                self.warm_started.pop(self.space.format(arch), None)
-                self.scratch_retries.append(self.space.format(arch))
-                return from_scratch(arch, data, options)
-
-            model.rebuild_from_scratch = rebuild_from_scratch
-            return model
-
-        objective.builder = build
-
-    # ------------------------------------------------------------------ resume
-    def network_state(self, arch: Architecture) -> dict[str, np.ndarray] | None:
-        """The trained weights of ``arch`` (parameter name -> array), for the run store.
-
-        The runner stores them after each evaluation; ``None`` when no network was built here
-        (not attached, or trained in another process).
-        """
-        model = self.models.get(arch)
-        if model is None:
-            return None
-        return {name: t.detach().cpu().numpy().copy() for name, t in model.state_dict().items()}
-
-    def restore_network(self, arch: Architecture, arrays: dict[str, np.ndarray]) -> None:
-        """Give back the trained weights of an evaluation being replayed on resume, so that its
-        descendants are warm-started as in the uninterrupted run. A no-op when not attached."""
-        if self._fresh_network is None:
-            return
-        model = self._fresh_network(arch)
-        model.load_state_dict({name: torch.as_tensor(np.asarray(a)) for name, a in arrays.items()})
-        self.models[arch] = model
+        return dataclasses.replace(self._state, notes={**self._state.notes, **self.warm_start_notes()})

@@ -24,10 +24,11 @@ class Strategy(Protocol):
 
     Strategies are built from the registry (:func:`nasviz.strategies.factory.make_strategy`) as
     ``cls(space, seed, domain, **options)``. Optional methods, looked up by the code that drives a
-    search (only :class:`~nasviz.strategies.autokeras.AutoKeras` has them today):
+    search (the warm-starting strategies have them: Auto-Keras and BFS over morphisms,
+    :mod:`nasviz.strategies.warm_start`):
 
     * ``attach(objective)``: hook into a training objective before the search starts
-      (:func:`nasviz.runner.build_search`; Auto-Keras wraps its builder for warm starts).
+      (:func:`nasviz.runner.build_search`; warm starts set the objective's ``planner``).
     * ``network_state(arch) -> dict[str, np.ndarray] | None`` and
       ``restore_network(arch, arrays)``: trained weights the strategy needs again after a
       resume; :func:`nasviz.runner.run_search` stores them with each evaluation in the run store

@@ -48,8 +48,7 @@ from nasviz.arch import Architecture
 from nasviz.candidates import Pool, PoolRequest
 from nasviz.errors import ConfigError
 from nasviz.spaces.base import SearchSpace
-from nasviz.spaces.layers import DEFAULT_CONSTRAINTS, Constraints, MLPSpace
-from nasviz.spaces.layers.morphisms import Morph, sample_morphs
+from nasviz.spaces.morphs import Morph
 from nasviz.strategies.base import affordable_items
 
 #: ``alpha(archs) -> (len(archs),)`` acquisition *costs* (lower is better), Eq. (10).
@@ -85,10 +84,10 @@ def tree_search(
     alpha: CostFn,
     rng: np.random.Generator,
     *,
+    space: SearchSpace | None = None,
     r: float = 0.85,
     t_low: float = 0.01,
     n_children: int = 8,
-    constraints: Constraints = DEFAULT_CONSTRAINTS,
     exclude: Callable[[Architecture], bool] | None = None,
     scale: float = 1.0,
     max_scored: int | None = None,
@@ -99,6 +98,8 @@ def tree_search(
     ----------
     history : ``(f_i, c_i)`` observed networks and their costs (lower is better), length n >= 1
     alpha : acquisition cost of new networks, comparable with ``c_i`` (UCB of the cost)
+    space : whose morphisms make the children (:meth:`~nasviz.spaces.base.SearchSpace.sample_morphs`;
+        default: the layer space)
     r, t_low : cooling rate and minimum temperature (``T`` starts at 1, ``T <- r T`` per pop)
     n_children : children sampled per expanded node (App. B: 8), see :func:`sample_morphs`
     exclude : networks never returned (already evaluated or proposed); they are not scored
@@ -115,6 +116,10 @@ def tree_search(
     """
     if not history:
         raise ValueError("the tree search needs at least one observed network")
+    if space is None:
+        from nasviz.spaces import get_space
+
+        space = get_space("layers")
     if not (0 < r < 1) or not (0 < t_low < 1):
         raise ValueError(f"need 0 < r < 1 and 0 < t_low < 1, got r={r}, t_low={t_low}")
     if scale <= 0 or not math.isfinite(scale):
@@ -134,7 +139,7 @@ def tree_search(
         _, _, node = heapq.heappop(queue)
         expanded += 1
         children = []
-        for res in sample_morphs(node.arch, rng, n_children, constraints):
+        for res in space.sample_morphs(node.arch, rng, n_children):
             if res.child in visited or (exclude is not None and exclude(res.child)):
                 continue
             visited.add(res.child)
@@ -152,13 +157,6 @@ def tree_search(
     scored.sort(key=lambda c: c.cost)
     best = f_min if f_min is not None else (scored[0] if scored else None)
     return TreeSearchResult(best=best, candidates=scored, n_expanded=expanded, final_temperature=T)
-
-
-def layer_constraints(space: SearchSpace) -> Constraints:
-    """The domain constraints of a space whose networks morphisms apply to (the layer space)."""
-    if not isinstance(space, MLPSpace):
-        raise ConfigError(f"Auto-Keras's morphisms apply to the layer space, not to the {space.name!r} space")
-    return space.constraints
 
 
 class TreeSearchPool:
@@ -203,13 +201,12 @@ class TreeSearchPool:
         return None if affordable is None else int(max(self.n_children, affordable))
 
     def __call__(self, request: PoolRequest) -> Pool:
-        constraints = layer_constraints(request.space)
         y = np.asarray(request.targets, dtype=float)
         max_scored = self.max_scored(request.costs)
         started = time.perf_counter()
         result = tree_search(
             list(zip(request.observed, -y)), lambda archs: -np.asarray(request.score(archs), dtype=float), request.rng,
-            r=self.r, t_low=self.t_low, n_children=self.n_children, constraints=constraints,
+            space=request.space, r=self.r, t_low=self.t_low, n_children=self.n_children,
             exclude=lambda a: a in request.exclude or (request.domain_set is not None and a not in request.domain_set),
             scale=float(np.std(y)) or 1.0, max_scored=max_scored)
         if result.candidates:
@@ -219,7 +216,7 @@ class TreeSearchPool:
         chosen = [(c.arch, c.ancestor, c.morphs, "morph") for c in result.candidates if accept(c.arch)][: request.n]
         fallback = len(chosen) < min(request.batch, request.n)
         if fallback:
-            chosen += self._fallback(request, accept, min(request.batch, request.n) - len(chosen), constraints)
+            chosen += self._fallback(request, accept, min(request.batch, request.n) - len(chosen))
         fmt = request.space.format
         lineage = {fmt(a): {"ancestor": fmt(anc), "morphs": [m.to_dict() for m in morphs]}
                    for a, anc, morphs, _ in chosen if anc is not None}
@@ -228,14 +225,14 @@ class TreeSearchPool:
                  "best_cost": None if result.best is None else result.best.cost, "fallback": fallback}
         return Pool([c[0] for c in chosen], [c[3] for c in chosen], {"lineage": lineage}, notes)
 
-    def _fallback(self, request: PoolRequest, accept: Callable[[Architecture], bool], n: int,
-                  constraints: Constraints) -> list[tuple[Architecture, Any, tuple[Morph, ...], str]]:
+    def _fallback(self, request: PoolRequest, accept: Callable[[Architecture], bool],
+                  n: int) -> list[tuple[Architecture, Any, tuple[Morph, ...], str]]:
         """``n`` new networks when the tree search found too few: one-morph children of the
         observed networks (best target first, lineage kept for warm starts), else random ones."""
         out: list[tuple[Architecture, Any, tuple[Morph, ...], str]] = []
         for i in np.argsort(-np.asarray(request.targets, dtype=float), kind="stable"):
             base = request.observed[int(i)]
-            for res in sample_morphs(base, request.rng, 4 * self.n_children, constraints):
+            for res in request.space.sample_morphs(base, request.rng, 4 * self.n_children):
                 if len(out) == n:
                     return out
                 if accept(res.child):

@@ -1,12 +1,12 @@
 """The dashboard matrix: every page and every Search view, for a run of every registered strategy
 on every space it supports (:func:`nasviz.components.strategies_for`), a study still running, and
-layer-space runs on Compare. No exception anywhere; each view shows data or one sentence saying
+layer-space and CNN runs on Compare. No exception anywhere; each view shows data or one sentence saying
 why it does not apply.
 
 Runs are created once for the module, small: runs look values up in a synthetic table of their
-space (NB201 cells, layer networks, NB101 cells, randomly wired graphs), except those of
-strategies made for one unbounded space only (NASBOT, Auto-Keras search the layer space, not a
-table's rows), which train tiny networks on wine for real. The study runs in real worker processes with a pause after each step, so it is still
+space (NB201 cells, layer networks, CNNs, NB101 cells, randomly wired graphs), except those of
+strategies made for unbounded spaces (NASBOT, Auto-Keras, BFS over morphisms search the space, not
+a table's rows), which train tiny networks for real (MLPs on wine, CNNs on the 8x8 digits). The study runs in real worker processes with a pause after each step, so it is still
 running while the pages are open.
 """
 
@@ -57,13 +57,18 @@ def small_budget(strategy: str) -> int:
 
 def trains(strategy: str) -> bool:
     """Strategies that bring their own space or acquisition optimiser (NASBOT's EA, Auto-Keras's
-    tree search) search the unbounded space, not a table's rows: their runs train."""
+    tree search) or warm-start from trained networks (BFS over morphisms) search the unbounded
+    space, not a table's rows: their runs train."""
     capabilities = STRATEGIES.get(strategy).capabilities
-    return bool(capabilities.get("spaces") or capabilities.get("pool"))
+    return bool(capabilities.get("spaces") or capabilities.get("pool") or capabilities.get("warm_start"))
+
+
+#: What training runs train on: tabular wine for layer networks, 8x8 digits for CNNs.
+TRAIN_ON = {"layers": "wine", "cnn": "digits"}
 
 
 def config_for(space: str, strategy: str, tables: dict[str, Path]) -> SearchConfig:
-    where = ({"objective": "train", "dataset": "wine", "training": TINY_TRAINING} if trains(strategy) else
+    where = ({"objective": "train", "dataset": TRAIN_ON[space], "training": TINY_TRAINING} if trains(strategy) else
              {"objective": "table", "table": str(tables[space])})
     return SearchConfig.create(**where, space=space, strategy=strategy, strategy_options=small_options(strategy),
                                budget=small_budget(strategy), seed=1)
@@ -71,14 +76,14 @@ def config_for(space: str, strategy: str, tables: dict[str, Path]) -> SearchConf
 
 def write_sampled_table(space_name: str, path: Path, n: int = 60) -> Path:
     """``n`` distinct architectures sampled from a space, with a synthetic value that grows with
-    their size (layer networks: nodes; cells and wired graphs: edges). The randomly wired space
+    their size (layer networks and CNNs: nodes; cells and wired graphs: edges). The randomly wired space
     has no benchmark table: this one is a test fixture only."""
     space = get_space(space_name)
     rng = np.random.default_rng(5)
     rows: dict = {}
     while len(rows) < n:
         arch = space.sample(rng, 1)[0]
-        size = arch.n_nodes if space_name == "layers" else 0.1 * len(arch.edges)
+        size = arch.n_nodes if space_name in ("layers", "cnn") else 0.1 * len(arch.edges)
         rows.setdefault(arch, (space.format(arch), 0.5 + 0.01 * size + 0.05 * rng.uniform()))
     path.write_text("arch,score\n" + "".join(f'"{a}",{v:.4f}\n' for a, v in rows.values()))
     return path
@@ -196,7 +201,7 @@ def test_sessions_never_share_a_kernel(app, matrix):
 # ----------------------------------------------------------------------------- the other pages
 
 
-def test_compare_with_layer_runs_and_a_running_study(app, matrix, study):
+def test_compare_with_layer_and_cnn_runs_and_a_running_study(app, matrix, study):
     store = RunStore(matrix["store"])
     assert any(store.get_run(i)["status"] == RUNNING for i in study), "the study finished too early"
     app.session_state["c_study"] = list(study)
@@ -207,15 +212,17 @@ def test_compare_with_layer_runs_and_a_running_study(app, matrix, study):
     assert set(study) <= set(chosen) and len(chosen) == 12
     assert {(store.get_run(i)["config"]["space"], store.get_run(i)["metric"]) for i in chosen} == {("nb201", "acc")}
     assert "chart_parallel" in [c.key for c in app.get("plotly_chart")]  # NB201 cells: one axis per edge
-    why_not = ("Parallel coordinates draw one axis per operation slot, and architectures of the 'layers' space "
-               "have no fixed slots.")
-    for trained in (False, True):  # layer networks from the table, and trained ones (NASBOT, Auto-Keras)
-        layer_runs = [i for (space, s), i in matrix["runs"].items() if space == "layers" and trains(s) == trained]
-        app.multiselect(key="c_selected").set_value(layer_runs).run()
-        assert not errors(app), errors(app)
-        assert {"chart_curves", "chart_final_values"} <= {c.key for c in app.get("plotly_chart")}
-        assert [i.value for i in app.info] == [why_not]
-        assert len(app.dataframe[0].value) == len(layer_runs)  # one strategy each
+    for name in ("layers", "cnn"):
+        why_not = (f"Parallel coordinates draw one axis per operation slot, and architectures of the {name!r} space "
+                   "have no fixed slots.")
+        for trained in (False, True):  # networks from the table, and trained ones (NASBOT, Auto-Keras, BFS)
+            runs = [i for (space, s), i in matrix["runs"].items() if space == name and trains(s) == trained]
+            app.multiselect(key="c_selected").set_value(runs).run()
+            assert not errors(app), (name, trained, errors(app))
+            assert {"chart_curves", "chart_final_values"} <= {c.key for c in app.get("plotly_chart")}
+            assert [i.value for i in app.info] == [why_not]
+            assert len(app.dataframe[0].value) == len(runs)  # one strategy each
+    layer_runs = [i for (space, s), i in matrix["runs"].items() if space == "layers"]
     app.multiselect(key="c_selected").set_value(list(study) + layer_runs[:1]).run()
     assert not app.exception and any("optimise different metrics" in e.value for e in app.error)
 

@@ -162,7 +162,8 @@ def test_live_training_is_offered_with_the_datasets_that_fit_the_space(store_pat
         at.sidebar.radio(key="source_kind").set_value("Live training").run()
         assert not errors(at)
         assert at.selectbox(key="metric").options == ["valid_accuracy", "test_accuracy"]
-        assert at.sidebar.selectbox(key="train_dataset").options == ["digits"]  # NB201 cells read images
+        # NB201 cells read images: the bundled digits and the image sets read from a folder
+        assert at.sidebar.selectbox(key="train_dataset").options == ["digits", "mnist", "fashion_mnist", "cifar10"]
         at.sidebar.selectbox(key="space").set_value("layers").run()
         assert at.sidebar.selectbox(key="train_dataset").options == sources.training_datasets("layers")
         assert {"wine", "friedman1"} <= set(sources.training_datasets("layers"))
@@ -170,6 +171,33 @@ def test_live_training_is_offered_with_the_datasets_that_fit_the_space(store_pat
         assert not errors(at)
         assert at.selectbox(key="metric").options == ["valid_score", "test_score"]  # a regression set: R^2
         assert "nasbot" in at.selectbox(key="strategy").options
+
+
+def test_a_dataset_folder_typed_in_the_sidebar_stays_in_the_data_folder(store_path, tmp_path):
+    """A folder dataset (MNIST in torchvision's layout) is read from a folder the visitor names
+    inside the operator's data folder; the search config keeps the resolved folder."""
+    from nasviz.dashboard import launching, sources
+    from nasviz.objectives.vision_fixtures import write_mnist_folder
+
+    if not sources.trainer_available():
+        pytest.skip("live training needs torch")
+    write_mnist_folder(tmp_path / "MNIST-here", n_train=20, n_test=10, size=8)
+    (tmp_path.parent / "outside").mkdir(exist_ok=True)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.selectbox(key="space").set_value("cnn").run()
+    at.sidebar.radio(key="source_kind").set_value("Live training").run()
+    at.sidebar.selectbox(key="train_dataset").set_value("mnist").run()
+    assert at.session_state["source"] is None and "Type the folder of mnist" in at.session_state["source_error"]
+    for typed in ("../outside", "synthetic-missing", str(store_path.parent)):
+        at.sidebar.text_input(key="train_data_folder").input(typed).run()
+        assert not at.exception and at.session_state["source"] is None, typed
+        assert at.session_state["source_error"], typed
+    at.sidebar.text_input(key="train_data_folder").input("MNIST-here").run()
+    assert not errors(at), errors(at)
+    source = at.session_state["source"]
+    assert source.dataset == "mnist" and source.data_folder == str((tmp_path / "MNIST-here").resolve())
+    config = launching.search_config(source, strategy="random", budget=2, space="cnn")
+    assert config.data_folder == source.data_folder and config.dataset == "mnist"
 
 
 def test_an_impossible_combination_is_named_and_cannot_start(store_path, synthetic_table):

@@ -17,6 +17,8 @@ from nasviz.strategies.autokeras import AutoKeras
 from nasviz.strategies.factory import make_strategy
 from nasviz.strategies.tree_search import TreeSearchPool, tree_search
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 FIG1 = (
     "input;relu:16<0;relu:16<1;relu:32<2;relu:32<3;relu:16<4;linear<5;output<6",
     "input;relu:16<0;relu:16<1;relu:32<2;relu:32<3;relu:32<4;relu:16<5;linear<6;output<7",
@@ -129,40 +131,115 @@ def _trained_parent():
     strategy = AutoKeras(L.SPACE, seed=0, n_init=2)
     strategy.attach(objective)
     parent = L.initial_pool()[0]
-    assert objective.evaluate([parent])[0].ok and parent in strategy.models
+    assert objective.evaluate([parent])[0].ok and L.format(parent) in strategy.networks
     return data, objective, strategy, parent
+
+
+def _network(arch, arrays, data):
+    from nasviz.spaces.layers.networks import build_layer_network
+
+    net = build_layer_network(arch, data.input_shape, data.n_outputs)
+    net.load_state_dict({k: torch.as_tensor(v) for k, v in arrays.items()})
+    return net
+
+
+def test_trained_networks_are_kept_on_disk_not_in_memory():
+    data, objective, strategy, parent = _trained_parent()
+    folder = strategy.networks.folder
+    assert not hasattr(strategy, "models") and len(strategy.networks.archives()) == 1
+    arrays = strategy.network_state(parent)  # read back from the .npz, as the run store does
+    assert set(arrays) == set(_network(parent, arrays, data).state_dict())
+    notes = strategy.state().notes["network_store"]
+    assert notes["networks"] == 1 and notes["bytes"] == strategy.networks.bytes_used() > 0
+    strategy.networks.close()
+    assert not folder.exists()  # a temporary folder: gone with the strategy
+
+
+def test_the_network_store_is_bounded_least_recently_used_first(tmp_path):
+    from nasviz.objectives.network_store import NetworkStore
+
+    import io
+
+    weights = {"w": np.zeros(1000, dtype=np.float32)}
+    buffer = io.BytesIO()
+    np.savez(buffer, **weights)
+    size = len(buffer.getvalue())  # one archive's bytes
+    store = NetworkStore(tmp_path / "nets", max_bytes=3 * size)
+    for key in ("a", "b", "c"):
+        store.save(key, weights)
+    assert store.load("a") is not None  # a use: "b" is now the least recently used
+    store.save("d", weights)
+    assert "b" not in store and all(k in store for k in "acd") and store.evicted == 1
+    assert store.bytes_used() == 3 * size
+    with pytest.raises(ValueError, match="not a numeric array"):
+        store.save("e", {"w": np.array(["text"])})
 
 
 def test_warm_start_child_starts_from_the_trained_parent_function():
     data, objective, strategy, parent = _trained_parent()
-    trained = strategy.models[parent]
+    trained = _network(parent, strategy.network_state(parent), data)
     child = L.parse("input;relu:64<0;relu:64<1;relu:64<2;linear<1,3;output<4")
-    from nasviz.spaces.layers.morphisms import Morph
+    from nasviz.spaces.morphs import Morph
 
     morphs = (Morph("deep", 2, label="relu"), Morph("add", 1, 4))
     assert apply_sequence(parent, morphs)[-1].child == child
     strategy.lineage[child] = (parent, morphs)
-    model = objective.builder(child, data)
+    plan = strategy.training_plan(child)
+    assert plan.ancestor == L.format(parent) and [Morph.from_dict(m) for m in plan.morphs] == list(morphs)
+    model, warm_from, _ = objective._initial_network(child, plan)
     x = torch.randn(32, 13)
     with torch.no_grad():
-        assert torch.allclose(model(x), trained.cpu()(x), atol=1e-5)
-    assert strategy.warm_started[L.format(child)] == L.format(parent)
+        assert warm_from == L.format(parent) and torch.allclose(model(x), trained(x), atol=1e-5)
+    ev = objective.evaluate([child])[0]
+    strategy.tell([ev])
+    assert ev.info["warm_start"] == L.format(parent) and strategy.warm_started[L.format(child)] == L.format(parent)
 
 
 def test_a_warm_started_child_that_diverges_is_trained_from_scratch():
-    _, objective, strategy, parent = _trained_parent()
-    with torch.no_grad():  # a parent whose weights make any warm-started child blow up
-        for p in strategy.models[parent].parameters():
-            p.mul_(1e30)
+    data, objective, strategy, parent = _trained_parent()
+    arrays = {k: v * 1e30 if v.dtype.kind == "f" else v for k, v in strategy.network_state(parent).items()}
+    strategy.networks.save(L.format(parent), arrays)  # a parent whose weights make any child blow up
     child = L.parse("input;relu:64<0;relu:64<1;linear<0,2;output<3")
-    from nasviz.spaces.layers.morphisms import Morph
+    from nasviz.spaces.morphs import Morph
 
     strategy.lineage[child] = (parent, (Morph("add", 0, 3),))
     ev = objective.evaluate([child])[0]
-    assert ev.ok and "trained from scratch" in ev.info["notes"][0]
+    strategy.tell([ev])
+    assert ev.ok and "trained from scratch" in ev.info["notes"][0] and "warm_start" not in ev.info
     assert strategy.scratch_retries == [L.format(child)]
     assert L.format(child) not in strategy.warm_started  # it did not start from the parent
-    assert all(torch.isfinite(p).all() for p in strategy.models[child].parameters())  # descendants inherit this
+    kept = strategy.network_state(child)  # descendants inherit the retrained, finite weights
+    assert all(np.isfinite(v).all() for v in kept.values())
+
+
+def test_an_evicted_ancestor_means_training_from_scratch_and_says_so():
+    data, objective, strategy, parent = _trained_parent()
+    strategy.networks.discard(L.format(parent))
+    child = L.parse("input;relu:64<0;relu:64<1;linear<0,2;output<3")
+    from nasviz.spaces.morphs import Morph
+
+    strategy.lineage[child] = (parent, (Morph("add", 0, 3),))
+    ev = objective.evaluate([child])[0]
+    assert ev.ok and "evicted" in ev.info["notes"][0] and "warm_start" not in ev.info
+
+
+def test_warm_starts_work_on_worker_processes(tmp_path):
+    """The plan travels with the architecture: a worker loads the ancestor from the shared folder."""
+    from nasviz.executors import ExecutorObjective, LocalExecutor
+    from nasviz.objectives.trainer import TrainingSpec
+    from nasviz.spaces.morphs import Morph
+
+    spec = TrainingSpec(space="layers", dataset="wine", training=(("epochs", 2), ("patience", 1)), device="cpu")
+    with LocalExecutor(spec, n_workers=1) as executor:
+        objective = ExecutorObjective(spec.build(), executor)
+        strategy = AutoKeras(L.SPACE, seed=0, n_init=2)
+        strategy.attach(objective)
+        parent = L.initial_pool()[0]
+        assert objective.evaluate([parent])[0].ok and L.format(parent) in strategy.networks
+        child = strategy.space.apply_morphs(parent, [Morph("wide", 1, units=128)])[-1].child
+        strategy.lineage[child] = (parent, (Morph("wide", 1, units=128),))
+        ev = objective.evaluate([child])[0]
+    assert ev.ok and ev.info["warm_start"] == L.format(parent) and L.format(child) in strategy.networks
 
 
 def test_autokeras_end_to_end_short_run():
@@ -185,6 +262,7 @@ def test_autokeras_end_to_end_short_run():
     ancestor, morphs = strategy.lineage[archs[-1]]
     assert st.pool.info["lineage"][chosen] == {"ancestor": L.format(ancestor), "morphs": [m.to_dict() for m in morphs]}
     # every searched proposal came from an observed ancestor and was warm-started from it
+    assert not hasattr(strategy, "models")
     for a in archs[2:]:
         ancestor, morphs = strategy.lineage[a]
         assert ancestor in archs[: archs.index(a)]
@@ -226,7 +304,9 @@ def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one
     assert resumed.replayed == 4 and [ev.value for ev in resumed.evaluations] == values
     after = [L.format(ev.arch) for ev in resumed.evaluations[4:]]
     assert any(a in strategy.state().notes["warm_started"] for a in after)  # warm starts did happen after the resume
-    assert store.network_bytes(run_id) == 0  # a finished run cannot be resumed: its weights are dropped
+    # a finished run cannot be resumed: its weights are dropped, but for its best network's (for export)
+    kept = [L.format(ev.arch) for ev in resumed.evaluations if store.network(run_id, L.format(ev.arch)) is not None]
+    assert kept == [resumed.best_arch] and store.network_bytes(run_id) > 0
 
     store, run_id = stopped_run(tmp_path / "forgetful.sqlite")
     store._write(lambda conn: conn.execute("DELETE FROM networks"))

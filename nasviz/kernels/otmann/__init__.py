@@ -35,6 +35,7 @@ from nasviz.kernels.otmann.costs import (
     LABEL_MISMATCH,
     LAYER_GROUPS,
     LAYER_KINDS,
+    layer_kind,
     MLP_LABEL_MISMATCH,
     MLP_LABELS,
     MLP_RECTIFIERS,
@@ -60,7 +61,7 @@ from nasviz.kernels.otmann.transport import NetworkSummary, TransportPlan, summa
 
 __all__ = [
     "BETA_RANGE", "BUILTIN", "CNN_LABELS", "CNN_LABEL_MISMATCH", "DEFAULT_DBAR_SCALE", "DEFAULT_D_SCALE", "DEFAULT_NU_STR", "DistanceMemo", "INCOMPATIBLE_COST", "KINDS", "LABEL_INDEX", "LABEL_MISMATCH",
-    "LAYER_GROUPS", "LAYER_KINDS", "LabelTable", "MLP_LABELS", "MLP_LABEL_MISMATCH", "MLP_RECTIFIERS", "MLP_SIGMOIDS",
+    "LAYER_GROUPS", "LAYER_KINDS", "LabelTable", "layer_kind", "MLP_LABELS", "MLP_LABEL_MISMATCH", "MLP_RECTIFIERS", "MLP_SIGMOIDS",
     "NB201_LABELS", "NB201_LABEL_MISMATCH", "NON_ASSIGNMENT_COST", "NetworkSummary", "OTMANNKernel", "OTMANNScales", "STRUCTURES",
     "STRUCTURE_GROUPS", "TransportPlan", "ZETA", "layer_masses", "path_lengths", "structural_features", "summarise",
     "transport_plan",

@@ -167,8 +167,16 @@ LABEL_INDEX, LABEL_MISMATCH = _combined_mismatch()
 LABEL_MISMATCH.setflags(write=False)
 
 
+
+def layer_kind(label: str) -> str:
+    """OTMANN's kind of a label (``input``, ``output``, ``unit``, ``res``, ``fc``, ``pool``,
+    ``decision``): which mass rule it follows (:mod:`.masses`)."""
+    if label not in LAYER_KINDS:
+        raise ValueError(f"OTMANN: unknown layer label {label!r}; known labels: {', '.join(sorted(LAYER_KINDS))}")
+    return LAYER_KINDS[label]
+
 __all__ = [
     "CNN_LABELS", "CNN_LABEL_MISMATCH", "INCOMPATIBLE_COST", "LABEL_INDEX", "LABEL_MISMATCH", "LAYER_GROUPS",
-    "LAYER_KINDS", "MLP_LABELS", "MLP_LABEL_MISMATCH", "MLP_RECTIFIERS", "MLP_SIGMOIDS", "NB201_LABELS",
+    "LAYER_KINDS", "layer_kind", "MLP_LABELS", "MLP_LABEL_MISMATCH", "MLP_RECTIFIERS", "MLP_SIGMOIDS", "NB201_LABELS",
     "NB201_LABEL_MISMATCH", "NON_ASSIGNMENT_COST", "STRUCTURE_GROUPS",
 ]

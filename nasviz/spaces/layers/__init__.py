@@ -111,6 +111,26 @@ class MLPSpace(SearchSpace):
     def label_mismatch(self) -> tuple[tuple[str, ...], np.ndarray]:
         return LABELS, label_mismatch_matrix()
 
+    def possible_morphs(self, arch: Architecture) -> dict:
+        from nasviz.spaces.layers.morphisms import possible_morphs
+
+        return possible_morphs(arch, self.constraints)
+
+    def sample_morphs(self, arch: Architecture, rng: np.random.Generator, n: int) -> list:
+        from nasviz.spaces.layers.morphisms import sample_morphs
+
+        return sample_morphs(arch, rng, n, self.constraints)
+
+    def apply_morphs(self, arch: Architecture, morphs: Sequence) -> list:
+        from nasviz.spaces.layers.morphisms import apply_sequence
+
+        return apply_sequence(arch, morphs, self.constraints)
+
+    def morph_network(self, network: Any, morphs: Sequence, seed: int | None = None) -> Any:
+        from nasviz.spaces.layers.morphisms import morph_network
+
+        return morph_network(network, morphs, self.constraints, seed=seed)
+
     def build_network(self, arch: Architecture, input_shape: tuple[int, ...], n_outputs: int, **options: Any):
         from nasviz.spaces.layers.networks import build_layer_network
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -323,16 +323,25 @@ _INDEX = re.compile(r"[0-9]{1,9}", re.ASCII)
 def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture:
     """Parse :func:`format`'s string; raise :class:`~nasviz.errors.ArchitectureError` (a
     ``ValueError``) naming the layer that is wrong."""
+    return parse_layer_string(text, LABELS, constraints.max_layers, lambda arch: validate(arch, constraints))
+
+
+def parse_layer_string(text: str, labels: Sequence[str], max_layers: int,
+                       validate: Callable[[Architecture], Architecture]) -> Architecture:
+    """The network written ``label[:units][<p1,...];...`` (the format of :func:`format`), shared by
+    every layer space: ``labels`` are the space's labels, ``max_layers`` its processing-layer
+    bound (checked before the graph is built) and ``validate`` its rules (a ``ValueError`` naming
+    what is wrong). Raises :class:`~nasviz.errors.ArchitectureError` naming the layer."""
     if not isinstance(text, str):
         raise ArchitectureError(f"expected a layer-network string, got {type(text).__name__}")
     s = text.strip()
     if not s:
         raise ArchitectureError("empty layer-network string")
     items = [item.strip() for item in s.split(";")]
-    if len(items) > constraints.max_layers + 2:  # refuse before building a huge graph
-        raise ArchitectureError(f"{len(items)} layers: more than the {constraints.max_layers} processing layers "
+    if len(items) > max_layers + 2:  # refuse before building a huge graph
+        raise ArchitectureError(f"{len(items)} layers: more than the {max_layers} processing layers "
                                 "(plus input and output) the domain allows")
-    labels: list[str] = []
+    names: list[str] = []
     widths: list[int | None] = []
     edges: list[tuple[int, int]] = []
     for v, item in enumerate(items):
@@ -341,15 +350,15 @@ def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architec
         label = label.strip()
         if not label:
             raise ArchitectureError(f"layer {v} ({item!r}): missing label")
-        if label not in LABELS:
-            raise ArchitectureError(f"layer {v} ({item!r}): unknown label {label!r}; expected one of {', '.join(LABELS)}")
+        if label not in labels:
+            raise ArchitectureError(f"layer {v} ({item!r}): unknown label {label!r}; expected one of {', '.join(labels)}")
         if colon:
             if not _INDEX.fullmatch(units):
                 raise ArchitectureError(f"layer {v} ({item!r}): units {units!r} is not an integer written in digits")
             widths.append(int(units))
         else:
             widths.append(None)
-        labels.append(label)
+        names.append(label)
         if sep:
             for p in parents.split(","):
                 if not _INDEX.fullmatch(p):
@@ -358,13 +367,12 @@ def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architec
                 if not 0 <= pi < v:
                     raise ArchitectureError(f"layer {v} ({item!r}): parent {pi} must be an earlier layer (0..{v - 1})")
                 edges.append((pi, v))
-    if len(labels) < 2:
+    if len(names) < 2:
         raise ArchitectureError(f"a layer network needs at least an input and an output layer, got {s!r}")
     try:
-        arch = Architecture(tuple(labels), tuple(edges), tuple(widths))
-        return validate(arch, constraints)
+        arch = Architecture(tuple(names), tuple(edges), tuple(widths))
+        return validate(arch)
     except ArchitectureError:
         raise
     except ValueError as err:
         raise ArchitectureError(str(err)) from None
-

@@ -45,8 +45,9 @@ Modifier = Callable[[Architecture, np.random.Generator, Constraints], "Architect
 STEP_PROBABILITIES: tuple[float, ...] = (0.5, 0.25, 0.125, 0.075, 0.05)
 
 
-class _Graph:
-    """A mutable copy of a network used while a modifier edits it."""
+class Graph:
+    """A mutable copy of a network used while a modifier edits it (any layer space: ``finish``
+    checks the result with the space's ``is_valid``)."""
 
     def __init__(self, arch: Architecture) -> None:
         self.labels = list(arch.labels)
@@ -65,17 +66,17 @@ class _Graph:
         self.labels = [self.labels[i] for i in keep]
         self.widths = [self.widths[i] for i in keep]
 
-    def finish(self, constraints: Constraints) -> Architecture | None:
+    def finish(self, constraints: Constraints,
+               is_valid: Callable[[Architecture, Constraints], bool] = L.is_valid) -> Architecture | None:
         """The normalised network, or ``None`` if it is not a valid DAG within ``constraints``."""
-        # The output must stay the last node before normalising: move it there if nodes were added.
         try:
             arch = L.normalise(Architecture(tuple(self.labels), tuple(self.edges), tuple(self.widths)))
         except ValueError:
             return None  # a cycle
-        return arch if L.is_valid(arch, constraints) else None
+        return arch if is_valid(arch, constraints) else None
 
 
-def _step(units: int) -> int:
+def unit_step(units: int) -> int:
     """1/8 of the units, at least one (so that small layers still change)."""
     return max(1, int(round(units / 8)))
 
@@ -99,9 +100,9 @@ def _en_masse_block(arch: Architecture, rng: np.random.Generator) -> list[int]:
 def _change_units(arch: Architecture, nodes: list[int], sign: int, constraints: Constraints) -> Architecture | None:
     if not nodes:
         return None
-    g = _Graph(arch)
+    g = Graph(arch)
     for v in nodes:
-        g.widths[v] = g.widths[v] + sign * _step(g.widths[v])
+        g.widths[v] = g.widths[v] + sign * unit_step(g.widths[v])
     return g.finish(constraints)
 
 
@@ -146,7 +147,7 @@ def dup_path(arch: Architecture, rng: np.random.Generator, constraints: Constrai
             break
     if len(path) < 3:
         return None
-    g = _Graph(arch)
+    g = Graph(arch)
     copies = [g.add_node(g.labels[v], g.widths[v]) for v in path[1:-1]]
     chain = [path[0], *copies, path[-1]]
     g.edges.update(zip(chain[:-1], chain[1:]))
@@ -166,7 +167,7 @@ def remove_layer(arch: Architecture, rng: np.random.Generator, constraints: Cons
         return None
     v = _pick(rng, candidates)
     pred, succ = arch.predecessors(), arch.successors()
-    g = _Graph(arch)
+    g = Graph(arch)
     for p in pred[v]:
         if tuple(succ[p]) == (v,):
             g.edges.add((p, _pick(rng, succ[v])))
@@ -201,7 +202,7 @@ def skip(arch: Architecture, rng: np.random.Generator, constraints: Constraints 
     if len(pairs) == 0:
         return None
     u, v = pairs[int(rng.integers(len(pairs)))]
-    g = _Graph(arch)
+    g = Graph(arch)
     g.edges.add((int(u), int(v)))
     return g.finish(constraints)
 
@@ -212,7 +213,7 @@ def swap_label(arch: Architecture, rng: np.random.Generator, constraints: Constr
     if not layers:
         return None
     v = _pick(rng, layers)
-    g = _Graph(arch)
+    g = Graph(arch)
     g.labels[v] = _pick(rng, [lab for lab in L.PROCESSING_LABELS if lab != arch.labels[v]])
     return g.finish(constraints)
 
@@ -238,7 +239,7 @@ def wedge_layer(arch: Architecture, rng: np.random.Generator, constraints: Const
     ends = [w for w in (arch.widths[u], arch.widths[v]) if w is not None]
     units = int(round(sum(ends) / len(ends))) if ends else _mean_units(arch)
     units = min(max(units, constraints.min_units), constraints.max_units)
-    g = _Graph(arch)
+    g = Graph(arch)
     w = g.add_node(_pick(rng, L.PROCESSING_LABELS), units)
     g.edges.discard((u, v))
     g.edges.update({(u, w), (w, v)})
@@ -316,7 +317,7 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
     """
     out: dict[Architecture, None] = {}
 
-    def add(g: _Graph) -> None:
+    def add(g: Graph) -> None:
         child = g.finish(constraints)
         if child is not None and child != arch:
             out[child] = None
@@ -327,16 +328,16 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
     procs = L.processing_layers(arch)
     for v in procs:
         for sign in (-1, +1):
-            g = _Graph(arch)
-            g.widths[v] += sign * _step(g.widths[v])
+            g = Graph(arch)
+            g.widths[v] += sign * unit_step(g.widths[v])
             add(g)
         for lab in L.PROCESSING_LABELS:
             if lab != arch.labels[v]:
-                g = _Graph(arch)
+                g = Graph(arch)
                 g.labels[v] = lab
                 add(g)
     for v in list(procs) + (sorted(decision) if len(decision) > 1 else []):
-        g = _Graph(arch)
+        g = Graph(arch)
         for p in pred[v]:
             if tuple(succ[p]) == (v,):
                 g.edges.add((p, succ[v][0]))
@@ -352,7 +353,7 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
             continue
         for v in range(1, last):
             if position[u] < position[v] and (u, v) not in arch.edges:
-                g = _Graph(arch)
+                g = Graph(arch)
                 g.edges.add((u, v))
                 add(g)
     for u, v in arch.edges:
@@ -361,7 +362,7 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
         ends = [w for w in (arch.widths[u], arch.widths[v]) if w is not None]
         units = int(round(sum(ends) / len(ends))) if ends else _mean_units(arch)
         label = arch.labels[u] if arch.labels[u] in L.PROCESSING_LABELS and u not in decision else "relu"
-        g = _Graph(arch)
+        g = Graph(arch)
         w = g.add_node(label, min(max(units, constraints.min_units), constraints.max_units))
         g.edges.discard((u, v))
         g.edges.update({(u, w), (w, v)})
@@ -369,7 +370,7 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
         if u not in decision:
             # dup_path u -> v -> (child of v): duplicate v alone
             for c in succ[v]:
-                g = _Graph(arch)
+                g = Graph(arch)
                 copy = g.add_node(arch.labels[v], arch.widths[v])
                 g.edges.update({(u, copy), (copy, c)})
                 add(g)

@@ -35,7 +35,6 @@ changing the output").
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import math
@@ -47,52 +46,10 @@ from nasviz.arch import Architecture
 from nasviz.spaces.layers.networks import LayerNet, feature_width, input_layout
 from nasviz.spaces.layers import graph as L
 from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.morphs import KINDS, Morph, MorphResult
 
-KINDS: tuple[str, ...] = ("deep", "wide", "add", "concat")
 NONNEGATIVE_LABELS: frozenset[str] = frozenset({"relu", "crelu", "softplus", "logistic"})
 IDENTITY_ON_NONNEGATIVE: tuple[str, ...] = ("relu", "leaky-relu", "elu")
-
-
-@dataclass(frozen=True)
-class Morph:
-    """One morphism; node indices refer to the network it is applied to.
-
-    ``kind``: ``"deep"`` (``u``, ``label``), ``"wide"`` (``u``, ``units``), ``"add"`` / ``"concat"``
-    (``u``, ``v``).
-    """
-
-    kind: str
-    u: int
-    v: int | None = None
-    label: str | None = None
-    units: int | None = None
-
-    def to_dict(self) -> dict:
-        return {k: val for k, val in asdict(self).items() if val is not None}
-
-    def __str__(self) -> str:
-        if self.kind == "deep":
-            return f"deep({self.u}, {self.label})"
-        if self.kind == "wide":
-            return f"wide({self.u}, {self.units})"
-        return f"{self.kind}({self.u}, {self.v})"
-
-
-@dataclass(frozen=True)
-class MorphResult:
-    """A morphed network and how its layers relate to the parent's.
-
-    ``node_origin[c]``: the parent layer whose weights child layer ``c`` inherits (``None`` for a
-    layer ``deep`` inserted). ``feature_origin[c]``: the parent layer whose output features ``c``
-    reproduces (for an inserted identity layer, the layer it follows). Both have length
-    ``child.n_nodes``.
-    """
-
-    parent: Architecture
-    child: Architecture
-    morph: Morph
-    node_origin: tuple[int | None, ...]
-    feature_origin: tuple[int | None, ...]
 
 
 def deep_labels(arch: Architecture, u: int) -> tuple[str, ...]:
