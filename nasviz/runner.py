@@ -24,22 +24,24 @@ not even its status: the run belongs to the other process.
 from __future__ import annotations
 
 import math
-import threading
 import time
-import warnings
 from collections import deque
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from nasviz.config import TABLE, SearchConfig
-from nasviz.errors import InputError, LeaseLostError
+from nasviz.errors import InputError
 from nasviz.objectives.base import Evaluation, Objective
 from nasviz.overlap import Evaluator
+from nasviz.run_record import ReplayMismatchWarning, RunRecord  # ReplayMismatchWarning: re-exported
 from nasviz.spaces.base import SearchSpace
 from nasviz.strategies.base import Strategy
 
 if TYPE_CHECKING:
     from nasviz.store import RunStore
+
+__all__ = ["ReplayMismatchWarning", "RunResult", "SearchSetup", "Snapshot", "build_search", "resume_run",
+           "resume_setup", "run_search", "start_run"]
 
 @dataclass
 class Snapshot:
@@ -106,9 +108,6 @@ class RunResult:
         }
 
 
-class ReplayMismatchWarning(UserWarning):
-    """A resumed strategy proposed something other than what the stored run evaluated."""
-
 
 def run_search(
     strategy: Strategy,
@@ -172,143 +171,14 @@ def run_search(
         raise ValueError("resume=True needs the store and the run_id of the run to resume")
     if run_id is not None and store is None:
         raise ValueError("run_id given without a store")
-    start = time.perf_counter()
-
-    replay: dict[int, list[dict[str, Any]]] = {}
-    snapshot_steps: set[int] = set()
-    elapsed_before = 0.0
+    record = None
     if store is not None:
-        if run_id is None:
-            run_id = store.create_run({
-                "strategy": getattr(strategy, "name", type(strategy).__name__),
-                "objective": getattr(objective, "name", type(objective).__name__),
-                "metric": getattr(objective, "metric", None), "budget": budget, "batch_size": batch_size,
-            })
-        else:
-            if not resume and store.n_evaluations(run_id):
-                raise ValueError(f"run {run_id} already has {store.n_evaluations(run_id)} evaluations; "
-                                 "pass resume=True to continue it")
-        if lease is None:  # callers that must not steal a live run claim first and pass their lease
-            lease = store.claim_run(run_id, force=True)["lease"]
-        if resume:
-            for ev in store.evaluations(run_id):
-                replay.setdefault(ev["step"], []).append(ev)
-            snapshot_steps = set(store.snapshot_steps(run_id))
-            last = store.latest_snapshot(run_id)
-            elapsed_before = float(last.get("elapsed") or 0.0) if last else 0.0
-        if parse_arch is None:
-            space = getattr(strategy, "space", None) or getattr(objective, "space", None)
-            parse_arch = getattr(space, "parse", None)
-
-    evaluations: list[Evaluation] = []
-    trajectory: list[float] = []
-    best_value, best_arch = -math.inf, None
-    step, stopped, n_replayed = 0, False, 0
-
-    stop_beating = threading.Event()
-    beater = None
-    if heartbeat_seconds is None:
-        heartbeat_seconds = min(10.0, store.stale_after / 3) if store is not None else 0.0
-    if store is not None and heartbeat_seconds > 0:
-        beater = threading.Thread(target=_heartbeat, args=(store, run_id, lease, heartbeat_seconds, stop_beating),
-                                  name=f"nasviz-heartbeat-{run_id}", daemon=True)
-        beater.start()
-    evaluator = Evaluator(objective, concurrent=overlap and concurrent)
-    queue: deque[_Step] = deque()
-    asking = True
-    try:
-        while True:
-            while asking and len(queue) <= (1 if overlap else 0):
-                asked = len(evaluations) + sum(len(q.proposals) for q in queue)
-                if asked >= budget:
-                    break
-                number = step + len(queue) + 1
-                stored = replay.pop(number, None)
-                if stored is None and _stop_now(should_stop, store, run_id, lease):
-                    stopped, asking = True, False
-                    break
-                step_start = time.perf_counter()
-                proposals = strategy.ask(min(batch_size, budget - asked))
-                if stored is None and not proposals:
-                    asking = False  # the domain is exhausted
-                    break
-                handle = evaluator.start(proposals) if stored is None and overlap else None
-                queue.append(_Step(number, proposals, stored, handle, step_start))
-            if not queue:
-                break
-            item = queue.popleft()
-            if item.stored is None:
-                results = evaluator.wait(item.handle) if overlap else evaluator.evaluate(item.proposals)
-                if store is not None:  # committed before the strategy hears of them
-                    store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in results],
-                                          len(evaluations), step=item.number, lease=lease)
-                    _keep_networks(store, run_id, lease, strategy, results, format_arch)
-            else:
-                results, matched = _replayed_results(item.stored, item.proposals, format_arch, parse_arch, item.number)
-                n_replayed += len(results)
-                _restore_networks(store, run_id, strategy, results, format_arch)
-                missing = item.proposals[len(results):] if matched else []
-                if missing:  # killed in the middle of a step: finish the step live
-                    fresh = objective.evaluate(missing)
-                    store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in fresh],
-                                          len(evaluations) + len(results), step=item.number, lease=lease)
-                    _keep_networks(store, run_id, lease, strategy, fresh, format_arch)
-                    results = results + fresh
-            strategy.tell(results)
-            for ev in results:
-                evaluations.append(ev)
-                if ev.ok and ev.value is not None and ev.value > best_value:
-                    best_value, best_arch = ev.value, format_arch(ev.arch)
-                trajectory.append(best_value if best_arch is not None else math.nan)
-            step += 1
-            if item.stored is not None and step in snapshot_steps:
-                continue  # fully replayed: its snapshot is stored already
-            snapshot = Snapshot(
-                step=step,
-                n_evaluations=len(evaluations),
-                budget=budget,
-                proposals=[format_arch(a) for a in item.proposals],
-                results=[
-                    {"arch": format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
-                    for ev in results
-                ],
-                best_value=best_value if best_arch is not None else None,
-                best_arch=best_arch,
-                elapsed=elapsed_before + time.perf_counter() - start,
-                step_seconds=time.perf_counter() - item.started,
-                strategy=_as_stored(strategy.state().to_dict()),
-            )
-            if store is not None:
-                store.add_snapshot(run_id, snapshot, lease=lease)
-            if on_step is not None:
-                on_step(snapshot)
-    except BaseException as err:
-        if store is not None and not isinstance(err, LeaseLostError):  # a lost run is not ours to mark
-            stop_beating.set()
-            failed = isinstance(err, Exception)
-            store.set_status(run_id, "failed" if failed else "interrupted",
-                             error=f"{type(err).__name__}: {err}" if failed else None, lease=lease)
-        raise
-    finally:
-        evaluator.close()
-        stop_beating.set()
-        if beater is not None:
-            beater.join()
-    if store is not None:
-        store.set_status(run_id, "stopped" if stopped else "finished", lease=lease)
-        if not stopped:  # only a run that may be resumed needs its weights; the best one is exported
-            store.drop_networks(run_id, lease=lease, keep=best_arch)
-    return RunResult(
-        evaluations=evaluations,
-        trajectory=trajectory,
-        best_arch=best_arch,
-        best_value=best_value if best_arch is not None else None,
-        optimum=objective.optimum(),
-        seconds=time.perf_counter() - start,
-        stopped=stopped,
-        run_id=run_id,
-        replayed=n_replayed,
-    )
+        record = RunRecord(store, run_id, strategy=strategy, objective=objective, budget=budget,
+                           batch_size=batch_size, resume=resume, lease=lease, format_arch=format_arch,
+                           parse_arch=parse_arch)
+    loop = _SearchLoop(strategy, objective, budget, batch_size, format_arch, record, should_stop, on_step,
+                       Evaluator(objective, concurrent=overlap and concurrent), ask_ahead=1 if overlap else 0)
+    return loop.run(heartbeat_seconds)
 
 
 class _Step(NamedTuple):
@@ -322,67 +192,127 @@ class _Step(NamedTuple):
     started: float
 
 
-def _stop_now(should_stop: Callable[[], bool] | None, store: RunStore | None, run_id: int | None,
-              lease: int | None) -> bool:
-    """Whether a live step must not start: the caller or the store asked to stop (a process woken
-    from a pause that lost its lease raises here)."""
-    if should_stop is not None and should_stop():
-        return True
-    if store is not None:
-        store.check_lease(run_id, lease)
-        return store.stop_requested(run_id)
-    return False
+class _SearchLoop:
+    """One search: asks (up to ``ask_ahead`` steps ahead while a step is evaluated), evaluates or
+    replays, commits, tells, records the best so far and emits a snapshot per step."""
 
+    def __init__(self, strategy: Strategy, objective: Objective, budget: int, batch_size: int,
+                 format_arch: Callable[[Any], str], record: RunRecord | None,
+                 should_stop: Callable[[], bool] | None, on_step: Callable[[Snapshot], None] | None,
+                 evaluator: Evaluator, ask_ahead: int) -> None:
+        self.strategy, self.objective, self.budget, self.batch_size = strategy, objective, budget, batch_size
+        self.format_arch, self.record, self.should_stop, self.on_step = format_arch, record, should_stop, on_step
+        self.evaluator, self.ask_ahead = evaluator, ask_ahead
+        self.evaluations: list[Evaluation] = []
+        self.trajectory: list[float] = []
+        self.best_value, self.best_arch = -math.inf, None
+        self.step, self.stopped, self.replayed = 0, False, 0
+        self.queue: deque[_Step] = deque()
+        self.asking = True
+        self.start = time.perf_counter()
 
-def _keep_networks(store: RunStore, run_id: int, lease: int | None, strategy: Strategy,
-                   results: Sequence[Evaluation], format_arch: Callable[[Any], str]) -> None:
-    """Store the trained weights a strategy will need after a resume (``strategy.network_state``).
-
-    Auto-Keras warm-starts children from their trained ancestors; replay restores its choices
-    but not weights, so without this a resumed run trains those children from scratch and
-    differs from an uninterrupted one. A failure to store is a warning, never a stopped search.
-    """
-    export = getattr(strategy, "network_state", None)
-    if export is None:
-        return
-    for ev in results:
-        if not ev.ok:
-            continue
+    def run(self, heartbeat_seconds: float | None) -> RunResult:
+        if self.record is not None:
+            self.record.start_heartbeat(heartbeat_seconds)
         try:
-            arrays = export(ev.arch)
-            if arrays is not None:
-                store.add_network(run_id, format_arch(ev.arch), arrays, lease=lease)
-        except LeaseLostError:
+            while True:
+                self._ask_ahead()
+                if not self.queue:
+                    break
+                item = self.queue.popleft()
+                results = self._results(item)
+                self.strategy.tell(results)
+                self._record_best(results)
+                self.step += 1
+                if item.stored is None or self.step not in self._stored_snapshots():
+                    self._snapshot(item, results)  # a fully replayed step has its snapshot stored already
+        except BaseException as err:
+            if self.record is not None:
+                self.record.fail(err)
             raise
-        except Exception as err:  # noqa: BLE001 - losing a warm start must not lose the run
-            warnings.warn(f"could not store the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
+        finally:
+            self.evaluator.close()
+            if self.record is not None:
+                self.record.stop_heartbeat()
+        best_value = self.best_value if self.best_arch is not None else None
+        if self.record is not None:
+            self.record.finish(self.stopped, self.best_arch)
+        return RunResult(evaluations=self.evaluations, trajectory=self.trajectory, best_arch=self.best_arch,
+                         best_value=best_value, optimum=self.objective.optimum(),
+                         seconds=time.perf_counter() - self.start, stopped=self.stopped,
+                         run_id=self.record.run_id if self.record is not None else None, replayed=self.replayed)
 
+    def _stored_snapshots(self) -> set[int]:
+        return self.record.snapshot_steps if self.record is not None else set()
 
-def _restore_networks(store: RunStore, run_id: int, strategy: Strategy, results: Sequence[Evaluation],
-                      format_arch: Callable[[Any], str]) -> None:
-    """Give a replaying strategy the weights :func:`_keep_networks` stored (before it is told)."""
-    restore = getattr(strategy, "restore_network", None)
-    if restore is None:
-        return
-    for ev in results:
-        if not ev.ok:
-            continue
-        try:
-            arrays = store.network(run_id, format_arch(ev.arch))
-            if arrays is not None:
-                restore(ev.arch, arrays)
-        except Exception as err:  # noqa: BLE001 - the child then trains from scratch
-            warnings.warn(f"could not restore the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
+    def _stop_now(self) -> bool:
+        """Whether a live step must not start: the caller or the store asked to stop."""
+        if self.should_stop is not None and self.should_stop():
+            return True
+        return self.record is not None and self.record.stop_requested()
 
+    def _ask_ahead(self) -> None:
+        """Queue steps until ``ask_ahead + 1`` are under way, the budget is asked for, a stop is
+        requested or the domain is exhausted; with overlap, a live step's evaluation starts now."""
+        while self.asking and len(self.queue) <= self.ask_ahead:
+            asked = len(self.evaluations) + sum(len(q.proposals) for q in self.queue)
+            if asked >= self.budget:
+                return
+            number = self.step + len(self.queue) + 1
+            stored = self.record.replay.pop(number, None) if self.record is not None else None
+            if stored is None and self._stop_now():
+                self.stopped, self.asking = True, False
+                return
+            started = time.perf_counter()
+            proposals = self.strategy.ask(min(self.batch_size, self.budget - asked))
+            if stored is None and not proposals:
+                self.asking = False  # the domain is exhausted
+                return
+            handle = self.evaluator.start(proposals) if stored is None and self.ask_ahead else None
+            self.queue.append(_Step(number, proposals, stored, handle, started))
 
-def _heartbeat(store: RunStore, run_id: int, lease: int | None, every: float, done: threading.Event) -> None:
-    try:
-        while not done.wait(every):
-            store.heartbeat(run_id, lease)
-    except Exception:  # a heartbeat is best effort: a stale one only marks the run interrupted
-        pass
-    finally:
-        store.close()
+    def _results(self, item: _Step) -> list[Evaluation]:
+        """The step's results: evaluated (and committed before the strategy hears of them) or
+        replayed from the store (a step cut short by a kill is finished live)."""
+        index = len(self.evaluations)
+        if item.stored is None:
+            results = self.evaluator.wait(item.handle) if self.ask_ahead else self.evaluator.evaluate(item.proposals)
+            if self.record is not None:
+                self.record.commit(results, index, item.number)
+            return results
+        results, matched = self.record.replayed(item.stored, item.proposals, item.number)
+        self.replayed += len(results)
+        missing = item.proposals[len(results):] if matched else []
+        if missing:
+            fresh = self.objective.evaluate(missing)
+            self.record.commit(fresh, index + len(results), item.number)
+            results = results + fresh
+        return results
+
+    def _record_best(self, results: Sequence[Evaluation]) -> None:
+        """Failed evaluations count towards the budget but never become the best."""
+        for ev in results:
+            self.evaluations.append(ev)
+            if ev.ok and ev.value is not None and ev.value > self.best_value:
+                self.best_value, self.best_arch = ev.value, self.format_arch(ev.arch)
+            self.trajectory.append(self.best_value if self.best_arch is not None else math.nan)
+
+    def _snapshot(self, item: _Step, results: Sequence[Evaluation]) -> None:
+        elapsed_before = self.record.elapsed_before if self.record is not None else 0.0
+        now = time.perf_counter()
+        snapshot = Snapshot(
+            step=self.step, n_evaluations=len(self.evaluations), budget=self.budget,
+            proposals=[self.format_arch(a) for a in item.proposals],
+            results=[{"arch": self.format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
+                     for ev in results],
+            best_value=self.best_value if self.best_arch is not None else None, best_arch=self.best_arch,
+            elapsed=elapsed_before + now - self.start, step_seconds=now - item.started,
+            strategy=_as_stored(self.strategy.state().to_dict()),
+        )
+        if self.record is not None:
+            self.record.snapshot(snapshot)
+        if self.on_step is not None:
+            self.on_step(snapshot)
 
 
 def _as_stored(data: Any) -> Any:
@@ -393,39 +323,6 @@ def _as_stored(data: Any) -> Any:
     if isinstance(data, (list, tuple)):
         return [_as_stored(v) for v in data]
     return data
-
-
-def _plain(ev: Evaluation, format_arch: Callable[[Any], str]) -> dict[str, Any]:
-    return {"arch": format_arch(ev.arch), "value": ev.value, "cost": ev.cost, "status": ev.status,
-            "error": ev.error, "info": ev.info}
-
-
-def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], format_arch: Callable[[Any], str],
-                      parse_arch: Callable[[str], Any] | None, step: int) -> tuple[list[Evaluation], bool]:
-    """The stored evaluations of one step as :class:`Evaluation` objects, and whether they match.
-
-    When the replayed proposals match the stored architectures (in order; the stored list may
-    be a prefix if the process died mid-step), the proposals' own objects are reused; otherwise
-    the stored strings are parsed and a :class:`ReplayMismatchWarning` is issued.
-    """
-    strings = [format_arch(a) for a in proposals]
-    stored_strings = [ev["arch"] for ev in stored]
-    matched = strings[: len(stored)] == stored_strings
-    if matched:
-        archs = list(proposals[: len(stored)])
-    else:
-        warnings.warn(
-            f"replaying step {step}: the strategy proposed {strings} but the stored run evaluated "
-            f"{stored_strings}; telling it the stored results (is the strategy deterministic given its seed?)",
-            ReplayMismatchWarning, stacklevel=3)
-        if parse_arch is None:
-            raise ValueError("cannot replay a diverging run without parse_arch (the space's parse)")
-        archs = [parse_arch(s) for s in stored_strings]
-    return [
-        Evaluation(arch, ev["value"], ev["cost"] if ev["cost"] is not None else 0.0, ev["status"], ev["error"],
-                   ev["info"] or {})
-        for arch, ev in zip(archs, stored)
-    ], matched
 
 
 # ---------------------------------------------------------------------------------------------
