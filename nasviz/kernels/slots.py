@@ -127,6 +127,11 @@ class TWSlotsKernel(Kernel):
         self.slots = SlotKernel(space)
 
     @property
+    def ngram(self) -> int:
+        """The tree-Wasserstein part's longest n-gram (the registry's ``tw2g-slots`` sets 2)."""
+        return self.tw.ngram
+
+    @property
     def hyperparameters(self) -> list[Hyperparameter]:
         return self.tw.hyperparameters + self.slots.hyperparameters
 
