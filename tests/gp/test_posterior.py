@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 from nasviz import acquisition, batch
+from nasviz.batch import selectors as batch_selectors
 from nasviz.gp.linalg import psd_sqrt
 from nasviz.gp.posterior import PosteriorSampler, sample_posterior
 
 
 def test_every_thompson_entry_point_is_the_one_sampler():
     assert acquisition.thompson_draws is sample_posterior
-    assert batch.joint_draws is sample_posterior
+    assert batch_selectors.joint_draws is sample_posterior
 
 
 def test_draws_use_the_psd_policy_factor_and_continue_one_stream():
