@@ -268,7 +268,7 @@ STRATEGIES.register(Entry("bfs-morph", "breadth-first search over morphisms from
 # ------------------------------------------------------------------------ objectives / data
 OBJECTIVES.register(Entry("table", "look values up in a benchmark table (CSV)", "nasviz.objectives.table:load_table"))
 OBJECTIVES.register(Entry("train", "train every proposed architecture for real (PyTorch)",
-                          "nasviz.objectives.trainer:TrainingObjective"))
+                          "nasviz.objectives.training:TrainingObjective"))
 for _name, _description, _task, _kind in (
     ("digits", "8x8 handwritten digits, 10 classes (scikit-learn)", "classification", "image"),
     ("wine", "178 wines, 13 features, 3 classes (scikit-learn)", "classification", "tabular"),

@@ -28,7 +28,7 @@ scheduler; ``local:N`` starts a ``LocalCluster`` of N single-threaded worker pro
 loopback). :func:`make_executor` picks one from CLI-style options.
 
 What is shipped to workers is a *spec*: an object with ``build() -> objective`` that pickles
-(e.g. :class:`nasviz.objectives.trainer.TrainingSpec`, ``TrainingObjective.spec()``). Workers keep
+(e.g. :class:`nasviz.objectives.training.TrainingSpec`, ``TrainingObjective.spec()``). Workers keep
 the built objective keyed by the spec, so the dataset is loaded once per worker.
 
 Example::
@@ -222,7 +222,7 @@ class ExecutorObjective:
     """An objective whose ``evaluate`` runs on an executor (same name, metric, optimum, domain).
 
     ``planner`` (set by a warm-starting strategy's ``attach``, as on a
-    :class:`~nasviz.objectives.trainer.TrainingObjective`) makes each architecture's
+    :class:`~nasviz.objectives.training.TrainingObjective`) makes each architecture's
     :class:`~nasviz.objectives.network_store.NetworkPlan` here, in the searching process, and
     sends it to the worker with the architecture.
     """

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from nasviz.errors import ConfigError
-from nasviz.objectives.trainer import TrainingSpec
+from nasviz.objectives.training import TrainingSpec
 from nasviz.spaces import get_space
 from nasviz.store import RunStore
 

@@ -368,7 +368,7 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
     :class:`~nasviz.errors.ConfigError`); keys that are not settings (a run's ``skipped_rows``)
     are kept in the returned ``config``. A table objective looks architectures up in the CSV
     ``table`` (``metric`` defaults to its first metric); a training objective trains them on the
-    bundled ``dataset`` with :class:`nasviz.objectives.trainer.TrainingObjective`, on ``workers``
+    bundled ``dataset`` with :class:`nasviz.objectives.training.TrainingObjective`, on ``workers``
     local processes or a ``dask`` scheduler (:func:`nasviz.executors.make_executor`).
 
     The returned ``config`` has every default filled in (e.g. the metric), so storing it makes
@@ -407,7 +407,7 @@ def _build_objective(config: SearchConfig) -> tuple[Objective, Any, Any]:
 
         table = load_table(config.table, space=config.space)
         return TableObjective(table, config.metric or table.metrics[0]), table, None
-    from nasviz.objectives.trainer import TrainingSpec
+    from nasviz.objectives.training import TrainingSpec
 
     spec = TrainingSpec(space=config.space, dataset=config.dataset, dataset_seed=config.dataset_seed,
                         metric=config.metric, seed=config.train_seed,

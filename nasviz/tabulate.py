@@ -4,7 +4,7 @@ Cells with the same canonical key (the space's ``canonical_key``: for NAS-Bench-
 output as a sum of terms, equal exactly when two cells compute the same function with weights
 tied term by term) form a class; NAS-Bench-201's 15,625 cells fall into 4,930 classes. One
 representative per class -- the first member in the space's enumeration order -- is trained
-``seeds`` times, seed ``k`` being :func:`~nasviz.objectives.trainer.arch_seed` of the class key
+``seeds`` times, seed ``k`` being :func:`~nasviz.objectives.training.arch_seed` of the class key
 and ``k`` (initial weights and mini-batch order), and the class's results are written for every
 member, so equivalent cells get identical values by construction.
 
@@ -115,7 +115,8 @@ def train_seed(space_name: str, arch_string: str, class_key: str, seed_index: in
     """
     import torch
 
-    from nasviz.objectives.trainer import arch_seed, train_model
+    from nasviz.objectives.trainer import train_model
+    from nasviz.objectives.training import arch_seed
 
     dataset = _WORKER_CACHE.get(("dataset", settings["dataset"], settings["dataset_seed"]))
     if dataset is None:

@@ -9,7 +9,7 @@ import pytest
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 from nasviz.objectives.datasets import load_dataset
-from nasviz.objectives.trainer import TrainingObjective
+from nasviz.objectives.training import TrainingObjective
 from nasviz.runner import run_search
 from nasviz.spaces import layers as L
 from nasviz.strategies.factory import make_strategy

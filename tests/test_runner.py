@@ -197,10 +197,10 @@ def test_build_search_takes_a_search_config_or_its_stored_dict(small_table):
 
 
 def test_a_training_config_rebuilds_the_trainer_with_its_settings():
-    trainer = pytest.importorskip("nasviz.objectives.trainer", reason="the trainer is not in this checkout")
+    training = pytest.importorskip("nasviz.objectives.training", reason="the trainer is not in this checkout")
     with build_search({"objective": "train", "budget": 3, "seed": 4, "train_seed": 2,
                        "training": {"epochs": 1}}) as setup:
-        assert isinstance(setup.objective, trainer.TrainingObjective) and setup.executor is None
+        assert isinstance(setup.objective, training.TrainingObjective) and setup.executor is None
         assert setup.objective.seed == 2 and setup.objective.training["epochs"] == 1
         assert setup.config["metric"] == "valid_accuracy" and setup.config["dataset"] == "digits"
         assert setup.objective.domain() is None and setup.table is None

@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     """One (method, seed) run: the search under the wall-clock budget, on worker processes."""
     from nasviz.executors import ExecutorObjective, LocalExecutor
-    from nasviz.objectives.trainer import TrainingSpec
+    from nasviz.objectives.training import TrainingSpec
     from nasviz.runner import run_search
     from nasviz.spaces import get_space
     from nasviz.strategies.factory import make_strategy

@@ -61,7 +61,7 @@ def _train(job: tuple[str, str, int]) -> float | None:
     import torch
 
     torch.set_num_threads(1)
-    from nasviz.objectives.trainer import TrainingObjective
+    from nasviz.objectives.training import TrainingObjective
     from nasviz.spaces import layers as L
 
     ev = TrainingObjective(L.SPACE, dataset, seed=seed, device="cpu").evaluate([L.parse(arch_text)])[0]

@@ -1,7 +1,7 @@
 """Strategies on the layer space under one wall-clock budget (papers 001 and 003, Sec. 5).
 
 Each (strategy, seed) run trains MLPs on a bundled dataset with the project trainer
-(:class:`~nasviz.objectives.trainer.TrainingObjective`, its default settings, CPU, one torch
+(:class:`~nasviz.objectives.training.TrainingObjective`, its default settings, CPU, one torch
 thread) and stops asking for new networks once ``--seconds`` have passed (the evaluation under
 way finishes). Strategy overhead (GP fits, EA, tree search) counts against the budget, as in the
 papers' time-based comparisons. Every strategy starts from the layer space's 10 initial networks
@@ -63,7 +63,7 @@ def _one(job: tuple[str, int, str, float, int | None, dict[str, str]]) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from nasviz.objectives.trainer import TrainingObjective
+    from nasviz.objectives.training import TrainingObjective
     from nasviz.runner import run_search
     from nasviz.spaces import layers as L
     from nasviz.strategies.factory import make_strategy

@@ -42,7 +42,7 @@ search's: :mod:`nasviz.strategies.tree_search`. The others, and why:
   from its ancestor's trained weights, and on friedman1 10-19 of ~160 children per 180 s run
   diverged in the first epoch although 7 of 8 of them trained from scratch reach R^2 0.93-0.95.
   Such a child is trained again from scratch (by
-  :meth:`nasviz.objectives.trainer.TrainingObjective.train`; listed in ``scratch_retries``)
+  :meth:`nasviz.objectives.training.TrainingObjective.train`; listed in ``scratch_retries``)
   instead of entering the GP as a failure.
 
 Measured against NASBOT, evolution and random search (``docs/benchmarks.md``, section "Layer

@@ -30,7 +30,7 @@ import numpy as np
 from nasviz.arch import Architecture
 from nasviz.objectives.base import Evaluation
 from nasviz.objectives.network_store import NetworkPlan, NetworkStore
-from nasviz.objectives.trainer import arch_seed
+from nasviz.objectives.training import arch_seed
 from nasviz.spaces.morphs import Morph
 
 if TYPE_CHECKING:

@@ -11,14 +11,8 @@ from torch import nn
 
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.network_store import NetworkPlan, open_store
-from nasviz.objectives.trainer import (
-    MemoryGuard,
-    TrainingObjective,
-    arch_seed,
-    estimate_size,
-    is_out_of_memory,
-    train_model,
-)
+from nasviz.objectives.trainer import MemoryGuard, estimate_size, is_out_of_memory, train_model
+from nasviz.objectives.training import TrainingObjective, arch_seed
 from nasviz.spaces.nb201.network import build_nb201_network
 from nasviz.spaces import get_space, nb201
 

@@ -9,7 +9,7 @@ import torch
 from nasviz.kernels import make_kernel
 from nasviz.spaces.layers.morphisms import apply_sequence
 from nasviz.objectives.datasets import load_dataset
-from nasviz.objectives.trainer import TrainingObjective
+from nasviz.objectives.training import TrainingObjective
 from nasviz.runner import run_search
 from nasviz.spaces import layers as L
 from nasviz.state import StepState
@@ -226,7 +226,7 @@ def test_an_evicted_ancestor_means_training_from_scratch_and_says_so():
 def test_warm_starts_work_on_worker_processes(tmp_path):
     """The plan travels with the architecture: a worker loads the ancestor from the shared folder."""
     from nasviz.executors import ExecutorObjective, LocalExecutor
-    from nasviz.objectives.trainer import TrainingSpec
+    from nasviz.objectives.training import TrainingSpec
     from nasviz.spaces.morphs import Morph
 
     spec = TrainingSpec(space="layers", dataset="wine", training=(("epochs", 2), ("patience", 1)), device="cpu")

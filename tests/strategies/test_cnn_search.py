@@ -8,7 +8,7 @@ import pytest
 from nasviz.components import default_batch_size, strategies_for
 from nasviz.objectives.base import Evaluation
 from nasviz.objectives.datasets import load_dataset
-from nasviz.objectives.trainer import TrainingObjective
+from nasviz.objectives.training import TrainingObjective
 from nasviz.objectives.vision_fixtures import write_mnist_folder
 from nasviz.runner import run_search
 from nasviz.spaces import get_space

@@ -8,7 +8,7 @@ import pytest
 from nasviz.errors import ConfigError
 from nasviz.kernels import make_kernel
 from nasviz.objectives.datasets import load_dataset
-from nasviz.objectives.trainer import TrainingObjective
+from nasviz.objectives.training import TrainingObjective
 from nasviz.runner import run_search
 from nasviz.spaces import layers as L
 from nasviz.state import StepState
