@@ -10,3 +10,13 @@ from nasviz.arch import Architecture
 __version__ = "0.1.0"
 
 __all__ = ["Architecture", "__version__"]
+
+
+def __getattr__(name: str):
+    """``nasviz.optuna`` (the Optuna sampler) is imported on first use: nasviz itself imports
+    without Optuna, the optional extra ``nasviz[peers]``."""
+    if name == "optuna":
+        import importlib
+
+        return importlib.import_module("nasviz.optuna")
+    raise AttributeError(f"module 'nasviz' has no attribute {name!r}")

@@ -20,7 +20,9 @@ cell that computes ``conv(x)`` once and feeds it twice with one that computes it
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -35,6 +37,9 @@ IDENTITY_LABELS: frozenset[str] = frozenset({"skip_connect", "identity"})
 
 INPUT = "input"
 OUTPUT = "output"
+
+#: Most node orderings :meth:`Architecture.canonical_key` tries for an exact key (7! = 5040).
+EXACT_ORDERINGS_LIMIT = 5040
 
 
 @dataclass(frozen=True)
@@ -231,12 +236,16 @@ class Architecture:
         """A string that is equal for two architectures iff their reduced multigraphs are isomorphic
         (labels, widths and edge multiplicities included).
 
-        Exact (not a hash that may collide): colours are refined Weisfeiler-Lehman style to
+        Exact (not a hash that may collide) whenever the refined colour classes leave at most
+        :data:`EXACT_ORDERINGS_LIMIT` node orderings: colours are refined Weisfeiler-Lehman style to
         order the nodes, and the remaining ties are broken by trying the permutations within
         each colour class and keeping the lexicographically smallest edge list (parallel edges
-        appear once per copy). Graphs in the supported spaces are small (at most tens of nodes
-        with few ties), so this is fast. Isomorphic reduced graphs compute the same function;
-        a space may group architectures more coarsely (NAS-Bench-201's expression key).
+        appear once per copy). Highly symmetric graphs leave factorially many orderings (a
+        32-node randomly wired tree: a 150 s search); they are keyed instead by their stable
+        colour-refinement certificate (prefix ``wl:``), equal for isomorphic graphs and shared
+        only by non-isomorphic graphs colour refinement cannot tell apart (never two trees).
+        Isomorphic reduced graphs compute the same function; a space may group architectures
+        more coarsely (NAS-Bench-201's expression key).
         """
         if "key" not in self._cache:
             self._cache["key"] = _canonical_string(self.reduced())
@@ -305,6 +314,11 @@ def _canonical_string(arch: Architecture) -> str:
     for i in range(n):
         classes.setdefault(colour[i], []).append(i)
     ordered_classes = sorted(classes.items(), key=lambda kv: (base[kv[1][0]], kv[0]))
+    orderings = 1
+    for members in classes.values():
+        orderings *= math.factorial(len(members))
+        if orderings > EXACT_ORDERINGS_LIMIT:
+            return _refinement_certificate(arch, base)
     best: tuple | None = None
     for perms in itertools.product(*(itertools.permutations(members) for _, members in ordered_classes)):
         order = [node for perm in perms for node in perm]
@@ -316,6 +330,26 @@ def _canonical_string(arch: Architecture) -> str:
     edges, order = best
     nodes = ";".join(base[i] for i in order)
     return nodes + "#" + ";".join(f"{u}>{v}" for u, v in edges)
+
+
+def _refinement_certificate(arch: Architecture, base: Sequence[str]) -> str:
+    """The stable colour refinement of ``arch`` as a string (``wl:`` + MD5): node colours are
+    hashed with the sorted colours of their predecessors and successors until the number of
+    colours stops growing; the certificate hashes the sorted (colour of u, colour of v) of every
+    edge with the colour histogram. Isomorphic graphs get the same certificate."""
+    pred, succ = arch.predecessors(), arch.successors()
+    colour = [hashlib.md5(b.encode()).hexdigest()[:16] for b in base]
+    for _ in range(arch.n_nodes):
+        new = [hashlib.md5(f"{colour[i]}({','.join(sorted(colour[p] for p in pred[i]))})"
+                           f"[{','.join(sorted(colour[s] for s in succ[i]))}]".encode()).hexdigest()[:16]
+               for i in range(arch.n_nodes)]
+        stable = len(set(new)) == len(set(colour))
+        colour = new
+        if stable:
+            break
+    nodes = ",".join(sorted(colour))
+    edges = ",".join(sorted(f"{colour[u]}>{colour[v]}" for u, v in arch.edges))
+    return "wl:" + hashlib.md5(f"{nodes}#{edges}".encode()).hexdigest()
 
 
 

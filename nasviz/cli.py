@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, DATASETS, KERNELS, POOLS, STRATEGIES
+from nasviz.config import SearchConfig
 from nasviz.objectives import TableError, load_table, shared_nb201_table_path
 from nasviz.runner import run_search
 from nasviz.spaces import get_space, space_names
@@ -56,15 +58,15 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded NB201-on-digits table)")
     p.add_argument("--metric", help="metric column to maximise (default: the table's first metric)")
     p.add_argument("--space", default="nb201", choices=space_names(), help="search space (default: nb201)")
-    p.add_argument("--strategy", default="random", help="search strategy (see the list below; default: random)")
+    p.add_argument("--strategy", default="random", choices=STRATEGIES.names(), metavar="STRATEGY",
+                   help="search strategy (see the list below; default: random)")
     p.add_argument("--budget", type=int, default=100, help="number of evaluations (default: 100)")
     p.add_argument("--batch-size", type=int,
                    help="architectures proposed per step (default: the strategy's, e.g. 5 for bo-tw2g-kdpp5, else 1)")
-    p.add_argument("--kernel", help="BO kernel: tw, tw1g, tw2g, tw3g, wl, otmann, edit, path, ot, gw")
-    p.add_argument("--acquisition", choices=["ucb", "ei"], help="BO acquisition")
-    p.add_argument("--pool", choices=["evolution", "random", "gradient", "mixed"], help="BO candidate pool generator")
-    p.add_argument("--batch", choices=["topk", "kdpp-quality", "kdpp", "bucb", "thompson", "random"],
-                   help="BO batch selector")
+    p.add_argument("--kernel", choices=KERNELS.names(), help="BO kernel (python -m nasviz components lists them)")
+    p.add_argument("--acquisition", choices=ACQUISITIONS.names(), help="BO acquisition")
+    p.add_argument("--pool", choices=POOLS.names(), help="BO candidate pool generator")
+    p.add_argument("--batch", choices=BATCH_SELECTORS.names(), help="BO batch selector")
     p.add_argument("--pool-size", type=int, help="BO candidates per step (default: 100)")
     p.add_argument("--n-init", type=int, help="BO random initial points (default: 10)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="random seed, a whole number >= 0 (default: 0)")
@@ -78,47 +80,44 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
                    help="sleep this long after each step, to watch a fast table search live (default: 0)")
     p.add_argument("--objective", choices=["table", "train"], default="table",
                    help="look results up in a table (default) or train each architecture for real")
-    p.add_argument("--dataset", help="bundled dataset for --objective train: digits, wine, breast_cancer, diabetes, friedman1 "
-                                     "(default: digits)")
+    p.add_argument("--dataset", choices=DATASETS.names(), help="bundled dataset for --objective train (default: digits)")
     p.add_argument("--workers", type=int, help="--objective train: evaluate on N local worker processes (default: 1)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="--objective train: evaluate on a Dask cluster, tcp://host:port or local:N (N local workers)")
     p.add_argument("--train-seed", type=int, help="--objective train: base seed of initialisation and batch order (default: 0)")
+    p.add_argument("--data-folder", type=Path, metavar="DIR",
+                   help="--objective train: the folder of mnist / fashion_mnist / cifar10 in torchvision's layout")
+    p.add_argument("--download", action="store_true",
+                   help="--objective train: download --dataset into --data-folder first if it is not there "
+                        "(the official archives, checked by MD5)")
+    p.add_argument("--overlap", action="store_true",
+                   help="propose the next step while the current one trains (Auto-Keras's CPU/GPU parallelism)")
     p.set_defaults(func=cmd_run)
 
 
 #: ``run`` arguments that are not options of the strategy; every other ``run`` argument that is
 #: set (e.g. --kernel, --acquisition) is passed to ``make_strategy`` and stored with the run.
 _RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget", "batch_size", "seed", "json",
-             "store", "resume", "step_delay", "objective", "dataset", "workers", "dask", "train_seed"}
+             "store", "resume", "step_delay", "objective", "dataset", "workers", "dask", "train_seed", "data_folder",
+             "download", "overlap"}
 
 
-def _default_batch_size(args: argparse.Namespace) -> int:
-    """The batch a strategy was designed for (``bo-tw2g-kdpp5`` -> 5), else 1."""
-    from nasviz.strategies.factory import default_batch_size
-
-    return default_batch_size(args.strategy, batch_size=None)
-
-
-def _run_config(args: argparse.Namespace) -> dict:
-    """The plain config of a ``run`` (see :func:`nasviz.runner.build_search`)."""
+def _run_config(args: argparse.Namespace) -> SearchConfig:
+    """The validated :class:`~nasviz.config.SearchConfig` of a ``run`` (errors name the setting)."""
     objective = getattr(args, "objective", None) or "table"
-    extra = {k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed") if getattr(args, k, None) is not None}
+    table = None
     if objective == "table":
-        table = Path(args.table) if args.table else default_table_path()
-        extra["table"] = str(table.resolve()) if table.is_file() else str(table)
-    return {
-        "objective": objective,
-        **extra,
-        "space": args.space,
-        "metric": args.metric,
-        "strategy": args.strategy,
-        "strategy_options": {k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
-                             if k not in _RUN_ARGS and v is not None},
-        "seed": args.seed,
-        "budget": args.budget,
-        "batch_size": args.batch_size if args.batch_size is not None else _default_batch_size(args),
-    }
+        path = Path(args.table) if args.table else default_table_path()
+        table = str(path.resolve()) if path.is_file() else str(path)
+    return SearchConfig.create(
+        objective=objective, table=table, space=args.space, metric=args.metric, strategy=args.strategy,
+        strategy_options={k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
+                          if k not in _RUN_ARGS and v is not None},
+        seed=args.seed, budget=args.budget, batch_size=args.batch_size,  # None: the strategy's own batch
+        data_folder=str(Path(args.data_folder).expanduser().resolve()) if getattr(args, "data_folder", None) else None,
+        overlap=bool(getattr(args, "overlap", False)),
+        **{k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed") if getattr(args, k, None) is not None},
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -136,7 +135,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         setup, run_id = resume_setup(store, args.resume), args.resume  # refused while another process runs it
     else:
-        setup = build_search(_run_config(args))
+        config = _run_config(args)
+        if args.download:
+            from nasviz.objectives.vision import download
+
+            if not config.data_folder or not config.dataset:
+                raise ValueError("--download needs --dataset and --data-folder DIR")
+            download(config.dataset, config.data_folder)
+        setup = build_search(config)
         if store is not None:
             run_id = store.create_run(setup.config)
     try:
@@ -165,7 +171,8 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
             print(f"  {text}", file=sys.stderr)
     result = run_search(setup.strategy, setup.objective, cfg["budget"], format_arch=space.format,
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
-                        store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease)
+                        store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease,
+                        overlap=bool(cfg.get("overlap")))
     out = result.to_dict(space.format)
     out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
                 "objective": cfg["objective"], "strategy": cfg["strategy"],
@@ -184,6 +191,8 @@ def _add_table_parser(sub: argparse._SubParsersAction) -> None:
     info = tsub.add_parser("info", help="rows, metrics, optimum per metric and bad rows", description="Summarise a benchmark table: rows, metrics, optimum per metric and the rows that were skipped.")
     info.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded table)")
     info.add_argument("--space", default="nb201", choices=space_names())
+    info.add_argument("--duplicates", choices=["refuse", "average"],
+                      help="rows of one architecture: bad rows or averaged (default: the space's choice)")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=cmd_table_info)
     imp = tsub.add_parser(
@@ -203,15 +212,35 @@ def _add_table_parser(sub: argparse._SubParsersAction) -> None:
                      help="comma-separated datasets whose test/valid accuracies and training seconds become columns "
                           "(default: all four: cifar10,cifar100,ImageNet16-120,cifar10-valid)")
     imp.set_defaults(func=cmd_table_import)
+    nb101 = tsub.add_parser(
+        "import-nb101",
+        help="join a NAS-Bench-101 table known only by module hash with the enumeration",
+        description=(
+            "Join a CSV of NAS-Bench-101 cells known only by their module hash (e.g. nb101_hash_20k.csv: hash, "
+            "valid_accuracy_4/12/36/108, train_seconds_108, params) with the enumeration of all 423,624 cells "
+            "(built and cached on first use, ~25 s), and write a normal table: the cell as 'arch' "
+            "('<matrix>;<ops>'), then valid_accuracy_108 and the other columns (train_seconds_108 becomes the "
+            "cost column train_seconds). Rows whose hash names no cell are skipped and counted. The table is "
+            "written to a path outside the repository (benchmark data stays out of it)."
+        ),
+    )
+    nb101.add_argument("hash_csv", type=Path, help="CSV with a 'hash' column, e.g. nb101_hash_20k.csv")
+    nb101.add_argument("--out", type=Path, required=True, help="CSV to write (outside the repository)")
+    nb101.add_argument("--json", action="store_true", help="print what was done as JSON")
+    nb101.set_defaults(func=cmd_table_import_nb101)
 
 
 def cmd_table_info(args: argparse.Namespace) -> int:
-    table = load_table(args.table or default_table_path(), space=args.space)
+    table = load_table(args.table or default_table_path(), space=args.space, duplicates=args.duplicates)
     info = table.info()
     if args.json:
         _print_json(info)
     else:
         print(f"{info['source']}: {info['rows']} rows, metrics {', '.join(info['metrics'])}")
+        dup = info["duplicates"]
+        if dup["policy"] == "average" and dup["rows_merged"]:
+            print(f"  {dup['rows_merged']} row(s) of {dup['architectures_with_repeats']} architecture(s) seen before "
+                  "were averaged into them")
         for m, v in info["optimum"].items():
             print(f"  optimum {m}: {v} ({info['best_arch'][m]})")
         for b in info["bad_rows"]:
@@ -225,6 +254,56 @@ def cmd_table_import(args: argparse.Namespace) -> int:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     n = import_official(args.path, args.out, epochs=args.epochs, datasets=datasets)
     print(f"wrote {n} rows to {args.out}")
+    return 0
+
+
+def _inside_repository(path: Path) -> bool:
+    """Whether ``path`` lies in this checkout (a folder with ``pyproject.toml`` above the package)."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "pyproject.toml").is_file():
+        return False  # an installed package: there is no repository to keep clean
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def cmd_table_import_nb101(args: argparse.Namespace) -> int:
+    from nasviz.spaces.nb101 import import_hash_table
+
+    if _inside_repository(args.out):
+        raise ValueError(f"--out {args.out} is inside the repository; benchmark tables are data, not code: "
+                         "write them elsewhere (e.g. beside the shared tables)")
+    result = import_hash_table(args.hash_csv, args.out)
+    if args.json:
+        _print_json({"out": str(result.out_path), "rows_read": result.rows_read, "rows_joined": result.rows_joined,
+                     "unknown_hashes": len(result.unknown_hashes), "duplicate_hashes": len(result.duplicate_hashes),
+                     "columns": list(result.columns)})
+    else:
+        print(result)
+    return 0
+
+
+def _add_components_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("components", help="list the registered spaces, kernels, strategies, pools, ...",
+                       description="Every registered component with its description; --markdown writes the README's table.")
+    p.add_argument("--markdown", action="store_true", help="Markdown tables (the README's component section)")
+    p.add_argument("--readme", metavar="FILE", help="rewrite the component section of this README in place")
+    p.set_defaults(func=cmd_components)
+
+
+def cmd_components(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from nasviz.components import catalogue_markdown, catalogue_text, readme_with_catalogue
+
+    if args.readme:
+        path = Path(args.readme)
+        path.write_text(readme_with_catalogue(path.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"rewrote the component section of {path}")
+        return 0
+    print(catalogue_markdown() if args.markdown else catalogue_text())
     return 0
 
 
@@ -345,6 +424,35 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_export_parser(sub: argparse._SubParsersAction) -> None:
+    from nasviz.export import FORMATS
+
+    p = sub.add_parser("export", help="write a run's best (or chosen) network as TorchScript or torch.export",
+                       description="Write a trained run's best network (or --arch) to DIR as TorchScript (network.pt) "
+                                   "or torch.export (network.pt2), with network.json: its architecture, dataset, "
+                                   "input shape, preprocessing and test score. Weights the run did not keep are "
+                                   "retrained from its stored config (network.json says so).")
+    p.add_argument("--store", type=Path, required=True, metavar="FILE", help="the run store")
+    p.add_argument("run_id", type=int, metavar="RUN_ID")
+    p.add_argument("--arch", help="the network to export (default: the run's best)")
+    p.add_argument("--format", choices=list(FORMATS), default="torchscript", help="default: torchscript")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write into")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from nasviz.export import export_network
+
+    if not args.store.is_file():
+        raise ValueError(f"run store {args.store} does not exist")
+    recipe = export_network(args.store, args.run_id, args.out, args.format, args.arch)
+    print(f"wrote {args.out / recipe['file']} and network.json: {recipe['arch']} ({recipe['weights']}), "
+          f"test {recipe['score_metric']} {recipe['test_score']:.4g}")
+    for note in recipe["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
 def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m nasviz", description="nasviz: see neural architecture search work.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -353,6 +461,8 @@ def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     _add_bench_parser(sub, load_benchmarks)
     _add_tabulate_parser(sub)
     _add_runs_parser(sub)
+    _add_export_parser(sub)
+    _add_components_parser(sub)
     return parser
 
 

@@ -106,6 +106,11 @@ class LimitError(InputError):
     upload size). The message says the limit and how to change it."""
 
 
+class ConfigError(NasvizError, ValueError):
+    """A configuration that cannot run: an unknown component name, a bad option value, or
+    components that do not fit together (a kernel that cannot read the chosen space)."""
+
+
 class StoreError(NasvizError, ValueError):
     """A request the run store cannot honour (unknown run, bad status, overlapping evaluations...)."""
 
@@ -116,6 +121,6 @@ class LeaseLostError(StoreError):
 
 
 __all__ = [
-    "ArchitectureError", "InputError", "LeaseLostError", "LimitError", "NasvizError", "PathNotAllowedError",
+    "ArchitectureError", "ConfigError", "InputError", "LeaseLostError", "LimitError", "NasvizError", "PathNotAllowedError",
     "StoreError", "TableError", "UnsafeFileError",
 ]

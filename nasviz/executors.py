@@ -28,7 +28,7 @@ scheduler; ``local:N`` starts a ``LocalCluster`` of N single-threaded worker pro
 loopback). :func:`make_executor` picks one from CLI-style options.
 
 What is shipped to workers is a *spec*: an object with ``build() -> objective`` that pickles
-(e.g. :class:`nasviz.objectives.trainer.TrainingSpec`, ``TrainingObjective.spec()``). Workers keep
+(e.g. :class:`nasviz.objectives.training.TrainingSpec`, ``TrainingObjective.spec()``). Workers keep
 the built objective keyed by the spec, so the dataset is loaded once per worker.
 
 Example::
@@ -71,15 +71,17 @@ def _set_single_thread() -> None:
         _THREADS_SET = True
 
 
-def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture) -> Evaluation:
-    """Evaluate one architecture in a worker process (one torch thread; objective cached)."""
+def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture, plan: Any = None) -> Evaluation:
+    """Evaluate one architecture in a worker process (one torch thread; objective cached);
+    ``plan`` is the strategy's :class:`~nasviz.objectives.network_store.NetworkPlan` (warm starts
+    from, and trained networks kept in, a network store folder the processes share)."""
     _set_single_thread()
     objective = _OBJECTIVES.get(spec)
     if objective is None:
         _OBJECTIVES.clear()  # one spec at a time per worker keeps memory bounded
         objective = _OBJECTIVES[spec] = spec.build()
     try:
-        return objective.evaluate([arch])[0]
+        return objective.evaluate([arch], [plan])[0] if plan is not None else objective.evaluate([arch])[0]
     except Exception as err:  # noqa: BLE001 - objectives should not raise; if one does, record it
         return Evaluation(arch, None, 0.0, FAILED, f"{type(err).__name__}: {err}")
 
@@ -87,7 +89,7 @@ def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture) -> Evaluation:
 class _Base:
     n_workers: int = 1
 
-    def submit(self, arch: Architecture):  # pragma: no cover - interface
+    def submit(self, arch: Architecture, plan: Any = None):  # pragma: no cover - interface
         raise NotImplementedError
 
     def wait_first(self, futures: Iterable) -> tuple[set, set]:
@@ -122,10 +124,11 @@ class SerialExecutor(_Base):
         self.objective = objective_or_spec if has_eval else objective_or_spec.build()
         self.n_workers = 1
 
-    def submit(self, arch: Architecture) -> cf.Future:
+    def submit(self, arch: Architecture, plan: Any = None) -> cf.Future:
         fut: cf.Future = cf.Future()
         try:
-            fut.set_result(self.objective.evaluate([arch])[0])
+            ev = self.objective.evaluate([arch], [plan])[0] if plan is not None else self.objective.evaluate([arch])[0]
+            fut.set_result(ev)
         except Exception as err:  # noqa: BLE001
             fut.set_result(Evaluation(arch, None, 0.0, FAILED, f"{type(err).__name__}: {err}"))
         return fut
@@ -143,8 +146,8 @@ class LocalExecutor(_Base):
         self.n_workers = int(n_workers)
         self._pool = cf.ProcessPoolExecutor(max_workers=self.n_workers, mp_context=get_context("spawn"))
 
-    def submit(self, arch: Architecture) -> cf.Future:
-        return self._pool.submit(evaluate_in_worker, self.spec, arch)
+    def submit(self, arch: Architecture, plan: Any = None) -> cf.Future:
+        return self._pool.submit(evaluate_in_worker, self.spec, arch, plan)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -184,8 +187,8 @@ class DaskExecutor(_Base):
             raise ValueError(f"Dask address must be tcp://host:port or local:N, got {address!r}")
         self.n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
 
-    def submit(self, arch: Architecture):
-        return self.client.submit(evaluate_in_worker, self.spec, arch, pure=False)
+    def submit(self, arch: Architecture, plan: Any = None):
+        return self.client.submit(evaluate_in_worker, self.spec, arch, plan, pure=False)
 
     def wait_first(self, futures: Iterable) -> tuple[set, set]:
         from distributed import wait
@@ -216,7 +219,13 @@ def make_executor(spec_or_objective: Any, workers: int = 1, dask: str | None = N
 
 
 class ExecutorObjective:
-    """An objective whose ``evaluate`` runs on an executor (same name, metric, optimum, domain)."""
+    """An objective whose ``evaluate`` runs on an executor (same name, metric, optimum, domain).
+
+    ``planner`` (set by a warm-starting strategy's ``attach``, as on a
+    :class:`~nasviz.objectives.training.TrainingObjective`) makes each architecture's
+    :class:`~nasviz.objectives.network_store.NetworkPlan` here, in the searching process, and
+    sends it to the worker with the architecture.
+    """
 
     def __init__(self, objective: Any, executor: _Base) -> None:
         self.objective = objective
@@ -224,9 +233,15 @@ class ExecutorObjective:
         self.name = objective.name
         self.metric = objective.metric
         self.space = getattr(objective, "space", None)
+        self.dataset = getattr(objective, "dataset", None)
+        self.planner: Any = None
+
+    def submit(self, archs: Sequence[Architecture]) -> list:
+        """Start evaluating ``archs`` (with their plans); one future per architecture."""
+        return [self.executor.submit(a, self.planner(a) if self.planner is not None else None) for a in archs]
 
     def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
-        return self.executor.evaluate(archs)
+        return [f.result() for f in self.submit(archs)]
 
     def optimum(self):
         return self.objective.optimum()

@@ -227,6 +227,11 @@ def operation_gradient_profile(fg: FeatureGradients, values: Sequence[float] | N
     return out
 
 
+def supports_feature_gradients(gp: GaussianProcess) -> bool:
+    """Whether ``gp`` has WL feature gradients: it is fitted and its kernel is WL."""
+    return isinstance(gp.kernel, WLKernel) and gp.fit_result is not None
+
+
 def operation_gradients(gp: GaussianProcess, archs: Sequence[Architecture],
                         skip: Sequence[str] = (INPUT, OUTPUT)) -> dict[str, float]:
     """Mean ``d mean / d phi^op`` over ``archs`` for each operation's ``h = 0`` feature.
@@ -240,5 +245,34 @@ def operation_gradients(gp: GaussianProcess, archs: Sequence[Architecture],
     return {name: float(g) for name, g in zip(fg.names, fg.mean_gradient) if name not in skip}
 
 
+
+
+def step_feature_gradients(gp: GaussianProcess, archs: Sequence[Architecture], max_features: int):
+    """What a BO step reports: the ``max_features`` WL feature gradients (paper 002 Eq. 3.2) of
+    largest magnitude over ``archs``, as a :class:`nasviz.state.FeatureGradients`; ``None`` when
+    the kernel is not WL or they cannot be computed."""
+    from nasviz.state import FeatureGradients as StepGradients
+
+    if not supports_feature_gradients(gp):
+        return None
+    try:
+        fg = wl_feature_gradients(gp, archs)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    keep = np.argsort(-np.abs(fg.mean_gradient), kind="stable")[:max_features]
+    return StepGradients(tuple(fg.names[i] for i in keep), tuple(float(fg.mean_gradient[i]) for i in keep), int(fg.h))
+
+
+def step_operation_gradients(gp: GaussianProcess, archs: Sequence[Architecture]) -> dict[str, float] | None:
+    """:func:`operation_gradients` for a BO step's gradient pool, ``None`` when unavailable."""
+    if not supports_feature_gradients(gp):
+        return None
+    try:
+        return operation_gradients(gp, archs)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+
+
 __all__ = ["FeatureGradients", "OperationProfile", "operation_gradient_profile", "operation_gradients",
-           "posterior_mean_from_features", "wl_feature_gradients"]
+           "posterior_mean_from_features", "step_feature_gradients", "step_operation_gradients",
+           "supports_feature_gradients", "wl_feature_gradients"]

@@ -24,19 +24,24 @@ not even its status: the run belongs to the other process.
 from __future__ import annotations
 
 import math
-import threading
 import time
-import warnings
-from dataclasses import asdict, dataclass, field
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from collections import deque
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
-from nasviz.errors import InputError, LeaseLostError
+from nasviz.config import TABLE, SearchConfig
+from nasviz.errors import InputError
 from nasviz.objectives.base import Evaluation, Objective
+from nasviz.overlap import Evaluator
+from nasviz.run_record import ReplayMismatchWarning, RunRecord  # ReplayMismatchWarning: re-exported
+from nasviz.spaces.base import SearchSpace
 from nasviz.strategies.base import Strategy
 
 if TYPE_CHECKING:
     from nasviz.store import RunStore
+
+__all__ = ["ReplayMismatchWarning", "RunResult", "SearchSetup", "Snapshot", "build_search", "resume_run",
+           "resume_setup", "run_search", "start_run"]
 
 @dataclass
 class Snapshot:
@@ -103,9 +108,6 @@ class RunResult:
         }
 
 
-class ReplayMismatchWarning(UserWarning):
-    """A resumed strategy proposed something other than what the stored run evaluated."""
-
 
 def run_search(
     strategy: Strategy,
@@ -122,6 +124,8 @@ def run_search(
     parse_arch: Callable[[str], Any] | None = None,
     heartbeat_seconds: float | None = None,
     lease: int | None = None,
+    overlap: bool = False,
+    concurrent: bool = True,
 ) -> RunResult:
     """Run ``strategy`` against ``objective`` for ``budget`` evaluations.
 
@@ -151,6 +155,13 @@ def run_search(
         The lease this process holds on ``run_id`` (from :meth:`RunStore.claim_run`); by default
         the run is claimed here. If the lease is lost, :class:`LeaseLostError` propagates and
         nothing more is written.
+    overlap : bool
+        Ask for step ``t + 1`` while step ``t`` is evaluated (Auto-Keras's CPU / GPU parallelism,
+        :mod:`nasviz.overlap`): step ``t + 1`` is proposed knowing steps ``1 .. t - 1``. A stop
+        request lets the step under way finish (it is stored and told).
+    concurrent : bool
+        With ``overlap``, actually evaluate beside the ask (default); ``False`` runs the same
+        schedule in one thread (same evaluations, no time saved: what the tests compare).
     """
     if budget < 1:
         raise ValueError(f"budget must be at least 1, got {budget}")
@@ -160,243 +171,182 @@ def run_search(
         raise ValueError("resume=True needs the store and the run_id of the run to resume")
     if run_id is not None and store is None:
         raise ValueError("run_id given without a store")
-    start = time.perf_counter()
-
-    replay: dict[int, list[dict[str, Any]]] = {}
-    snapshot_steps: set[int] = set()
-    elapsed_before = 0.0
+    record = None
     if store is not None:
-        if run_id is None:
-            run_id = store.create_run({
-                "strategy": getattr(strategy, "name", type(strategy).__name__),
-                "objective": getattr(objective, "name", type(objective).__name__),
-                "metric": getattr(objective, "metric", None), "budget": budget, "batch_size": batch_size,
-            })
-        else:
-            if not resume and store.n_evaluations(run_id):
-                raise ValueError(f"run {run_id} already has {store.n_evaluations(run_id)} evaluations; "
-                                 "pass resume=True to continue it")
-        if lease is None:  # callers that must not steal a live run claim first and pass their lease
-            lease = store.claim_run(run_id, force=True)["lease"]
-        if resume:
-            for ev in store.evaluations(run_id):
-                replay.setdefault(ev["step"], []).append(ev)
-            snapshot_steps = set(store.snapshot_steps(run_id))
-            last = store.latest_snapshot(run_id)
-            elapsed_before = float(last.get("elapsed") or 0.0) if last else 0.0
-        if parse_arch is None:
-            space = getattr(strategy, "space", None) or getattr(objective, "space", None)
-            parse_arch = getattr(space, "parse", None)
+        record = RunRecord(store, run_id, strategy=strategy, objective=objective, budget=budget,
+                           batch_size=batch_size, resume=resume, lease=lease, format_arch=format_arch,
+                           parse_arch=parse_arch)
+    loop = _SearchLoop(strategy, objective, budget, batch_size, format_arch, record, should_stop, on_step,
+                       Evaluator(objective, concurrent=overlap and concurrent), ask_ahead=1 if overlap else 0)
+    return loop.run(heartbeat_seconds)
 
-    evaluations: list[Evaluation] = []
-    trajectory: list[float] = []
-    best_value, best_arch = -math.inf, None
-    step, stopped, n_replayed = 0, False, 0
 
-    stop_beating = threading.Event()
-    beater = None
-    if heartbeat_seconds is None:
-        heartbeat_seconds = min(10.0, store.stale_after / 3) if store is not None else 0.0
-    if store is not None and heartbeat_seconds > 0:
-        beater = threading.Thread(target=_heartbeat, args=(store, run_id, lease, heartbeat_seconds, stop_beating),
-                                  name=f"nasviz-heartbeat-{run_id}", daemon=True)
-        beater.start()
-    try:
-        while len(evaluations) < budget:
-            stored = replay.pop(step + 1, None)
-            if stored is None:  # live step: honour stop requests first
-                if should_stop is not None and should_stop():
-                    stopped = True
+class _Step(NamedTuple):
+    """A step asked for and not yet told: its number, proposals, stored results when it is
+    replayed, the evaluation under way (overlap) and when its ask started."""
+
+    number: int
+    proposals: list
+    stored: list[dict[str, Any]] | None
+    handle: Any
+    started: float
+
+
+class _SearchLoop:
+    """One search: asks (up to ``ask_ahead`` steps ahead while a step is evaluated), evaluates or
+    replays, commits, tells, records the best so far and emits a snapshot per step."""
+
+    def __init__(self, strategy: Strategy, objective: Objective, budget: int, batch_size: int,
+                 format_arch: Callable[[Any], str], record: RunRecord | None,
+                 should_stop: Callable[[], bool] | None, on_step: Callable[[Snapshot], None] | None,
+                 evaluator: Evaluator, ask_ahead: int) -> None:
+        self.strategy, self.objective, self.budget, self.batch_size = strategy, objective, budget, batch_size
+        self.format_arch, self.record, self.should_stop, self.on_step = format_arch, record, should_stop, on_step
+        self.evaluator, self.ask_ahead = evaluator, ask_ahead
+        self.evaluations: list[Evaluation] = []
+        self.trajectory: list[float] = []
+        self.best_value, self.best_arch = -math.inf, None
+        self.step, self.stopped, self.replayed = 0, False, 0
+        self.queue: deque[_Step] = deque()
+        self.asking = True
+        self.start = time.perf_counter()
+
+    def run(self, heartbeat_seconds: float | None) -> RunResult:
+        if self.record is not None:
+            self.record.start_heartbeat(heartbeat_seconds)
+        try:
+            while True:
+                self._ask_ahead()
+                if not self.queue:
                     break
-                if store is not None:
-                    store.check_lease(run_id, lease)  # a process woken from a pause stops here
-                    if store.stop_requested(run_id):
-                        stopped = True
-                        break
-            step_start = time.perf_counter()
-            proposals = strategy.ask(min(batch_size, budget - len(evaluations)))
-            if stored is None:
-                if not proposals:
-                    break  # the domain is exhausted
-                results = objective.evaluate(proposals)
-                if store is not None:  # committed before the strategy hears of them
-                    store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in results],
-                                          len(evaluations), step=step + 1, lease=lease)
-                    _keep_networks(store, run_id, lease, strategy, results, format_arch)
-            else:
-                results, matched = _replayed_results(stored, proposals, format_arch, parse_arch, step + 1)
-                n_replayed += len(results)
-                _restore_networks(store, run_id, strategy, results, format_arch)
-                missing = proposals[len(results):] if matched else []
-                if missing:  # killed in the middle of a step: finish the step live
-                    fresh = objective.evaluate(missing)
-                    store.add_evaluations(run_id, [_plain(ev, format_arch) for ev in fresh],
-                                          len(evaluations) + len(results), step=step + 1, lease=lease)
-                    _keep_networks(store, run_id, lease, strategy, fresh, format_arch)
-                    results = results + fresh
-            strategy.tell(results)
-            for ev in results:
-                evaluations.append(ev)
-                if ev.ok and ev.value is not None and ev.value > best_value:
-                    best_value, best_arch = ev.value, format_arch(ev.arch)
-                trajectory.append(best_value if best_arch is not None else math.nan)
-            step += 1
-            if stored is not None and step in snapshot_steps:
-                continue  # fully replayed: its snapshot is stored already
-            snapshot = Snapshot(
-                step=step,
-                n_evaluations=len(evaluations),
-                budget=budget,
-                proposals=[format_arch(a) for a in proposals],
-                results=[
-                    {"arch": format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
-                    for ev in results
-                ],
-                best_value=best_value if best_arch is not None else None,
-                best_arch=best_arch,
-                elapsed=elapsed_before + time.perf_counter() - start,
-                step_seconds=time.perf_counter() - step_start,
-                strategy=strategy.state(),
-            )
-            if store is not None:
-                store.add_snapshot(run_id, snapshot, lease=lease)
-            if on_step is not None:
-                on_step(snapshot)
-    except BaseException as err:
-        if store is not None and not isinstance(err, LeaseLostError):  # a lost run is not ours to mark
-            stop_beating.set()
-            failed = isinstance(err, Exception)
-            store.set_status(run_id, "failed" if failed else "interrupted",
-                             error=f"{type(err).__name__}: {err}" if failed else None, lease=lease)
-        raise
-    finally:
-        stop_beating.set()
-        if beater is not None:
-            beater.join()
-    if store is not None:
-        store.set_status(run_id, "stopped" if stopped else "finished", lease=lease)
-        if not stopped:
-            store.drop_networks(run_id, lease=lease)  # only a run that may be resumed needs its weights
-    return RunResult(
-        evaluations=evaluations,
-        trajectory=trajectory,
-        best_arch=best_arch,
-        best_value=best_value if best_arch is not None else None,
-        optimum=objective.optimum(),
-        seconds=time.perf_counter() - start,
-        stopped=stopped,
-        run_id=run_id,
-        replayed=n_replayed,
-    )
-
-
-def _keep_networks(store: RunStore, run_id: int, lease: int | None, strategy: Strategy,
-                   results: Sequence[Evaluation], format_arch: Callable[[Any], str]) -> None:
-    """Store the trained weights a strategy will need after a resume (``strategy.network_state``).
-
-    Auto-Keras warm-starts children from their trained ancestors; replay restores its choices
-    but not weights, so without this a resumed run trains those children from scratch and
-    differs from an uninterrupted one. A failure to store is a warning, never a stopped search.
-    """
-    export = getattr(strategy, "network_state", None)
-    if export is None:
-        return
-    for ev in results:
-        if not ev.ok:
-            continue
-        try:
-            arrays = export(ev.arch)
-            if arrays is not None:
-                store.add_network(run_id, format_arch(ev.arch), arrays, lease=lease)
-        except LeaseLostError:
+                item = self.queue.popleft()
+                results = self._results(item)
+                self.strategy.tell(results)
+                self._record_best(results)
+                self.step += 1
+                if item.stored is None or self.step not in self._stored_snapshots():
+                    self._snapshot(item, results)  # a fully replayed step has its snapshot stored already
+        except BaseException as err:
+            if self.record is not None:
+                self.record.fail(err)
             raise
-        except Exception as err:  # noqa: BLE001 - losing a warm start must not lose the run
-            warnings.warn(f"could not store the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
+        finally:
+            self.evaluator.close()
+            if self.record is not None:
+                self.record.stop_heartbeat()
+        best_value = self.best_value if self.best_arch is not None else None
+        if self.record is not None:
+            self.record.finish(self.stopped, self.best_arch)
+        return RunResult(evaluations=self.evaluations, trajectory=self.trajectory, best_arch=self.best_arch,
+                         best_value=best_value, optimum=self.objective.optimum(),
+                         seconds=time.perf_counter() - self.start, stopped=self.stopped,
+                         run_id=self.record.run_id if self.record is not None else None, replayed=self.replayed)
+
+    def _stored_snapshots(self) -> set[int]:
+        return self.record.snapshot_steps if self.record is not None else set()
+
+    def _stop_now(self) -> bool:
+        """Whether a live step must not start: the caller or the store asked to stop."""
+        if self.should_stop is not None and self.should_stop():
+            return True
+        return self.record is not None and self.record.stop_requested()
+
+    def _ask_ahead(self) -> None:
+        """Queue steps until ``ask_ahead + 1`` are under way, the budget is asked for, a stop is
+        requested or the domain is exhausted; with overlap, a live step's evaluation starts now."""
+        while self.asking and len(self.queue) <= self.ask_ahead:
+            asked = len(self.evaluations) + sum(len(q.proposals) for q in self.queue)
+            if asked >= self.budget:
+                return
+            number = self.step + len(self.queue) + 1
+            stored = self.record.replay.pop(number, None) if self.record is not None else None
+            if stored is None and self._stop_now():
+                self.stopped, self.asking = True, False
+                return
+            started = time.perf_counter()
+            proposals = self.strategy.ask(min(self.batch_size, self.budget - asked))
+            if stored is None and not proposals:
+                self.asking = False  # the domain is exhausted
+                return
+            handle = self.evaluator.start(proposals) if stored is None and self.ask_ahead else None
+            self.queue.append(_Step(number, proposals, stored, handle, started))
+
+    def _results(self, item: _Step) -> list[Evaluation]:
+        """The step's results: evaluated (and committed before the strategy hears of them) or
+        replayed from the store (a step cut short by a kill is finished live)."""
+        index = len(self.evaluations)
+        if item.stored is None:
+            results = self.evaluator.wait(item.handle) if self.ask_ahead else self.evaluator.evaluate(item.proposals)
+            if self.record is not None:
+                self.record.commit(results, index, item.number)
+            return results
+        results, matched = self.record.replayed(item.stored, item.proposals, item.number)
+        self.replayed += len(results)
+        missing = item.proposals[len(results):] if matched else []
+        if missing:
+            fresh = self.objective.evaluate(missing)
+            self.record.commit(fresh, index + len(results), item.number)
+            results = results + fresh
+        return results
+
+    def _record_best(self, results: Sequence[Evaluation]) -> None:
+        """Failed evaluations count towards the budget but never become the best."""
+        for ev in results:
+            self.evaluations.append(ev)
+            if ev.ok and ev.value is not None and ev.value > self.best_value:
+                self.best_value, self.best_arch = ev.value, self.format_arch(ev.arch)
+            self.trajectory.append(self.best_value if self.best_arch is not None else math.nan)
+
+    def _snapshot(self, item: _Step, results: Sequence[Evaluation]) -> None:
+        elapsed_before = self.record.elapsed_before if self.record is not None else 0.0
+        now = time.perf_counter()
+        snapshot = Snapshot(
+            step=self.step, n_evaluations=len(self.evaluations), budget=self.budget,
+            proposals=[self.format_arch(a) for a in item.proposals],
+            results=[{"arch": self.format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
+                     for ev in results],
+            best_value=self.best_value if self.best_arch is not None else None, best_arch=self.best_arch,
+            elapsed=elapsed_before + now - self.start, step_seconds=now - item.started,
+            strategy=_as_stored(self.strategy.state().to_dict()),
+        )
+        if self.record is not None:
+            self.record.snapshot(snapshot)
+        if self.on_step is not None:
+            self.on_step(snapshot)
 
 
-def _restore_networks(store: RunStore, run_id: int, strategy: Strategy, results: Sequence[Evaluation],
-                      format_arch: Callable[[Any], str]) -> None:
-    """Give a replaying strategy the weights :func:`_keep_networks` stored (before it is told)."""
-    restore = getattr(strategy, "restore_network", None)
-    if restore is None:
-        return
-    for ev in results:
-        if not ev.ok:
-            continue
-        try:
-            arrays = store.network(run_id, format_arch(ev.arch))
-            if arrays is not None:
-                restore(ev.arch, arrays)
-        except Exception as err:  # noqa: BLE001 - the child then trains from scratch
-            warnings.warn(f"could not restore the trained weights of {format_arch(ev.arch)}: {err}", stacklevel=2)
-
-
-def _heartbeat(store: RunStore, run_id: int, lease: int | None, every: float, done: threading.Event) -> None:
-    try:
-        while not done.wait(every):
-            store.heartbeat(run_id, lease)
-    except Exception:  # a heartbeat is best effort: a stale one only marks the run interrupted
-        pass
-    finally:
-        store.close()
-
-
-def _plain(ev: Evaluation, format_arch: Callable[[Any], str]) -> dict[str, Any]:
-    return {"arch": format_arch(ev.arch), "value": ev.value, "cost": ev.cost, "status": ev.status,
-            "error": ev.error, "info": ev.info}
-
-
-def _replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], format_arch: Callable[[Any], str],
-                      parse_arch: Callable[[str], Any] | None, step: int) -> tuple[list[Evaluation], bool]:
-    """The stored evaluations of one step as :class:`Evaluation` objects, and whether they match.
-
-    When the replayed proposals match the stored architectures (in order; the stored list may
-    be a prefix if the process died mid-step), the proposals' own objects are reused; otherwise
-    the stored strings are parsed and a :class:`ReplayMismatchWarning` is issued.
-    """
-    strings = [format_arch(a) for a in proposals]
-    stored_strings = [ev["arch"] for ev in stored]
-    matched = strings[: len(stored)] == stored_strings
-    if matched:
-        archs = list(proposals[: len(stored)])
-    else:
-        warnings.warn(
-            f"replaying step {step}: the strategy proposed {strings} but the stored run evaluated "
-            f"{stored_strings}; telling it the stored results (is the strategy deterministic given its seed?)",
-            ReplayMismatchWarning, stacklevel=3)
-        if parse_arch is None:
-            raise ValueError("cannot replay a diverging run without parse_arch (the space's parse)")
-        archs = [parse_arch(s) for s in stored_strings]
-    return [
-        Evaluation(arch, ev["value"], ev["cost"] if ev["cost"] is not None else 0.0, ev["status"], ev["error"],
-                   ev["info"] or {})
-        for arch, ev in zip(archs, stored)
-    ], matched
+def _as_stored(data: Any) -> Any:
+    """``data`` as the store gives it back (tuples become lists), so a step's snapshot is the same
+    object for ``on_step`` callers as for readers of the store."""
+    if isinstance(data, dict):
+        return {k: _as_stored(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_as_stored(v) for v in data]
+    return data
 
 
 # ---------------------------------------------------------------------------------------------
-# Rebuilding a search from plain config (what the store keeps, what the CLI and the app send).
-
-#: Keys of a search config and what they mean; see :func:`build_search`.
-CONFIG_KEYS = ("objective", "table", "dataset", "space", "metric", "strategy", "strategy_options", "seed", "budget",
-               "batch_size", "workers", "dask", "train_seed", "dataset_seed", "model_options", "training")
+# Rebuilding a search from its config (what the store keeps, what the CLI and the app send).
 
 
 @dataclass
 class SearchSetup:
     """What :func:`build_search` returns: everything :func:`run_search` needs.
 
-    Call :meth:`close` when done: it shuts down the executor's workers, if any.
+    ``config`` is the stored form (:meth:`SearchConfig.to_dict` with every default filled in,
+    plus the table's ``skipped_rows``); ``search_config`` the validated config itself. Call
+    :meth:`close` when done: it shuts down the executor's workers, if any.
     """
 
     config: dict[str, Any]
-    space: ModuleType
+    space: SearchSpace
     objective: Objective
     strategy: Strategy
     table: Any = None
     executor: Any = None
     #: The lease this process holds on the stored run it resumes (:func:`resume_setup`).
     lease: int | None = None
+    search_config: SearchConfig | None = None
 
     def close(self) -> None:
         if self.executor is not None:
@@ -410,35 +360,16 @@ class SearchSetup:
         self.close()
 
 
-def _int_option(cfg: dict[str, Any], key: str, default: int, minimum: int) -> int:
-    value = cfg.get(key, default)
-    if value is None:
-        value = default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"search config {key!r} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{key.replace('_', ' ')} must be at least {minimum}, got {value}")
-    cfg[key] = value
-    return value
+def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
+    """Rebuild the objective and the strategy from a :class:`~nasviz.config.SearchConfig` or its
+    stored dictionary (deterministic given it).
 
-
-def build_search(config: Mapping[str, Any]) -> SearchSetup:
-    """Rebuild the objective and the strategy from a plain config (deterministic given it).
-
-    Config keys
-    -----------
-    ``objective``
-        ``"table"`` (default): look architectures up in the CSV ``table``; ``metric`` defaults
-        to the table's first metric. ``"train"``: train them on the bundled ``dataset``
-        (default ``"digits"``) with :class:`nasviz.objectives.trainer.TrainingObjective`
-        (``metric`` default ``"valid_accuracy"``; ``train_seed``, ``dataset_seed``,
-        ``model_options``, ``training`` as its settings).
-    ``space`` (default ``"nb201"``), ``strategy`` (a :func:`~nasviz.strategies.factory.make_strategy`
-    name, default ``"random"``) and ``strategy_options`` (its keyword options), ``seed``,
-    ``budget``, ``batch_size``.
-    ``workers`` / ``dask``
-        Evaluate each batch on that many local worker processes, or on the Dask scheduler at
-        that address (:func:`nasviz.executors.make_executor`); training objectives only.
+    A dictionary is validated by :meth:`SearchConfig.from_dict` (errors name the field, see
+    :class:`~nasviz.errors.ConfigError`); keys that are not settings (a run's ``skipped_rows``)
+    are kept in the returned ``config``. A table objective looks architectures up in the CSV
+    ``table`` (``metric`` defaults to its first metric); a training objective trains them on the
+    bundled ``dataset`` with :class:`nasviz.objectives.training.TrainingObjective`, on ``workers``
+    local processes or a ``dask`` scheduler (:func:`nasviz.executors.make_executor`).
 
     The returned ``config`` has every default filled in (e.g. the metric), so storing it makes
     the run reproducible.
@@ -446,63 +377,52 @@ def build_search(config: Mapping[str, Any]) -> SearchSetup:
     from nasviz.spaces import get_space
     from nasviz.strategies.factory import make_strategy
 
-    cfg = dict(config)
-    kind = cfg.setdefault("objective", "table")
-    cfg.setdefault("space", "nb201")
-    cfg.setdefault("strategy", "random")
-    cfg["strategy_options"] = dict(cfg.get("strategy_options") or {})
-    _int_option(cfg, "seed", 0, minimum=0)  # numpy's generators take no negative seed
-    _int_option(cfg, "budget", 100, minimum=1)
-    _int_option(cfg, "batch_size", 1, minimum=1)
-    space = get_space(cfg["space"])
-    table = executor = None
-    if kind == "table":
-        from nasviz.objectives import TableObjective, load_table
-
-        if not cfg.get("table"):
-            raise ValueError("search config has no 'table' (the benchmark CSV path)")
-        if cfg.get("dask") or (cfg.get("workers") or 1) > 1:
-            raise ValueError("workers/dask apply to training objectives; a table lookup needs no workers")
-        table = load_table(cfg["table"], space=cfg["space"])
-        cfg["table"] = str(cfg["table"])
-        cfg.setdefault("skipped_rows", table.skipped_rows())
-        cfg["metric"] = cfg.get("metric") or table.metrics[0]
-        objective = TableObjective(table, cfg["metric"])
-    elif kind == "train":
-        from nasviz.objectives.trainer import TrainingSpec
-
-        cfg["dataset"] = cfg.get("dataset") or "digits"
-        cfg["metric"] = cfg.get("metric") or "valid_accuracy"
-        _int_option(cfg, "train_seed", 0, minimum=0)
-        _int_option(cfg, "dataset_seed", 0, minimum=0)
-        _int_option(cfg, "workers", 1, minimum=1)
-        spec = TrainingSpec(space=cfg["space"], dataset=cfg["dataset"], dataset_seed=cfg["dataset_seed"],
-                            metric=cfg["metric"], seed=cfg["train_seed"],
-                            model_options=tuple(sorted(dict(cfg.get("model_options") or {}).items())),
-                            training=tuple(sorted(dict(cfg.get("training") or {}).items())))
-        objective = spec.build()
-        if cfg.get("dask") or cfg["workers"] > 1:
-            from nasviz.executors import ExecutorObjective, make_executor
-
-            executor = make_executor(spec, workers=cfg["workers"], dask=cfg.get("dask"))
-            objective = ExecutorObjective(objective, executor)
-    else:
-        raise ValueError(f"unknown objective {kind!r} in the search config; expected 'table' or 'train'")
+    extras: dict[str, Any] = {}
+    if not isinstance(config, SearchConfig):
+        known = {f.name for f in fields(SearchConfig)}
+        extras = {k: v for k, v in config.items() if k not in known}
+        config = SearchConfig.from_dict(config)
+    space = get_space(config.space)
+    objective, table, executor = _build_objective(config)
+    if table is not None:
+        config = config.with_metric(objective.metric)
+        extras.setdefault("skipped_rows", table.skipped_rows())
     try:
-        domain = objective.domain()
-        strategy = make_strategy(cfg["strategy"], space=space, seed=cfg["seed"], domain=domain,
-                                 **cfg["strategy_options"])
+        strategy = make_strategy(config.strategy, space=space, seed=config.seed, domain=objective.domain(),
+                                 batch_size=config.batch_size, **dict(config.strategy_options))
         if hasattr(strategy, "attach"):
             strategy.attach(objective)  # e.g. Auto-Keras: warm starts through the objective's builder
     except BaseException:
         if executor is not None:
             executor.close()
         raise
-    return SearchSetup(config=cfg, space=space, objective=objective, strategy=strategy, table=table,
-                       executor=executor)
+    return SearchSetup(config={**config.to_dict(), **extras}, space=space, objective=objective, strategy=strategy,
+                       table=table, executor=executor, search_config=config)
 
 
-def start_run(store: RunStore, config: Mapping[str, Any], *, name: str | None = None,
+def _build_objective(config: SearchConfig) -> tuple[Objective, Any, Any]:
+    """``(objective, table or None, executor or None)`` of a validated config."""
+    if config.objective == TABLE:
+        from nasviz.objectives import TableObjective, load_table
+
+        table = load_table(config.table, space=config.space)
+        return TableObjective(table, config.metric or table.metrics[0]), table, None
+    from nasviz.objectives.training import TrainingSpec
+
+    spec = TrainingSpec(space=config.space, dataset=config.dataset, dataset_seed=config.dataset_seed,
+                        metric=config.metric, seed=config.train_seed,
+                        model_options=tuple(sorted(dict(config.model_options).items())),
+                        training=tuple(sorted(dict(config.training).items())), data_folder=config.data_folder)
+    objective = spec.build()
+    if config.dask or config.workers > 1:
+        from nasviz.executors import ExecutorObjective, make_executor
+
+        executor = make_executor(spec, workers=config.workers, dask=config.dask)
+        return ExecutorObjective(objective, executor), None, executor
+    return objective, None, None
+
+
+def start_run(store: RunStore, config: SearchConfig | Mapping[str, Any], *, name: str | None = None,
               on_step: Callable[[Snapshot], None] | None = None,
               should_stop: Callable[[], bool] | None = None) -> RunResult:
     """Create a run in ``store`` from ``config`` (see :func:`build_search`) and run it to the end.
@@ -552,4 +472,5 @@ def _run_setup(setup: SearchSetup, store: RunStore, run_id: int, *, resume: bool
         return run_search(
             setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
             parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
-            should_stop=should_stop, store=store, run_id=run_id, resume=resume, lease=setup.lease)
+            should_stop=should_stop, store=store, run_id=run_id, resume=resume, lease=setup.lease,
+            overlap=bool(setup.config.get("overlap")))

@@ -47,3 +47,13 @@ def resolve_server_path(text: str, data_dir: Path | None, *, forbidden: Sequence
             raise PathNotAllowedError("is in the run folder (uploads, logs, the run store), which is not data",
                                       source=text)
     return resolved
+
+
+def resolve_server_folder(text: str, data_dir: Path | None, *, forbidden: Sequence[Path] = ()) -> Path:
+    """A dataset folder a visitor typed (MNIST, Fashion-MNIST or CIFAR-10 in torchvision's layout):
+    :func:`resolve_server_path`, and it must be a folder. The search config then stores the
+    resolved path (``data_folder``), never what was typed."""
+    resolved = resolve_server_path(text, data_dir, forbidden=forbidden)
+    if not resolved.is_dir():
+        raise PathNotAllowedError("is not a folder in the data folder", source=text)
+    return resolved

@@ -4,7 +4,7 @@ Cells with the same canonical key (the space's ``canonical_key``: for NAS-Bench-
 output as a sum of terms, equal exactly when two cells compute the same function with weights
 tied term by term) form a class; NAS-Bench-201's 15,625 cells fall into 4,930 classes. One
 representative per class -- the first member in the space's enumeration order -- is trained
-``seeds`` times, seed ``k`` being :func:`~nasviz.objectives.trainer.arch_seed` of the class key
+``seeds`` times, seed ``k`` being :func:`~nasviz.objectives.training.arch_seed` of the class key
 and ``k`` (initial weights and mini-batch order), and the class's results are written for every
 member, so equivalent cells get identical values by construction.
 
@@ -44,9 +44,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "dataset": "digits",
     "dataset_seed": 0,
     "seeds": 8,
-    "estimate_epochs": 2,
     "model_options": {"channels": 4, "n_cells": 1},
-    "training": {"epochs": 3, "patience": 3, "lr": 0.4, "batch_size": 256, "optimizer": "sgd", "weight_decay": 5e-4},
+    "training": {"epochs": 3, "patience": 3, "estimate_epochs": 2, "lr": 0.4, "batch_size": 256, "optimizer": "sgd",
+                 "weight_decay": 5e-4},
 }
 
 #: Columns of the final table before the per-epoch ones.
@@ -76,10 +76,10 @@ class Plan:
 def plan(space_name: str = "nb201", limit_cells: int | None = None) -> Plan:
     """Group the space's cells (the first ``limit_cells`` in enumeration order) by canonical key."""
     space = get_space(space_name)
-    if not hasattr(space, "enumerate_all"):
+    if space.size is None:
         raise ValueError(f"space {space_name!r} cannot be enumerated, so it cannot be tabulated")
     cells: list[Architecture] = []
-    for arch in space.enumerate_all():
+    for arch in space.enumerate():
         if limit_cells is not None and len(cells) >= limit_cells:
             break
         cells.append(arch)
@@ -108,13 +108,15 @@ def train_seed(space_name: str, arch_string: str, class_key: str, seed_index: in
                settings: dict[str, Any]) -> dict[str, Any]:
     """Train one class representative with seed ``seed_index``; a plain dict (runs in a worker).
 
-    ``valid_accuracy`` is the mean validation accuracy of the last ``estimate_epochs`` epochs (the
-    estimate of paper 003 App. D), ``test_accuracy`` the final network's, ``valid_curve`` the
-    validation accuracy after every epoch, ``train_seconds`` the process CPU seconds it took.
+    ``valid_accuracy`` is the trainer's estimate (the mean validation accuracy of the last
+    ``estimate_epochs`` epochs, paper 003 App. D), ``test_accuracy`` the final network's,
+    ``valid_curve`` the validation accuracy after every epoch, ``train_seconds`` the process CPU
+    seconds it took.
     """
     import torch
 
-    from nasviz.objectives.trainer import arch_seed, default_builder, train_model
+    from nasviz.objectives.trainer import train_model
+    from nasviz.objectives.training import arch_seed
 
     dataset = _WORKER_CACHE.get(("dataset", settings["dataset"], settings["dataset_seed"]))
     if dataset is None:
@@ -129,14 +131,13 @@ def train_seed(space_name: str, arch_string: str, class_key: str, seed_index: in
     row: dict[str, Any] = {"arch": arch_string, "seed": seed_index}
     try:
         torch.manual_seed(seed)
-        model = default_builder(space_name)(space.parse(arch_string), dataset, **settings["model_options"])
+        model = space.build_network(space.parse(arch_string), tuple(dataset.input_shape), dataset.n_outputs,
+                                    **settings["model_options"])
         res = train_model(model, dataset, seed=seed, device="cpu", **settings["training"])
     except Exception as err:  # noqa: BLE001 - recorded as a failed task, the tabulation goes on
         return {**row, "status": "failed", "error": f"{type(err).__name__}: {err}",
                 "train_seconds": time.process_time() - cpu0, "epochs_run": 0, "valid_curve": []}
-    window = int(settings.get("estimate_epochs") or len(res.valid_curve) or 1)
-    valid = float(np.mean(res.valid_curve[-window:])) if res.ok and res.valid_curve else None
-    return {**row, "status": res.status, "valid_accuracy": valid, "test_accuracy": res.test_score,
+    return {**row, "status": res.status, "valid_accuracy": res.valid_score, "test_accuracy": res.test_score,
             "train_seconds": time.process_time() - cpu0, "epochs_run": res.epochs_run,
             "valid_curve": list(res.valid_curve), "error": res.error or ""}
 
@@ -232,7 +233,7 @@ def tabulate(
     Parameters
     ----------
     out : the final CSV; ``<out>.partial.csv`` / ``.partial.json`` hold progress.
-    settings : dataset, seeds, estimate window, model options and training (:data:`DEFAULT_SETTINGS`).
+    settings : dataset, seeds, model options and training (:data:`DEFAULT_SETTINGS`).
     workers : worker processes (``0`` trains in this process, for tests and debugging).
     limit_cells : tabulate only the first ``limit_cells`` cells of the enumeration (small tables).
     stop_after : stop after this many *new* trainings (simulates an interruption).
@@ -379,7 +380,7 @@ def write_table(out: Path, p: Plan, settings: dict[str, Any], done: dict[tuple[s
     output); ``flops`` is what one forward pass of one image computes (``torch.utils.flop_counter``:
     convolutions and the linear layer), so it is per cell, not per class.
     """
-    from nasviz.models.cost import network_cost
+    from nasviz.objectives.network_cost import network_cost
 
     space = get_space(p.space_name)
     epochs = int(settings["training"]["epochs"])

@@ -99,7 +99,7 @@ def prune_uploads(folder: Path, *, in_use: Iterable[Path], max_age_seconds: floa
     ``max_age_seconds`` ago; return what was deleted.
 
     ``in_use`` is what searches still read or read recently
-    (:func:`nasviz.live.uploads_in_use`: running, or updated within the same age), so an
+    (:func:`nasviz.dashboard.sources.uploads_in_use`: running, or updated within the same age), so an
     upload's age counts from its last use. The files themselves are never touched: their
     modification time keys the parsed-table cache.
     """

@@ -1,65 +1,73 @@
 """Compare runs: best-so-far / regret vs evaluations (mean ± standard error across seeds), final
-regret table, distribution of final values, parallel coordinates of the evaluated cells; launch a
-study (strategies × seeds) in the background; export every figure's data as CSV."""
+regret table, distribution of final values, parallel coordinates of the evaluated architectures
+(spaces with operation slots); launch a study (strategies × seeds) in the background; export
+every figure's data as CSV."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from nasviz import explore, live, viz
+from nasviz import viz
+from nasviz.components import strategies_for
+from nasviz.dashboard import launching
+from nasviz.dashboard.explorer import comparison
+from nasviz.dashboard.ui import run_through_app, runs_or_stop, serve_settings, session_token, source, store_path
 from nasviz.objectives import TableError
 from nasviz.store import RUNNING, RunStore, StoreError
-from nasviz.strategies.factory import strategy_names
-
-from nasviz.ui import runs_or_stop, run_through_app, serve_settings, session_token
 
 run_through_app()
 
-store_path = live.default_store_path()
+path = store_path()
 limits = serve_settings().limits
 st.title("Compare runs")
-source = st.session_state.get("source")
+src = source()
+
+
+def study_form() -> None:
+    c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+    names = strategies_for(src.space)
+    strategies = c1.multiselect("Strategies", names, default=[s for s in ("random", "evolution") if s in names],
+                                key="c_strategies", help=f"The strategies that can search the {src.space} space.")
+    metric = c2.selectbox("Metric", src.metrics, key="c_metric")
+    n_seeds = c3.number_input("Seeds", min_value=0, max_value=20, value=3, key="c_seeds")
+    budget = c4.number_input("Budget", min_value=0, value=50, step=10, key="c_budget",
+                             help=f"At most {limits.max_budget:,} per run on this server.")
+    st.caption(f"A study starts one search per strategy and seed, all at once: at most {limits.max_study_runs} "
+               f"runs, and they count towards the {limits.max_running_per_session} searches a browser session "
+               f"may run at once ({limits.max_running_total} on the whole server).")
+    if st.button("Launch", type="primary", key="c_launch"):
+        try:
+            if int(n_seeds) < 1:
+                raise ValueError("the number of seeds must be at least 1")
+            ids = launching.start_study(path, src, metric, strategies, list(range(int(n_seeds))), int(budget),
+                                        session=session_token(), limits=limits)
+        except (ValueError, StoreError, TableError, OSError) as err:
+            st.error(f"Cannot launch the study: {err}")
+        else:
+            st.session_state["c_study"] = ids
+            st.session_state["c_selected"] = ids  # compare the study's runs (the widget is drawn below)
+            st.toast(f"Started {len(ids)} runs.")
+
 
 with st.expander("Launch a study (strategies × seeds)", expanded=False):
-    if source is None:
+    if src is None:
         st.error(st.session_state.get("source_error") or "Choose a data source in the sidebar.")
     else:
-        c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
-        names = strategy_names()
-        strategies = c1.multiselect("Strategies", names, default=[s for s in ("random", "evolution") if s in names],
-                                    key="c_strategies")
-        metric = c2.selectbox("Metric", source.metrics, key="c_metric")
-        n_seeds = c3.number_input("Seeds", min_value=0, max_value=20, value=3, key="c_seeds")
-        budget = c4.number_input("Budget", min_value=0, value=50, step=10, key="c_budget",
-                                 help=f"At most {limits.max_budget:,} per run on this server.")
-        st.caption(f"A study starts one search per strategy and seed, all at once: at most {limits.max_study_runs} "
-                   f"runs, and they count towards the {limits.max_running_per_session} searches a browser session "
-                   f"may run at once ({limits.max_running_total} on the whole server).")
-        if st.button("Launch", type="primary", key="c_launch"):
-            try:
-                if int(n_seeds) < 1:
-                    raise ValueError("the number of seeds must be at least 1")
-                ids = explore.start_study(store_path, source, metric, strategies, list(range(int(n_seeds))), int(budget),
-                                          session=session_token(), limits=limits)
-            except (ValueError, StoreError, TableError, OSError) as err:
-                st.error(f"Cannot launch the study: {err}")
-            else:
-                st.session_state["c_study"] = ids
-                st.session_state["c_selected"] = ids  # compare the study's runs (the widget is drawn below)
-                st.toast(f"Started {len(ids)} runs.")
+        study_form()
 
-store, runs = runs_or_stop(store_path, "No runs yet: launch a study above or start searches on the Search page.")
+store, runs = runs_or_stop(path, "No runs yet: launch a study above or start searches on the Search page.")
 by_id = {r["id"]: r for r in runs}
 
 study = [i for i in st.session_state.get("c_study", []) if i in by_id]
 if study:
     @st.fragment(run_every=1.0 if any(by_id[i]["status"] == RUNNING for i in study) else None)
     def study_progress() -> None:
-        current = {r["id"]: r for r in RunStore(store_path).list_runs()}
+        current = {r["id"]: r for r in RunStore(path).list_runs()}
         done = sum(current[i]["n_evaluations"] for i in study if i in current)
-        total = sum(current[i]["budget"] for i in study if i in current)
+        total = sum(current[i]["budget"] or 0 for i in study if i in current)
         running = sum(current[i]["status"] == RUNNING for i in study if i in current)
-        st.progress(done / max(total, 1), text=f"Study: {done} / {total} evaluations, {running} run(s) still running")
+        st.progress(min(done / max(total, 1), 1.0),
+                    text=f"Study: {done} / {total} evaluations, {running} run(s) still running")
         if running == 0 and any(by_id[i]["status"] == RUNNING for i in study):
             st.rerun()  # finished: redraw the comparison once
 
@@ -68,7 +76,7 @@ if study:
 if "c_selected" in st.session_state:  # drop runs deleted since
     st.session_state["c_selected"] = [i for i in st.session_state["c_selected"] if i in by_id]
 else:
-    st.session_state["c_selected"] = list(by_id)[:12]
+    st.session_state["c_selected"] = comparison.default_selection(runs)
 chosen = st.multiselect("Runs", list(by_id), key="c_selected",
                         format_func=lambda i: f"{i}: {by_id[i]['strategy']} seed {by_id[i]['seed']} "
                                               f"({by_id[i]['n_evaluations']}/{by_id[i]['budget']}, {by_id[i]['status']})")
@@ -80,26 +88,29 @@ if len(metrics) > 1:
     st.error(f"The chosen runs optimise different metrics ({', '.join(sorted(map(str, metrics)))}): pick runs of one.")
     st.stop()
 try:
-    curves = explore.run_curves(store_path, chosen)
+    curves = comparison.run_curves(path, chosen)
 except ValueError as err:
     st.error(str(err))
     st.stop()
 has_optimum = all(c.optimum is not None for c in curves)
 regret = st.toggle("Regret (optimum − best so far)", value=has_optimum, disabled=not has_optimum, key="c_regret",
                    help=None if has_optimum else "Live-training runs have no known optimum.")
-
 regret = bool(regret and has_optimum)
 st.plotly_chart(viz.plot_curves(curves, regret), key="chart_curves")
 finals = viz.final_table(curves)
 st.dataframe(finals, hide_index=True, key="c_final_table")
 left, right = st.columns(2)
 left.plotly_chart(viz.plot_final_values(curves), key="chart_final_values")
-right.plotly_chart(viz.plot_parallel(curves), key="chart_parallel")
+space, why_not = comparison.parallel_space(curves)
+if why_not:
+    right.info(why_not)
+else:
+    right.plotly_chart(viz.plot_parallel(curves, space), key="chart_parallel")
 
 d1, d2, d3 = st.columns(3)
 d1.download_button("Curves (CSV)", data=viz.curves_table(curves, regret).to_csv(index=False), file_name="nasviz-curves.csv",
                    mime="text/csv", key="c_dl_curves")
 d2.download_button("Final values (CSV)", data=finals.to_csv(index=False), file_name="nasviz-final.csv",
                    mime="text/csv", key="c_dl_final")
-d3.download_button("Evaluations (CSV)", data=viz.evaluations_table(curves).to_csv(index=False), file_name="nasviz-evaluations.csv",
-                   mime="text/csv", key="c_dl_evals")
+d3.download_button("Evaluations (CSV)", data=viz.evaluations_table(curves, space).to_csv(index=False),
+                   file_name="nasviz-evaluations.csv", mime="text/csv", key="c_dl_evals")

@@ -1,25 +1,28 @@
 """Interpretability (paper 002, NAS-BOWL): WL feature gradients of a GP fitted on a table sample,
 mean gradient per operation vs its count next to the true values (Fig. 2), the most positive and
-negative WL features drawn as small graphs, and how gradient-guided mutation would change a cell."""
+negative WL features drawn as small graphs, and how gradient-guided mutation would change an
+architecture (spaces with operation slots)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from nasviz import explore, viz
+from nasviz import viz
+from nasviz.dashboard.explorer import interpretation as ix
+from nasviz.dashboard.explorer.samples import sample_table
+from nasviz.dashboard.ui import current_table_or_stop, run_through_app, session_kernels, source, stop_with
 from nasviz.spaces import get_space
-
-from nasviz.ui import current_table_or_stop, run_through_app
+from nasviz.spaces.base import OPERATION_SLOTS
 
 run_through_app()
 
 st.title("Interpretability")
-source = st.session_state.get("source")
-table = current_table_or_stop(source)
+src = source()
+table = current_table_or_stop(src)
 if table is None:
-    st.error(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar (the GP is fitted "
-             "on a sample of it).")
-    st.stop()
+    stop_with(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar (the GP is fitted "
+              "on a sample of it).")
+space = table.space.name
 
 c1, c2, c3, c4 = st.columns(4)
 metric = c1.selectbox("Metric", table.metrics, key="i_metric")
@@ -27,23 +30,23 @@ n = c2.number_input("Architectures in the sample N", min_value=3, max_value=2000
 seed = c3.number_input("Seed", min_value=0, value=0, step=1, key="i_seed")
 top = c4.number_input("Top features", min_value=1, max_value=10, value=4, key="i_top")
 
-key = (source.path, metric, int(n), int(seed), int(top))
+key = (src.path, space, metric, int(n), int(seed), int(top))
 if st.session_state.get("i_result", (None,))[0] != key:
     try:
         with st.spinner("Fitting a WL GP and computing its feature gradients..."):
-            sample = explore.sample_table(table, metric, int(n), int(seed))
-            st.session_state["i_result"] = (key, explore.interpret_sample(sample, top=int(top), seed=int(seed)))
+            sample = sample_table(table, metric, int(n), int(seed))
+            st.session_state["i_result"] = (key, ix.interpret_sample(sample, top=int(top), seed=int(seed),
+                                                                     kernels=session_kernels()))
     except ValueError as err:
-        st.error(f"Cannot interpret this sample: {err}")
-        st.stop()
-it: explore.Interpretation = st.session_state["i_result"][1]
+        stop_with(f"Cannot interpret this sample: {err}")
+it: ix.Interpretation = st.session_state["i_result"][1]
 st.caption(f"GP with the WL kernel fitted by ML-II on {len(it.sample.archs)} architectures (depth h = {it.h}, "
            f"target transform {it.transform}, fit {it.fit_seconds:.2f} s); gradients d(mean)/d(feature count), "
            f"paper 002 Eq. 3.2, averaged over the same architectures.")
 
 st.plotly_chart(viz.plot_operation_profile(it.profiles, metric), key="chart_profile")
-st.caption("NB201 cells are reduced before the WL kernel reads them: 'none' edges are removed and 'skip_connect' "
-           "bypassed, so only the convolutions and pooling have node features.")
+st.caption("Architectures are reduced before the WL kernel reads them: zero operations ('none') are removed and "
+           "identities ('skip_connect') bypassed, so only the other operations have node features.")
 
 st.subheader("Most positive and most negative WL features")
 fg = it.gradients
@@ -54,21 +57,22 @@ for label, feats in (("Raise the prediction", it.top_positive), ("Lower the pred
     st.markdown(f"**{label}**")
     cols = st.columns(len(feats))
     for j, (col, (name, g)) in enumerate(zip(cols, feats)):
-        col.plotly_chart(viz.plot_feature_graph(explore.parse_wl_feature(name), g),
-                         key=f"chart_feature_{label[:5]}_{j}")
+        col.plotly_chart(viz.plot_feature_graph(ix.parse_wl_feature(name), g), key=f"chart_feature_{label[:5]}_{j}")
         col.caption(f"`{name}`")
 
-st.subheader("Gradient-guided mutation of a cell")
+st.subheader("Gradient-guided mutation")
+if not get_space(space).provides(OPERATION_SLOTS):
+    stop_with(f"Gradient-guided mutation changes one operation slot at a time, and architectures of the {space} "
+              f"space have no fixed slots.", "info")
 default = it.sample.strings[len(it.sample.strings) // 2]
-text = st.text_input("Cell (NB201 string); default: the sample's median architecture", value=default,
+text = st.text_input(f"Architecture ({space} string); default: the sample's median architecture", value=default,
                      key="i_cell").strip()
 try:
-    cell = get_space("nb201").parse(text)
+    cell = get_space(space).parse(text)
 except ValueError as err:
-    st.error(f"Invalid architecture: {err}")
-    st.stop()
+    stop_with(f"Invalid architecture: {err}")
 left, right = st.columns([1, 2])
 left.plotly_chart(viz.plot_architecture(cell, text), key="chart_cell")
-right.plotly_chart(viz.plot_mutation(explore.mutation_probabilities(cell, it.op_gradients)), key="chart_mutation")
-st.caption("Edges holding operations with a negative mean gradient are the likeliest to be mutated, and they most "
+right.plotly_chart(viz.plot_mutation(ix.mutation_probabilities(cell, it.op_gradients, space)), key="chart_mutation")
+st.caption("Slots holding operations with a negative mean gradient are the likeliest to be mutated, and they most "
            "likely become operations with a positive one (gradients standardised, then a sigmoid).")

@@ -5,68 +5,73 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nasviz import explore, live, viz
+from nasviz import viz
+from nasviz.components import kernels_for
+from nasviz.dashboard.explorer import kernels as kx
+from nasviz.dashboard.explorer.samples import sample_run, sample_table
+from nasviz.dashboard.kernels import KernelSet, parse_archs
+from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session_kernels, source, stop_with,
+                                 store_path)
 from nasviz.objectives import TableError
 from nasviz.store import RunStore, StoreError
-
-from nasviz.ui import current_table_or_stop, run_through_app
 
 run_through_app()
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _views(spec: str, strings: tuple[str, ...]) -> tuple[dict, object]:
-    """Distance components and Gram matrix of one kernel on the sample (kept across reruns)."""
-    return explore.kernel_views(spec, live.parse_archs(strings))
+def _views(spec: str, strings: tuple[str, ...], space: str, _kernels: KernelSet) -> tuple[dict, object]:
+    """Distance components and Gram matrix of one kernel on the sample (kept across reruns; the
+    cache holds plain arrays, copied out to each session, never a kernel)."""
+    return kx.kernel_views(spec, parse_archs(strings, space), space, _kernels)
 
 
 st.title("Kernels")
-source = st.session_state.get("source")
-table = current_table_or_stop(source)
-kernels = live.available_kernels()
+src = source()
+table = current_table_or_stop(src)
 
 c1, c2, c3, c4 = st.columns([1.2, 1, 1, 1])
 origin = c1.radio("Architectures from", ["table sample", "a run's evaluations"], horizontal=True, key="k_origin")
 n = c2.number_input("Number of architectures N", min_value=2, max_value=1000, value=100, step=10, key="k_n")
 seed = c3.number_input("Seed", min_value=0, value=0, step=1, key="k_seed")
-chosen = st.multiselect("Kernels", kernels, default=[k for k in ("tw2g", "wl") if k in kernels], key="k_kernels")
 
 try:
     if origin == "table sample":
         if table is None:
-            st.error(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar "
-                     "(live training has no table to sample).")
-            st.stop()
+            stop_with(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar "
+                      "(live training has no table to sample).")
         metric = c4.selectbox("Metric", table.metrics, key="k_metric")
-        sample = explore.sample_table(table, metric, int(n), int(seed))
+        sample = sample_table(table, metric, int(n), int(seed))
     else:
-        runs = RunStore(live.default_store_path()).list_runs()
+        runs = RunStore(store_path()).list_runs()
         if not runs:
-            st.info("No runs in the store yet: start one on the Search page, or sample the table.")
-            st.stop()
+            stop_with("No runs in the store yet: start one on the Search page, or sample the table.", "info")
         by_id = {r["id"]: r for r in runs}
         run_id = c4.selectbox("Run", list(by_id), key="k_run",
                               format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['n_evaluations']} evals)")
         metric = by_id[run_id]["metric"] or "value"
-        evals = RunStore(live.default_store_path()).evaluations(run_id)
-        sample = explore.sample_run(evals, metric, int(n), by_id[run_id]["config"].get("space", "nb201"),
-                                    f"run {run_id}")
+        evals = RunStore(store_path()).evaluations(run_id)
+        sample = sample_run(evals, metric, int(n), by_id[run_id]["config"].get("space", "nb201"), f"run {run_id}")
 except (ValueError, StoreError, TableError) as err:
-    st.error(str(err))
-    st.stop()
+    stop_with(str(err))
 
+space = sample.space
+offered = kernels_for(space)
+if "k_kernels" in st.session_state:  # a sample of another space: keep the kernels that can read this one
+    st.session_state["k_kernels"] = [k for k in st.session_state["k_kernels"] if k in offered]
+chosen = st.multiselect("Kernels", offered, key="k_kernels", help=f"The kernels that can read the {space} space.",
+                        **({} if "k_kernels" in st.session_state else
+                           {"default": [k for k in ("tw2g", "wl") if k in offered]}))
 st.caption(f"{len(sample.archs)} architectures from the {sample.source}, ordered by {metric} (best first; "
            f"best {sample.values[0]:.4g}, worst {sample.values[-1]:.4g}).")
 if not chosen:
-    st.info("Choose at least one kernel.")
-    st.stop()
+    stop_with("Choose at least one kernel.", "info")
 
 strings = tuple(sample.strings)
 distances: dict = {}
 matrices: dict = {}
 with st.spinner("Computing distances..."):
     for spec in chosen:
-        distances[spec], matrices[spec] = _views(spec, strings)
+        distances[spec], matrices[spec] = _views(spec, strings, space, session_kernels())
 
 st.subheader("Distance matrices, per component")
 st.caption("Rows and columns are the architectures ordered by performance, best first: a kernel that tracks "
@@ -77,7 +82,7 @@ for spec in chosen:
     st.plotly_chart(fig, key=f"chart_dist_{spec}")
 
 st.subheader("Distance vs performance difference")
-induced = {spec: explore.induced_distance(matrices[spec]) for spec in chosen}
+induced = {spec: kx.induced_distance(matrices[spec]) for spec in chosen}
 st.caption("Each point is a pair of architectures: the distance the kernel induces with its default "
            "hyperparameters, sqrt(k(a,a) + k(b,b) − 2k(a,b)), against their difference in value.")
 st.plotly_chart(viz.plot_distance_performance(induced, sample.values, metric), key="chart_dist_perf")
@@ -88,9 +93,9 @@ st.caption("K with the kernel's default hyperparameters; P_ij = −|y_i − y_j|
            "the paper, so a few outliers (e.g. diverged trainings) push most of P towards 1.")
 
 st.subheader("Surrogate quality (NAS-BOWL §5.1)")
-if table is None:
-    st.info("The surrogate protocol samples train and test sets from a table: choose one in the sidebar.")
-    st.stop()
+if table is None or table.space.name != space:
+    stop_with("The surrogate protocol samples train and test sets from a table of this space: choose one in the "
+              "sidebar.", "info")
 s1, s2, s3, s4 = st.columns(4)
 # Bounded like the other explorer inputs: the GPs are fitted in the page's own request.
 n_train = s1.number_input("Training architectures", min_value=1, max_value=500, value=50, step=10, key="k_train")
@@ -103,7 +108,7 @@ if s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
     results = []
     try:
         for k, spec in enumerate(chosen):
-            results.append(explore.surrogate_quality(
+            results.append(kx.surrogate_quality(
                 table, metric, spec, n_train=int(n_train), n_test=int(n_test), trials=int(trials), seed=int(seed),
                 on_trial=lambda i, k=k, spec=spec: bar.progress((k * int(trials) + i + 1) / total,
                                                                 text=f"{spec}: trial {i + 1} of {int(trials)}")))
@@ -112,9 +117,9 @@ if s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
         st.error(f"Cannot run the protocol: {err}")
     else:
         bar.empty()
-        st.session_state["k_surrogate"] = {"key": (source.path, metric), "results": results}
+        st.session_state["k_surrogate"] = {"key": (src.path, metric), "results": results}
 stored = st.session_state.get("k_surrogate")
-if stored and stored["key"] == (source.path, metric):
+if stored and stored["key"] == (src.path, metric):
     res = stored["results"]
     st.plotly_chart(viz.plot_surrogate_quality(res, metric), key="chart_surrogate")
     st.dataframe([{"kernel": r.kernel, "Spearman ρ (mean)": round(r.spearman_mean, 4),

@@ -7,14 +7,14 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
-from nasviz import live
+from nasviz.dashboard import launching
+from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, store_path as default_store
+from nasviz.dashboard.watching import export_bytes
 from nasviz.store import RUNNING, StoreError
-
-from nasviz.ui import resume_and_rerun, runs_or_stop, run_through_app
 
 run_through_app()
 
-store_path = live.default_store_path()
+store_path = default_store()
 st.title("Runs")
 
 store, runs = runs_or_stop(store_path, "No runs yet: start one on the Search page.")
@@ -50,7 +50,7 @@ if c1.button("Watch", key="watch", type="primary"):
     st.query_params["run"] = str(run_id)
     st.switch_page("pages/search.py", query_params={"run": str(run_id)})
 if c2.button("Stop", key="stop_run", disabled=run["status"] != RUNNING):
-    live.request_stop(store_path, run_id)
+    launching.request_stop(store_path, run_id)
     st.toast(f"Stop requested for run {run_id}.")
 if c3.button("Resume", key="resume_run", disabled=run["status"] in (RUNNING, "finished")):
     resume_and_rerun(store_path, run_id)
@@ -65,10 +65,17 @@ if c4.button("Delete", key="delete_run", disabled=not confirm):
             st.session_state["run_id"] = None
         st.session_state.pop("confirm_delete", None)
         st.rerun()
-c5.download_button("Export CSV", data=lambda: live.export_bytes(store_path, run_id, "csv"),
+c5.download_button("Export CSV", data=lambda: export_bytes(store_path, run_id, "csv"),
                    file_name=f"nasviz-run-{run_id}.csv", mime="text/csv", key="export_csv")
-c6.download_button("Export JSON", data=lambda: live.export_bytes(store_path, run_id, "json"),
+c6.download_button("Export JSON", data=lambda: export_bytes(store_path, run_id, "json"),
                    file_name=f"nasviz-run-{run_id}.json", mime="application/json", key="export_json")
+
+if run["config"].get("objective") == "train":  # a trained run's best network (nasviz export)
+    from nasviz.export import export_zip
+
+    st.download_button("Export best network (TorchScript + JSON)", data=lambda: export_zip(store_path, run_id),
+                       file_name=f"nasviz-run-{run_id}-network.zip", mime="application/zip", key="export_network",
+                       help="Retrained from the run's config if its weights were not kept (network.json says so)")
 
 with st.expander("Configuration"):
     st.json(run["config"])

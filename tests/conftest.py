@@ -44,3 +44,15 @@ class _NavigationPagesManager(PagesManager):
 @pytest.fixture(autouse=True)
 def _apptest_runs_app_py_every_time(monkeypatch):
     monkeypatch.setattr(app_test, "PagesManager", _NavigationPagesManager)
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Train with one torch thread (as the executors' workers do): on a shared two-core machine,
+    two intra-op threads made a small CNN's training step 60 times slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

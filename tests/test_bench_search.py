@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
 import pytest
 
 from nasviz.bench import search
@@ -38,3 +39,60 @@ def test_bad_arguments_are_clear(nb201_table_path):
         search.run(_args(table=nb201_table_path, strategies="random,nope", budget=5, seeds=1, workers=1))
     with pytest.raises(ValueError, match="--budget"):
         search.run(_args(table=nb201_table_path, strategies="random", budget=0, seeds=1, workers=1))
+
+
+def test_final_statistics_and_goal_check_on_known_runs():
+    from nasviz.bench.search_report import final_statistics, goal_check, regret_curve
+
+    stats = final_statistics([0.0, 0.0, 0.2, 0.4, 1.0, float("nan")])
+    assert stats["runs"] == 5 and stats["found_optimum"] == 2
+    assert stats["mean"] == pytest.approx(0.32) and stats["median"] == pytest.approx(0.2)
+    assert stats["se"] == pytest.approx(np.std([0, 0, 0.2, 0.4, 1.0], ddof=1) / np.sqrt(5))
+    assert stats["p90"] == pytest.approx(np.percentile([0, 0, 0.2, 0.4, 1.0], 90)) and stats["max"] == 1.0
+    runs = [{"trajectory": [1.0, 2.0, 3.0], "optimum": 3.0}, {"trajectory": [0.0, 0.0], "optimum": 3.0}]
+    assert regret_curve(runs, 3) == [2.5, 2.0, 1.5]  # a short run keeps its last value
+
+    def summary(mean, p90, found):
+        return {"final": {"mean": mean, "p90": p90, "found_optimum": found, "runs": 20}}
+
+    table = {"ours": summary(0.04, 0.1, 15), "optuna-tpe": summary(0.1, 0.3, 9), "optuna-gp": summary(0.08, 0.2, 16)}
+    check = goal_check(table, "ours", ("optuna-tpe", "optuna-gp"))
+    assert check["against"] == "optuna-gp" and check["mean_at_most_half"] and check["p90_no_worse"]
+    assert not check["found_at_least"] and not check["met"]
+    assert goal_check(table, "missing", ("optuna-tpe",)) is None
+
+
+def test_batch_goal_compares_regret_after_equal_numbers_of_evaluations():
+    from nasviz.bench.search_report import batch_goal_check
+
+    def summary(regrets):
+        return {"regret_mean": dict(zip(("25", "50", "100"), regrets)), "final": {"runs": 20}}
+
+    table = {"kdpp5": summary([0.5, 0.2, 0.1]), "optuna-tpe": summary([0.4, 0.3, 0.1])}
+    check = batch_goal_check(table, "kdpp5")
+    assert check["against"] == "optuna-tpe" and check["checkpoints"] == {"25": False, "50": True, "100": True}
+    assert not check["met"]
+    table["kdpp5"] = summary([0.4, 0.2, 0.05])
+    assert batch_goal_check(table, "kdpp5")["met"]
+    assert batch_goal_check(table, "kdpp5", peer="optuna-gp") is None
+
+
+@pytest.mark.slow
+def test_protocol_report_with_peers(nb201_table_path):
+    pytest.importorskip("optuna")
+    pairs = f"{nb201_table_path}:cifar10,{nb201_table_path}:cifar100"
+    out = search.run(_args(tables=pairs, strategies="random,optuna-tpe,bo-tw2g-ucb:pool=exhaustive:n_init=8",
+                           budget=10, seeds=2, workers=1, checkpoints="5"))
+    assert [t["metric"] for t in out["tables"]] == ["cifar10", "cifar100"]
+    for entry in out["tables"]:
+        assert set(entry["strategies"]) == {"random", "optuna-tpe", "bo-tw2g-ucb:pool=exhaustive:n_init=8"}
+        for s in entry["strategies"].values():
+            assert s["final"]["runs"] == 2 and len(s["regret_by_evaluation"]) == 10
+            assert s["final"]["mean"] == pytest.approx(s["regret_mean"]["10"])
+            assert 1 <= s["distinct_min"] <= 10
+        assert s["distinct_min"] == 10  # nasviz never repeats a cell
+        assert entry["goal"]["against"] == "optuna-tpe"  # the first bo-* strategy against the peers run
+    with pytest.raises(ValueError, match="not TABLE:METRIC"):
+        search.run(_args(tables="nometric", strategies="random", budget=5, seeds=1, workers=1))
+    with pytest.raises(ValueError, match="does not take option"):
+        search.run(_args(tables=pairs, strategies="random:colour=red", budget=5, seeds=1, workers=1))

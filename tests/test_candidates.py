@@ -34,25 +34,25 @@ def test_random_pool_respects_exclude_and_domain():
     domain = nb201.sample(np.random.default_rng(1), 60)
     domain = list(dict.fromkeys(domain))
     exclude = set(domain[:20])
-    pool = random_pool(nb201, rng, 30, exclude=exclude, domain=domain)
+    pool = random_pool(nb201.SPACE, rng, 30, exclude=exclude, domain=domain)
     assert len(pool) == 30
     _assert_clean(pool, exclude, domain)
     # Asking for more than is left returns exactly what is left.
-    rest = random_pool(nb201, rng, 1000, exclude=exclude, domain=domain)
+    rest = random_pool(nb201.SPACE, rng, 1000, exclude=exclude, domain=domain)
     assert set(rest) == set(domain) - exclude
     with pytest.raises(ValueError, match="non-negative"):
-        random_pool(nb201, rng, -1)
+        random_pool(nb201.SPACE, rng, -1)
 
 
 def test_random_pool_without_domain_samples_the_space():
-    pool = random_pool(nb201, np.random.default_rng(0), 50)
+    pool = random_pool(nb201.SPACE, np.random.default_rng(0), 50)
     assert len(pool) == 50 and len(set(pool)) == 50
 
 
 def test_mutation_pool_children_are_one_step_neighbours():
     rng = np.random.default_rng(0)
     parents = nb201.sample(np.random.default_rng(2), 3)
-    kids = mutation_pool(nb201, rng, parents, 40, exclude=set(parents))
+    kids = mutation_pool(nb201.SPACE, rng, parents, 40, exclude=set(parents))
     _assert_clean(kids, parents)
     neighbourhood = {n for p in parents for n in nb201.neighbours(p)}
     assert set(kids) <= neighbourhood
@@ -64,12 +64,12 @@ def test_mutation_pool_children_are_one_step_neighbours():
 def test_evolutionary_pool_climbs_the_acquisition():
     rng = np.random.default_rng(0)
     parents = nb201.sample(np.random.default_rng(3), 10)
-    pool, scores = evolutionary_pool(nb201, rng, _conv_count_score, parents, 100, exclude=set(parents), n_rounds=4)
+    pool, scores = evolutionary_pool(nb201.SPACE, rng, _conv_count_score, parents, 100, exclude=set(parents), n_rounds=4)
     _assert_clean(pool.archs, parents)
     assert len(pool.archs) == 100
     assert np.allclose(scores, _conv_count_score(pool.archs))
     assert np.all(np.diff(scores) <= 0)  # sorted by acquisition
-    random_scores = _conv_count_score(random_pool(nb201, np.random.default_rng(4), 100))
+    random_scores = _conv_count_score(random_pool(nb201.SPACE, np.random.default_rng(4), 100))
     assert scores.mean() > random_scores.mean() + 1.0
     assert any(o.startswith("evolution-") for o in pool.origin)
 
@@ -79,7 +79,7 @@ def test_evolutionary_pool_is_deterministic_and_stays_in_domain():
     dset = set(domain)
     parents = [a for a in nb201.sample(np.random.default_rng(5), 40) if a in dset][:5]
     runs = [
-        evolutionary_pool(nb201, np.random.default_rng(9), _conv_count_score, parents, 50, exclude=set(parents), domain=domain)[0].archs
+        evolutionary_pool(nb201.SPACE, np.random.default_rng(9), _conv_count_score, parents, 50, exclude=set(parents), domain=domain)[0].archs
         for _ in range(2)
     ]
     assert runs[0] == runs[1]
@@ -88,7 +88,7 @@ def test_evolutionary_pool_is_deterministic_and_stays_in_domain():
 
 def test_mixed_pool_is_half_mutations():
     parents = nb201.sample(np.random.default_rng(6), 10)
-    pool = mixed_pool(nb201, np.random.default_rng(0), parents, 100, exclude=set(parents))
+    pool = mixed_pool(nb201.SPACE, np.random.default_rng(0), parents, 100, exclude=set(parents))
     _assert_clean(pool.archs, parents)
     assert len(pool.archs) == 100
     assert pool.origin.count("mutation") == 50 and pool.origin.count("random") == 50
@@ -111,7 +111,7 @@ def test_gradient_mutation_moves_towards_good_operations():
     rng = np.random.default_rng(0)
     arch = nb201.from_operations(["avg_pool_3x3"] * 6)
     grads = {"nor_conv_3x3": 3.0, "avg_pool_3x3": -3.0, "nor_conv_1x1": -1.0}
-    kids = [gradient_mutate(nb201, arch, rng, grads) for _ in range(600)]
+    kids = [gradient_mutate(nb201.SPACE, arch, rng, grads) for _ in range(600)]
     new_ops = [next(o for o in nb201.operations(k) if o != "avg_pool_3x3") for k in kids]
     _, to = gradient_mutation_probabilities(nb201.operations(arch), nb201.OPERATIONS, grads)
     for op in ("nor_conv_3x3", "nor_conv_1x1", "none"):
@@ -121,8 +121,8 @@ def test_gradient_mutation_moves_towards_good_operations():
 
 def test_gradient_pool_falls_back_and_says_so():
     parents = nb201.sample(np.random.default_rng(7), 10)
-    pool = gradient_pool(nb201, np.random.default_rng(0), parents, 60, op_gradients=None, exclude=set(parents))
+    pool = gradient_pool(nb201.SPACE, np.random.default_rng(0), parents, 60, op_gradients=None, exclude=set(parents))
     _assert_clean(pool.archs, parents)
     assert "no WL feature gradients" in pool.info["fallback"]
-    guided = gradient_pool(nb201, np.random.default_rng(0), parents, 60, op_gradients={"nor_conv_3x3": 1.0}, exclude=set(parents))
+    guided = gradient_pool(nb201.SPACE, np.random.default_rng(0), parents, 60, op_gradients={"nor_conv_3x3": 1.0}, exclude=set(parents))
     assert "fallback" not in guided.info and set(guided.origin) <= {"gradient", "random"}

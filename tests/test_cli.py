@@ -85,3 +85,24 @@ def test_run_reports_the_rows_it_skipped_and_stores_them(tmp_path):
     assert config["skipped_rows"]["count"] == 8 and len(config["skipped_rows"]["first"]) == 5
     proc = run_cli("run", "--table", str(table), "--budget", "3", "--json")
     assert json.loads(proc.stdout)["skipped_rows"]["count"] == 8
+
+
+def test_run_config_keeps_the_data_folder_resolved_and_the_overlap(tmp_path, monkeypatch):
+    """``run --objective train --data-folder DIR --overlap``: the validated config stores the
+    resolved folder and the overlap; a table search refuses a data folder, by name."""
+    from nasviz.cli import _run_config, build_parser
+    from nasviz.config import SearchConfig
+    from nasviz.errors import ConfigError
+
+    (tmp_path / "MNIST").mkdir()
+    monkeypatch.chdir(tmp_path)
+    args = build_parser(load_benchmarks=False).parse_args(
+        ["run", "--objective", "train", "--space", "cnn", "--dataset", "mnist", "--data-folder", "MNIST", "--overlap",
+         "--budget", "2"])
+    config = _run_config(args)
+    assert config.data_folder == str((tmp_path / "MNIST").resolve()) and config.overlap is True
+    assert SearchConfig.from_dict(config.to_dict()) == config  # what the store keeps rebuilds it
+    with pytest.raises(ConfigError, match="data_folder applies to training objectives"):
+        SearchConfig.create(objective="table", table="t.csv", data_folder=str(tmp_path))
+    with pytest.raises(ConfigError, match="overlap must be true or false"):
+        SearchConfig.create(objective="train", overlap="yes")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nasviz.executors import DaskExecutor, ExecutorObjective, LocalExecutor, SerialExecutor, make_executor
-from nasviz.objectives.trainer import TrainingObjective, TrainingSpec
+from nasviz.objectives.training import TrainingObjective, TrainingSpec
 from nasviz.spaces import get_space, nb201
 
 #: Tiny, fast training so that the test measures plumbing, not learning.

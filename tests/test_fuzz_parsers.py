@@ -77,7 +77,7 @@ def test_tables_of_nearly_valid_rows_keep_only_finite_bounded_values(rows):
 @FUZZ
 @given(st.one_of(st.text(max_size=200), csv_like))
 def test_architecture_strings_parse_or_raise_an_architecture_error(text):
-    for space in (nb201, layers):
+    for space in (nb201.SPACE, layers.SPACE):
         try:
             arch = parse_architecture(space, text, source="cell")
         except ArchitectureError as err:

@@ -95,7 +95,7 @@ def test_evaluations_are_committed_before_the_strategy_hears_of_them(small_table
     store = RunStore(tmp_path / "r.sqlite")
     table = load_table(small_table)
     objective = TableObjective(table, "acc")
-    strategy = ExplodingStrategy(nb201, seed=0, domain=objective.domain())
+    strategy = ExplodingStrategy(nb201.SPACE, seed=0, domain=objective.domain())
     with pytest.raises(RuntimeError, match="surrogate exploded"):
         run_search(strategy, objective, 20, format_arch=nb201.format, batch_size=2, store=store)
     run = store.list_runs()[0]
@@ -167,25 +167,40 @@ def test_resume_refuses_a_run_that_is_still_running(small_table, tmp_path):
 
 
 def test_bad_search_configs_are_refused_with_the_key_named(small_table):
-    with pytest.raises(ValueError, match="no 'table'"):
+    # build_search validates through SearchConfig (nasviz.config): each error names the setting
+    with pytest.raises(ValueError, match="a table search needs 'table'"):
         build_search({"strategy": "random"})
-    with pytest.raises(ValueError, match="'seed' must be an integer"):
-        build_search(config(small_table, seed="0"))
+    with pytest.raises(ValueError, match="seed must be an integer"):
+        build_search(config(small_table, seed="zero"))
     with pytest.raises(ValueError, match="budget must be at least 1"):
         build_search(config(small_table, budget=0))
     with pytest.raises(ValueError, match="metric 'nope'"):
         build_search(config(small_table, metric="nope"))
-    with pytest.raises(ValueError, match="unknown objective 'oracle'"):
+    with pytest.raises(ValueError, match="objective must be 'table' or 'train', got 'oracle'"):
         build_search(config(small_table, objective="oracle"))
-    with pytest.raises(ValueError, match="workers/dask apply to training objectives"):
+    with pytest.raises(ValueError, match="workers / dask apply to training objectives"):
         build_search(config(small_table, workers=2))
+    with pytest.raises(ValueError, match="kernel 'otmann' cannot read|needs a batch size of at least 2"):
+        build_search(config(small_table, strategy="bo", strategy_options={"batch": "kdpp"}, batch_size=1))
+
+
+def test_build_search_takes_a_search_config_or_its_stored_dict(small_table):
+    from nasviz.config import SearchConfig
+
+    cfg = SearchConfig.create(table=str(small_table), strategy="bo-tw2g-kdpp5", budget=10, seed=2,
+                              strategy_options={"n_init": 5})
+    with build_search(cfg) as typed, build_search(cfg.to_dict()) as stored:
+        assert typed.config == stored.config and typed.search_config == stored.search_config
+        assert typed.config["metric"] == "acc" and typed.config["batch_size"] == 5  # the defaults, filled in
+        assert typed.config["skipped_rows"] == {"count": 0, "first": []}
+        assert SearchConfig.from_dict(typed.config) == typed.search_config
 
 
 def test_a_training_config_rebuilds_the_trainer_with_its_settings():
-    trainer = pytest.importorskip("nasviz.objectives.trainer", reason="the trainer is not in this checkout")
+    training = pytest.importorskip("nasviz.objectives.training", reason="the trainer is not in this checkout")
     with build_search({"objective": "train", "budget": 3, "seed": 4, "train_seed": 2,
                        "training": {"epochs": 1}}) as setup:
-        assert isinstance(setup.objective, trainer.TrainingObjective) and setup.executor is None
+        assert isinstance(setup.objective, training.TrainingObjective) and setup.executor is None
         assert setup.objective.seed == 2 and setup.objective.training["epochs"] == 1
         assert setup.config["metric"] == "valid_accuracy" and setup.config["dataset"] == "digits"
         assert setup.objective.domain() is None and setup.table is None

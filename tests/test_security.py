@@ -20,6 +20,7 @@ Real files, a real SQLite store, real subprocesses, Streamlit's AppTest for the 
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 import os
 import pickle
@@ -36,7 +37,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from nasviz import explore, live, uploads
+from nasviz import uploads
+from nasviz.dashboard import launching, locations, sources
 from nasviz.errors import LimitError, PathNotAllowedError, TableError, UnsafeFileError
 from nasviz.objectives import load_table
 from nasviz.objectives.nb201_official import import_official, load_official
@@ -144,29 +146,29 @@ def test_the_cli_importer_refuses_a_crafted_pickle_naming_the_class(payloads, ma
 def test_the_pages_have_no_way_to_unpickle(env, payloads, marker):
     """Every loader a page calls reads text: the payloads are at most bad tables."""
     polyglot_bytes = payloads["polyglot.csv"].read_bytes()
-    path, table = live.save_upload(polyglot_bytes, "polyglot.csv")  # a valid CSV: it loads, as text
+    path, table = sources.save_upload(polyglot_bytes, "polyglot.csv")  # a valid CSV: it loads, as text
     assert len(table) == 20 and [b.line for b in table.bad_rows] == [2, 3, 4, 5, 6]
-    assert live.table_from_path(path).strings == table.strings
-    assert explore.current_table(live.DataSource.from_table(path, table)) is not None
+    assert sources.table_from_path(path).strings == table.strings
+    assert sources.current_table(sources.DataSource.from_table(path, table)) is not None
     for name in ("evil.pth", "evil.pkl"):
         with pytest.raises(TableError):
-            live.save_upload(payloads[name].read_bytes(), "evil.csv")
+            sources.save_upload(payloads[name].read_bytes(), "evil.csv")
         with pytest.raises(TableError):
             load_table(payloads[name])
     env_dir = payloads["evil.pth"].parent
     os.environ["NASVIZ_DATA_DIR"] = str(env_dir)
     try:
         with pytest.raises(TableError):
-            live.server_table("evil.pth")  # not a .csv
-        assert len(live.server_table("polyglot.csv")[1]) == 20
+            sources.server_table("evil.pth")  # not a .csv
+        assert len(sources.server_table("polyglot.csv")[1]) == 20
     finally:
         del os.environ["NASVIZ_DATA_DIR"]
     # a search on the polyglot table runs (as text) without running the payload
-    cfg = live.make_config(live.DataSource.from_table(path, table), strategy="random", budget=5)
-    run_id = live.start_run(live.default_store_path(), cfg)
-    assert RunStore(live.default_store_path()).get_run(run_id)["status"] == "finished"
+    cfg = launching.search_config(sources.DataSource.from_table(path, table), strategy="random", budget=5)
+    run_id = launching.start_run(locations.default_store_path(), cfg)
+    assert RunStore(locations.default_store_path()).get_run(run_id)["status"] == "finished"
     assert not marker.exists()
-    assert not hasattr(live, "import_official_table")
+    assert not any(hasattr(m, "import_official_table") for m in (sources, launching))
 
 
 def test_the_sidebar_offers_no_pickle_source_and_an_uploaded_polyglot_stays_text(env, payloads, marker):
@@ -237,7 +239,7 @@ def data_dir(env, monkeypatch):
 def test_server_paths_are_off_unless_the_operator_names_a_folder(env, tmp_path):
     (tmp_path / "t.csv").write_text(table_text(10))
     with pytest.raises(PathNotAllowedError, match="server-side files are off"):
-        live.server_table(str(tmp_path / "t.csv"))
+        sources.server_table(str(tmp_path / "t.csv"))
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert "CSV on the server" not in at.sidebar.radio(key="source_kind").options
 
@@ -246,11 +248,11 @@ def test_server_paths_are_off_unless_the_operator_names_a_folder(env, tmp_path):
                                    "{runs}/uploads/x.csv", ".hidden.csv", "/etc/passwd"])
 def test_paths_out_of_the_data_folder_are_refused(data_dir, typed):
     (data_dir / ".hidden.csv").write_text(table_text(5))
-    runs = live.runs_dir()
+    runs = locations.runs_dir()
     (runs / "uploads").mkdir(parents=True, exist_ok=True)
     typed = typed.format(outside=data_dir.parent / "outside.csv", runs=runs)
     with pytest.raises(PathNotAllowedError) as err:
-        live.server_table(typed)
+        sources.server_table(typed)
     assert SECRET not in str(err.value) and "does not exist" not in str(err.value)
 
 
@@ -259,8 +261,8 @@ def test_a_run_folder_inside_the_data_folder_is_still_refused(data_dir, monkeypa
     (data_dir / "runs" / "uploads").mkdir(parents=True)
     (data_dir / "runs" / "uploads" / "someone.csv").write_text(table_text(5))
     with pytest.raises(PathNotAllowedError, match="run folder"):
-        live.server_table("runs/uploads/someone.csv")
-    assert len(live.server_table("good.csv")[1]) == 30
+        sources.server_table("runs/uploads/someone.csv")
+    assert len(sources.server_table("good.csv")[1]) == 30
 
 
 def test_what_the_page_shows_about_a_server_file_never_quotes_it(data_dir):
@@ -305,11 +307,11 @@ def test_a_server_table_changed_after_it_was_chosen_is_not_quoted_by_any_page(da
 def test_a_server_table_changed_under_a_run_fails_it_without_quoting_it(data_dir):
     table = data_dir / "changing.csv"
     table.write_text(table_text(30))
-    path, loaded = live.server_table("changing.csv")
-    cfg = live.make_config(live.DataSource.from_table(path, loaded, disclose=False), strategy="random", budget=5)
+    path, loaded = sources.server_table("changing.csv")
+    cfg = launching.search_config(sources.DataSource.from_table(path, loaded, disclose=False), strategy="random", budget=5)
     table.write_text(f"arch,acc\n{SECRET},1\n")  # replaced before the worker reads it
-    store_path = live.default_store_path()
-    run_id = live.start_run(store_path, cfg, background=True)  # a real worker process
+    store_path = locations.default_store_path()
+    run_id = launching.start_run(store_path, cfg, background=True)  # a real worker process
     store = RunStore(store_path)
     deadline = time.time() + 120
     while store.get_run(run_id)["status"] == "running":
@@ -334,7 +336,7 @@ def test_a_budget_over_the_limit_is_a_message_not_a_run(env, monkeypatch):
     at.button(key="start").click().run()
     assert not at.exception
     assert any("more than the 1,000 this server allows per search" in e.value for e in at.error)
-    assert not live.default_store_path().exists() or RunStore(live.default_store_path()).list_runs() == []
+    assert not locations.default_store_path().exists() or RunStore(locations.default_store_path()).list_runs() == []
     proc = nasviz_cli("run", "--table", str(env / "t.csv"), "--budget", "1200", "--json")  # the CLI is not limited
     assert proc.returncode == 0 and len(json.loads(proc.stdout)["evaluations"]) == 50
 
@@ -351,30 +353,30 @@ def test_running_searches_are_capped_per_session_and_in_total(env, monkeypatch):
     monkeypatch.setenv("NASVIZ_MAX_RUNNING_PER_SESSION", "2")
     monkeypatch.setenv("NASVIZ_MAX_RUNNING", "3")
     (env / "t.csv").write_text(table_text(150))
-    source = live.DataSource.from_table(env / "t.csv", live.table_from_path(env / "t.csv"))
-    cfg = live.make_config(source, strategy="random", budget=150, step_delay=0.2)
-    store_path = live.default_store_path()
+    source = sources.DataSource.from_table(env / "t.csv", sources.table_from_path(env / "t.csv"))
+    cfg = launching.search_config(source, strategy="random", budget=150, step_delay=0.2)
+    store_path = locations.default_store_path()
     store = RunStore(store_path)
-    started = [live.start_run(store_path, cfg, background=True, session="alice") for _ in range(2)]
+    started = [launching.start_run(store_path, cfg, background=True, session="alice") for _ in range(2)]
     try:
         with pytest.raises(LimitError, match="this browser session already runs 2 search"):
-            live.start_run(store_path, cfg, background=True, session="alice")
-        started.append(live.start_run(store_path, cfg, background=True, session="bob"))
+            launching.start_run(store_path, cfg, background=True, session="alice")
+        started.append(launching.start_run(store_path, cfg, background=True, session="bob"))
         with pytest.raises(LimitError, match="already runs 3 search.*allows 3 at once"):
-            live.start_run(store_path, cfg, background=True, session="carol")
+            launching.start_run(store_path, cfg, background=True, session="carol")
         with pytest.raises(LimitError):  # a study counts all its runs
-            explore.start_study(store_path, source, "acc", ["random"], [0, 1], 10, session="carol")
+            launching.start_study(store_path, source, "acc", ["random"], [0, 1], 10, session="carol")
         assert len(store.list_runs()) == 3
         _wait(lambda: all(store.n_evaluations(i) > 0 for i in started), what="the workers to start")
-        live.request_stop(store_path, started[0])
+        launching.request_stop(store_path, started[0])
         _wait(lambda: store.get_run(started[0])["status"] == "stopped", what="the stop")
-        started.append(live.start_run(store_path, cfg, background=True, session="carol"))  # a slot is free
+        started.append(launching.start_run(store_path, cfg, background=True, session="carol"))  # a slot is free
         with pytest.raises(LimitError):  # resuming is starting a search too
-            live.resume_run(store_path, started[0], background=True, session="alice")
-        assert live.start_runs  # the CLI is not limited: it never goes through these functions
+            launching.resume_run(store_path, started[0], background=True, session="alice")
+        assert launching.start_runs  # the CLI is not limited: it never goes through these functions
     finally:
         for run_id in started:
-            live.request_stop(store_path, run_id)
+            launching.request_stop(store_path, run_id)
         _wait(lambda: all(store.get_run(i)["status"] != "running" for i in started), what="all to stop")
 
 
@@ -390,7 +392,7 @@ def test_the_page_says_when_the_session_runs_too_many(env, monkeypatch):
     at.sidebar.text_input(key="server_csv").input("t.csv").run()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
-        store = RunStore(live.default_store_path())  # a live process of this session owns a running run
+        store = RunStore(locations.default_store_path())  # a live process of this session owns a running run
         store.create_run({"strategy": "random", "budget": 9}, pid=sleeper.pid, session="this-tab")
         at.button(key="start").click().run()
         assert not at.exception
@@ -411,7 +413,7 @@ def test_a_study_larger_than_allowed_is_refused_on_the_compare_page(env, monkeyp
     at.button(key="c_launch").click().run()
     assert not at.exception
     assert any("a study of 8 runs is larger than the 6 this server allows" in e.value for e in at.error)
-    assert not live.default_store_path().exists() or RunStore(live.default_store_path()).list_runs() == []
+    assert not locations.default_store_path().exists() or RunStore(locations.default_store_path()).list_runs() == []
 
 
 def test_uploads_are_capped_in_code_and_in_streamlit(env):
@@ -419,17 +421,17 @@ def test_uploads_are_capped_in_code_and_in_streamlit(env):
     assert config["server"]["maxUploadSize"] == Limits().max_upload_mb == 50
     data = table_text(200).encode()
     with pytest.raises(LimitError, match="larger than the 0.001 MB an upload may have"):
-        live.save_upload(data, "t.csv", limits=Limits(max_upload_mb=0.001))
+        sources.save_upload(data, "t.csv", limits=Limits(max_upload_mb=0.001))
     with pytest.raises(TableError, match="only CSV files"):
-        live.save_upload(data, "t.pkl")
+        sources.save_upload(data, "t.pkl")
 
 
 def test_uploads_get_unguessable_private_names(env):
     import hashlib
 
     data = table_text(40).encode()
-    first, _ = live.save_upload(data, "mine.csv")
-    second, _ = live.save_upload(data, "mine.csv")
+    first, _ = sources.save_upload(data, "mine.csv")
+    second, _ = sources.save_upload(data, "mine.csv")
     assert first != second and first.read_bytes() == second.read_bytes() == data
     for path in (first, second):
         assert hashlib.sha256(data).hexdigest()[:16] not in path.name
@@ -460,9 +462,9 @@ def test_an_upload_is_parsed_once_however_often_the_page_reruns(env):
 
 
 def test_uploads_no_search_has_used_for_a_day_are_deleted(env):
-    store_path = live.default_store_path()
+    store_path = locations.default_store_path()
     names = ("running", "recent", "long-ago", "unused", "fresh")
-    files = {name: live.save_upload(table_text(30 + i).encode(), f"{name}.csv")[0] for i, name in enumerate(names)}
+    files = {name: sources.save_upload(table_text(30 + i).encode(), f"{name}.csv")[0] for i, name in enumerate(names)}
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
         store = RunStore(store_path)
@@ -473,19 +475,19 @@ def test_uploads_no_search_has_used_for_a_day_are_deleted(env):
         store._write(lambda conn: conn.execute("UPDATE runs SET updated=? WHERE id=?", (old, long_ago)))
         for name in ("running", "recent", "long-ago", "unused"):
             os.utime(files[name], (old, old))
-        live.save_upload(table_text(40).encode(), "new.csv")  # each upload prunes first
+        sources.save_upload(table_text(40).encode(), "new.csv")  # each upload prunes first
         assert {name for name, path in files.items() if path.exists()} == {"running", "recent", "fresh"}
     finally:
         sleeper.kill()
         sleeper.wait()
     with pytest.raises(LimitError, match="NASVIZ_UPLOADS_MAX_TOTAL_MB"):
-        live.save_upload(table_text(34).encode(), "more.csv", limits=Limits(uploads_max_total_mb=0.001))
+        sources.save_upload(table_text(34).encode(), "more.csv", limits=Limits(uploads_max_total_mb=0.001))
 
 
 def test_server_tables_have_a_size_limit(data_dir, monkeypatch):
     monkeypatch.setenv("NASVIZ_MAX_TABLE_MB", "0.0005")
     with pytest.raises(TableError, match="larger than the 0.0005 MB allowed"):
-        live.server_table("good.csv")
+        sources.server_table("good.csv")
 
 
 def test_bad_limit_settings_are_named(env, monkeypatch):
@@ -515,12 +517,12 @@ def _owner_holds_no_lock(store_path: Path) -> bool:
 def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeypatch):
     monkeypatch.setenv("NASVIZ_STALE_AFTER", "1.5")  # workers beat every 0.5 s; 1.5 s silent = interrupted
     (env / "t.csv").write_text(table_text(120))
-    source = live.DataSource.from_table(env / "t.csv", live.table_from_path(env / "t.csv"))
-    cfg = live.make_config(source, strategy="evolution", budget=60, seed=5, step_delay=0.1)
-    store_path = live.default_store_path()
+    source = sources.DataSource.from_table(env / "t.csv", sources.table_from_path(env / "t.csv"))
+    cfg = launching.search_config(source, strategy="evolution", budget=60, seed=5, step_delay=0.1)
+    store_path = locations.default_store_path()
     store = RunStore(store_path)
-    run_id = live.start_run(store_path, cfg, background=True)
-    first = live._CHILDREN[run_id]
+    run_id = launching.start_run(store_path, cfg, background=True)
+    first = launching._CHILDREN[run_id]
     _wait(lambda: store.n_evaluations(run_id) >= 5, what="the first worker's evaluations")
     for _ in range(50):  # pause it outside a transaction (else the second worker would wait for it)
         os.kill(first.pid, signal.SIGSTOP)
@@ -532,8 +534,8 @@ def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeyp
     try:
         _wait(lambda: store.get_run(run_id)["status"] == "interrupted", 30, "the run to be declared interrupted")
         assert first.poll() is None  # paused, not dead: only its silence gave it away
-        live.resume_run(store_path, run_id, background=True)
-        second = live._CHILDREN[run_id]
+        launching.resume_run(store_path, run_id, background=True)
+        second = launching._CHILDREN[run_id]
         _wait(lambda: store.n_evaluations(run_id) >= paused_at + 5, what="the second worker's progress")
     finally:
         os.kill(first.pid, signal.SIGCONT)  # the first worker wakes up while the second one runs
@@ -547,7 +549,7 @@ def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeyp
     assert [e["index"] for e in evaluations] == list(range(60))
     # the same evaluations as a run that was never paused
     monkeypatch.setenv("NASVIZ_STORE", str(env / "other.sqlite"))
-    plain = live.start_run(env / "other.sqlite", {**cfg, "step_delay": None}, background=False)
+    plain = launching.start_run(env / "other.sqlite", dataclasses.replace(cfg, step_delay=0.0), background=False)
     assert [e["arch"] for e in RunStore(env / "other.sqlite").evaluations(plain)] == [e["arch"] for e in evaluations]
 
 
@@ -579,3 +581,19 @@ def test_the_docker_image_runs_unprivileged_with_paths_off_a_health_check_and_a_
     assert health(str(free_port())) != 0  # nothing listens: the check fails
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "server.log") as url:
         assert health(url.rsplit(":", 1)[1]) == 0
+
+
+def test_a_dataset_folder_typed_in_the_dashboard_stays_in_the_data_folder(tmp_path):
+    from nasviz.errors import PathNotAllowedError
+    from nasviz.server_paths import resolve_server_folder
+
+    data = tmp_path / "data"
+    (data / "MNIST" / "raw").mkdir(parents=True)
+    (data / "table.csv").write_text("arch,acc\n")
+    assert resolve_server_folder("MNIST", data) == (data / "MNIST").resolve()
+    for text, message in (("../", "outside the data folder"), ("table.csv", "not a folder"),
+                          ("/etc", "outside the data folder")):
+        with pytest.raises(PathNotAllowedError, match=message):
+            resolve_server_folder(text, data)
+    with pytest.raises(PathNotAllowedError, match="off"):
+        resolve_server_folder("MNIST", None)

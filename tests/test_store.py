@@ -324,7 +324,7 @@ def test_a_version_1_store_gains_the_networks_table_and_keeps_its_runs(tmp_path)
     store = RunStore(path)
     assert store.n_evaluations(run_id) == 2
     store.add_network(run_id, "a0", {"w": np.ones(2)})
-    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
 
 #: The schema of version 2 exactly as nasviz wrote it before leases (its runs table has no
@@ -362,7 +362,7 @@ def test_a_version_2_store_migrates_to_leases_and_keeps_its_runs(tmp_path):
 
     store = RunStore(path)
     conn = store._connection()
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert {"lease", "session"} <= {r["name"] for r in conn.execute("PRAGMA table_info(runs)")}
     runs = {r["id"]: r for r in store.list_runs()}
     assert runs[1]["status"] == "finished" and runs[2]["n_evaluations"] == 3 and runs[2]["best_value"] == 2.0
@@ -374,7 +374,7 @@ def test_a_version_2_store_migrates_to_leases_and_keeps_its_runs(tmp_path):
         store.add_evaluations(2, [{"arch": "a4", "value": 4.0}], 4, step=3, lease=lease - 1)
     assert store.n_evaluations(2) == 4
     RunStore(path)  # opening a current file again changes nothing
-    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == 3
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_every_write_of_a_run_needs_its_current_lease(store):

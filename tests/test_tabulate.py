@@ -16,9 +16,10 @@ from nasviz.tabulate import plan, read_partial, tabulate
 LIMIT = 125
 SEEDS = 2
 TINY = {
-    "dataset": "digits", "dataset_seed": 0, "seeds": SEEDS, "estimate_epochs": 2,
+    "dataset": "digits", "dataset_seed": 0, "seeds": SEEDS,
     "model_options": {"channels": 4, "n_cells": 1},
-    "training": {"epochs": 2, "patience": 2, "lr": 0.2, "batch_size": 128, "optimizer": "sgd", "weight_decay": 5e-4},
+    "training": {"epochs": 2, "patience": 2, "estimate_epochs": 2, "lr": 0.2, "batch_size": 128, "optimizer": "sgd",
+                 "weight_decay": 5e-4},
 }
 CHANCE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
 CONV = "|none~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|none~2|"

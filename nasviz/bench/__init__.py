@@ -18,5 +18,8 @@ BENCHMARKS: dict[str, str] = {
     "warmstart": "nasviz.bench.warmstart",
     "layer-search": "nasviz.bench.layer_search",
     "layer-retrain": "nasviz.bench.layer_retrain",
+    "cnn-search": "nasviz.bench.cnn_search",
     "table-pilot": "nasviz.bench.table_pilot",
+    "tuning": "nasviz.bench.tuning",
+    "nb101": "nasviz.bench.nb101",
 }

@@ -133,18 +133,18 @@ def _bo_state(rng: np.random.Generator, strings: list[str], values: np.ndarray, 
 
 def build_long_run(store_path: Path, n: int, seed: int = 0) -> tuple[int, list[str], np.ndarray]:
     """A finished-looking ``running`` run of ``n`` evaluations on the default table."""
-    from nasviz import live
+    from nasviz.dashboard import launching, sources
     from nasviz.store import RunStore
 
-    table_path = live.default_table_path()
+    table_path = sources.default_table_path()
     if table_path is None:
         raise RuntimeError("no default table (data/nb201_digits.csv or the shared NAS-Bench-201 table)")
-    table = live.table_from_path(table_path)
+    table = sources.table_from_path(table_path)
     metric = table.metrics[0]
-    source = live.DataSource.from_table(table_path, table)
-    config = live.make_config(source, metric=metric, strategy="bo-tw2g-ucb", budget=n + 100, seed=seed)
+    source = sources.DataSource.from_table(table_path, table)
+    config = launching.search_config(source, metric=metric, strategy="bo-tw2g-ucb", budget=n + 100, seed=seed)
     store = RunStore(store_path)
-    run_id = store.create_run(config)
+    run_id = store.create_run(launching.stored_config(config, source))
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(table))
     values = table.values[metric]
@@ -178,34 +178,30 @@ def _append_step(store_path: Path, run_id: int, strings: list[str], values: np.n
 
 def fragment_work(watcher, view: str = "pool") -> dict[str, float]:
     """What the Search page's live fragment computes on a refresh, without Streamlit: read the
-    new step, progress, history, and the open tab's view. Returns seconds per part."""
-    from nasviz import live, viz
+    new step, progress, history, and the open tab's view (a :data:`nasviz.components.VIEWS`
+    name). Returns seconds per part."""
+    from nasviz import viz
+    from nasviz.components import VIEWS
 
     parts: dict[str, float] = {}
     t = time.perf_counter()
     watcher.refresh()
-    viz.get_progress_info(watcher.run, watcher.steps, n_evaluations=len(watcher.evaluations))
+    viz.get_progress_info(watcher.run, [s.to_dict() for s in watcher.steps], n_evaluations=len(watcher.evaluations))
     parts["store_and_progress"] = time.perf_counter() - t
     t = time.perf_counter()
     viz.plot_history(watcher.evaluations, watcher.optimum(), metric=watcher.config.get("metric", "value"))
     parts["history"] = time.perf_counter() - t
     t = time.perf_counter()
-    kernel = live.run_kernel(watcher.config)
-    if view == "pool":
-        live.pool_figure(watcher, live.pool_view(watcher.latest["strategy"]), kernel)
-    elif view == "hyperparameters":
-        viz.plot_hyperparameters(watcher.steps)
-    elif view == "distances":
-        live.distance_figure(watcher, kernel, "evaluation")
-    elif view == "graphs":
-        live.selection_figures(watcher)
+    shown = VIEWS.create(view)
+    if shown.applies(watcher) is None:
+        shown.render(watcher, **{c.key: c.default for c in shown.controls(watcher)})
     parts[view] = time.perf_counter() - t
     parts["total"] = sum(parts.values())
     return parts
 
 
 def measure_refresh(store_path: Path, n: int, repeats: int) -> dict[str, Any]:
-    from nasviz import live
+    from nasviz.dashboard.watching import RunWatcher
     from nasviz.store import RunStore
 
     t0 = time.perf_counter()
@@ -215,10 +211,10 @@ def measure_refresh(store_path: Path, n: int, repeats: int) -> dict[str, Any]:
 
     # (a) the fragment's work, one new step per refresh, for each tab being the open one; the
     # first refresh reads the whole run
-    watcher = live.RunWatcher(store_path, run_id)
+    watcher = RunWatcher(store_path, run_id)
     first = fragment_work(watcher)["total"]
     fragment: dict[str, list[float]] = {}
-    for view in ("pool", "hyperparameters", "distances", "graphs"):
+    for view in ("pool", "hyperparameters", "distances", "selection"):
         for _ in range(repeats):
             _append_step(store_path, run_id, strings, values, rng)
             fragment.setdefault(view, []).append(fragment_work(watcher, view)["total"])

@@ -65,30 +65,33 @@ def _timed(at) -> float:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from nasviz import live
+    from nasviz.components import KERNELS
+    from nasviz.dashboard import launching, sources
+    from nasviz.dashboard.locations import STORE_ENV
 
-    table = args.table or live.default_table_path()
+    table = args.table or sources.default_table_path()
     if table is None:
         raise ValueError("no --table given and no default table")
     if args.n < 2 or args.repeats < 1 or args.runs < 1:
         raise ValueError("--n must be >= 2, --repeats and --runs >= 1")
     tmp = tempfile.mkdtemp(prefix="nasviz-bench-explorer-")
     store = Path(tmp) / "store.sqlite"
-    os.environ[live.STORE_ENV] = str(store)
-    t = live.table_from_path(table)
-    source = live.DataSource.from_table(Path(table), t)
+    os.environ[STORE_ENV] = str(store)
+    t = sources.table_from_path(table)
+    source = sources.DataSource.from_table(Path(table), t)
     for i in range(args.runs):
         strategy = ("random", "evolution")[i % 2]
-        live.start_run(store, live.make_config(source, strategy=strategy, budget=args.n, seed=i // 2), background=False)
+        launching.start_run(store, launching.search_config(source, strategy=strategy, budget=args.n, seed=i // 2),
+                            source=source, background=False)
 
     at = _apptest(Path(table))
     times: dict[str, list[float]] = {p: [] for p in ("kernels", "architectures", "interpretability", "compare")}
     at.switch_page("pages/kernels.py").run()
     at.number_input(key="k_n").set_value(args.n)
     kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
-    unknown = sorted(set(kernels) - set(live.available_kernels()))
+    unknown = sorted(set(kernels) - set(KERNELS.names()))
     if unknown:
-        raise ValueError(f"--kernels: unknown {', '.join(unknown)}; available: {', '.join(live.available_kernels())}")
+        raise ValueError(f"--kernels: unknown {', '.join(unknown)}; available: {', '.join(KERNELS.names())}")
     at.multiselect(key="k_kernels").set_value(kernels)
     for r in range(args.repeats):
         at.number_input(key="k_seed").set_value(100 + r)

@@ -23,7 +23,7 @@ import numpy as np
 
 DESCRIPTION = "retrain the best network of every run of a layer-search result on fresh seeds (winner's curse check)"
 
-#: Activations no function-preserving morphism of :mod:`nasviz.morphism` can insert.
+#: Activations no function-preserving morphism of :mod:`nasviz.spaces.layers.morphisms` can insert.
 SMOOTH_LABELS: frozenset[str] = frozenset({"softplus", "logistic", "tanh"})
 
 
@@ -61,10 +61,10 @@ def _train(job: tuple[str, str, int]) -> float | None:
     import torch
 
     torch.set_num_threads(1)
-    from nasviz.objectives.trainer import TrainingObjective
+    from nasviz.objectives.training import TrainingObjective
     from nasviz.spaces import layers as L
 
-    ev = TrainingObjective(L, dataset, seed=seed, device="cpu").evaluate([L.parse(arch_text)])[0]
+    ev = TrainingObjective(L.SPACE, dataset, seed=seed, device="cpu").evaluate([L.parse(arch_text)])[0]
     return float(ev.value) if ev.ok else None
 
 

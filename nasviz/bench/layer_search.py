@@ -1,7 +1,7 @@
 """Strategies on the layer space under one wall-clock budget (papers 001 and 003, Sec. 5).
 
 Each (strategy, seed) run trains MLPs on a bundled dataset with the project trainer
-(:class:`~nasviz.objectives.trainer.TrainingObjective`, its default settings, CPU, one torch
+(:class:`~nasviz.objectives.training.TrainingObjective`, its default settings, CPU, one torch
 thread) and stops asking for new networks once ``--seconds`` have passed (the evaluation under
 way finishes). Strategy overhead (GP fits, EA, tree search) counts against the budget, as in the
 papers' time-based comparisons. Every strategy starts from the layer space's 10 initial networks
@@ -63,14 +63,14 @@ def _one(job: tuple[str, int, str, float, int | None, dict[str, str]]) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from nasviz.objectives.trainer import TrainingObjective
+    from nasviz.objectives.training import TrainingObjective
     from nasviz.runner import run_search
     from nasviz.spaces import layers as L
     from nasviz.strategies.factory import make_strategy
 
     training = {"epochs": epochs} if epochs else None
-    objective = TrainingObjective(L, dataset, seed=seed, device="cpu", training=training)
-    strategy = make_strategy(strategy_name, space=L, seed=seed, **options)
+    objective = TrainingObjective(L.SPACE, dataset, seed=seed, device="cpu", training=training)
+    strategy = make_strategy(strategy_name, space=L.SPACE, seed=seed, **options)
     if hasattr(strategy, "attach"):
         strategy.attach(objective)  # Auto-Keras warm starts
     start = time.perf_counter()
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> dict:
     from nasviz.strategies.factory import make_strategy
 
     for n, opts in options.items():
-        make_strategy(n, space=L, seed=0, **opts)  # a bad setting fails here, before any training
+        make_strategy(n, space=L.SPACE, seed=0, **opts)  # a bad setting fails here, before any training
     jobs = [(n, s, args.dataset, float(args.seconds), args.epochs, options.get(n, {})) for s in seeds for n in names]
     start = time.perf_counter()
     ctx = mp.get_context("spawn")

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--channels", type=int, default=DEFAULT_SETTINGS["model_options"]["channels"])
     parser.add_argument("--batch-size", type=int, default=DEFAULT_SETTINGS["training"]["batch_size"])
     parser.add_argument("--lr", type=float, default=DEFAULT_SETTINGS["training"]["lr"])
-    parser.add_argument("--estimate-epochs", type=int, default=DEFAULT_SETTINGS["estimate_epochs"],
+    parser.add_argument("--estimate-epochs", type=int, default=DEFAULT_SETTINGS["training"]["estimate_epochs"],
                         help="the value is the mean validation accuracy of the last N epochs")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sample-seed", type=int, default=0, help="which classes are drawn (default: 0)")
@@ -58,10 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def settings_of(args: argparse.Namespace) -> dict:
     """The tabulation settings the arguments describe (no early stopping: patience = epochs)."""
     return {
-        "dataset": "digits", "dataset_seed": 0, "seeds": args.seeds, "estimate_epochs": args.estimate_epochs,
+        "dataset": "digits", "dataset_seed": 0, "seeds": args.seeds,
         "model_options": {"channels": args.channels, "n_cells": 1},
-        "training": {"epochs": args.epochs, "patience": args.epochs, "lr": args.lr, "batch_size": args.batch_size,
-                     "optimizer": "sgd", "weight_decay": 5e-4},
+        "training": {"epochs": args.epochs, "patience": args.epochs, "estimate_epochs": args.estimate_epochs,
+                     "lr": args.lr, "batch_size": args.batch_size, "optimizer": "sgd", "weight_decay": 5e-4},
     }
 
 

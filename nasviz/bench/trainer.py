@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _spec():
-    from nasviz.objectives.trainer import TrainingSpec
+    from nasviz.objectives.training import TrainingSpec
     from nasviz.tabulate import DEFAULT_SETTINGS as S
 
     return TrainingSpec(space="nb201", dataset=S["dataset"], dataset_seed=S["dataset_seed"], seed=S["seed"],

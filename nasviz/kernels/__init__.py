@@ -1,49 +1,70 @@
-"""Architecture kernels: one interface (:class:`~nasviz.kernels.base.Kernel`), seven kernels.
+"""Architecture kernels: one interface (:class:`~nasviz.kernels.base.Kernel`), one registry.
 
-``make_kernel(name, **options)`` builds one by name:
-
-========  ==================================================================  ===========
-name      kernel                                                              paper
-========  ==================================================================  ===========
-tw        tree-Wasserstein: n-gram operations + in/out-degree, Eq. (25)        000
-wl        Weisfeiler-Lehman subtree kernel, depth chosen by likelihood         002
-otmann    OTMANN distance ensemble, Eq. (6) / Sec. 4.1                         001
-edit      Auto-Keras edit distance with a Bourgain embedding                   003
-path      BANANAS-style path encoding                                          (000 baseline)
-ot        plain optimal transport over node operations (not PD, jittered)      000 Sec. 4.1
-gw        Gromov-Wasserstein between graphs (not PD, jittered)                 000 Sec. 4.1
-========  ==================================================================  ===========
+The kernels and their options are registered in :data:`nasviz.components.KERNELS` (``python -m
+nasviz components`` lists them); each kernel class declares the representations of a search
+space it ``reads`` (:mod:`nasviz.spaces.base`). :func:`make_kernel` builds one by name, for a
+space when one is given: the space's declared representations become the kernel's
+configuration (its operation groups become the TW / OT operation tree, its layer tables OTMANN's
+label tables: :meth:`~nasviz.kernels.base.Kernel.options_from_space`), so the same kernel reads
+NAS-Bench-201 cells, layer networks or a space added later without knowing about them.
 """
 
 from __future__ import annotations
 
-import importlib
+import inspect
+from typing import TYPE_CHECKING, Any
 
-from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances, make_psd
+from nasviz.errors import ConfigError
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances, induced_distance, make_psd
 
-_REGISTRY: dict[str, tuple[str, str]] = {
-    "tw": ("nasviz.kernels.tw", "TreeWassersteinKernel"),
-    "wl": ("nasviz.kernels.wl", "WLKernel"),
-    "otmann": ("nasviz.kernels.otmann", "OTMANNKernel"),
-    "edit": ("nasviz.kernels.edit", "EditDistanceKernel"),
-    "path": ("nasviz.kernels.path", "PathEncodingKernel"),
-    "ot": ("nasviz.kernels.ot", "OTKernel"),
-    "gw": ("nasviz.kernels.ot", "GWKernel"),
-}
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 
 def kernel_names() -> list[str]:
-    return list(_REGISTRY)
+    """Registered kernel names, in registry order."""
+    from nasviz.components import KERNELS
+
+    return KERNELS.names()
 
 
-def make_kernel(name: str, **options) -> Kernel:
-    """Build the kernel registered as ``name`` with keyword ``options`` (e.g. ``ngram=2``)."""
-    try:
-        module_name, class_name = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown kernel {name!r}; known kernels: {', '.join(_REGISTRY)}") from None
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(**options)
+def make_kernel(name: str, space: "SearchSpace | None" = None, **options: Any) -> Kernel:
+    """Build the kernel registered as ``name`` (``"tw2g"`` is TW with ``ngram=2``).
+
+    ``options`` are validated against the entry's declared options; keyword arguments the
+    kernel's constructor takes but the registry does not list (a hand-made ``tree``, a
+    ``seed``) pass through for programmatic use. With ``space``, a kernel that cannot read the
+    space is refused (:class:`~nasviz.errors.ConfigError`), and the kernel class's
+    :meth:`~nasviz.kernels.base.Kernel.options_from_space` fills in what it takes from the space
+    (TW / OT: the operation groups as their tree; OTMANN: the layer kinds and label-mismatch
+    table), unless the caller gave those options.
+    """
+    from nasviz.components import KERNELS
+
+    entry = KERNELS.get(name)
+    cls = entry.load()
+    declared = {k: v for k, v in options.items() if entry.option(k) is not None}
+    extra = {k: v for k, v in options.items() if entry.option(k) is None}
+    accepted = inspect.signature(cls).parameters
+    unknown = sorted(k for k in extra if k not in accepted)
+    if unknown:
+        known = ", ".join(o.name for o in entry.options) or "none"
+        raise ConfigError(f"kernel {name!r} does not take option(s) {', '.join(unknown)}; it takes: {known}")
+    config = {**entry.preset, **entry.parse_options(declared, owner=f"kernel {name!r}"), **extra}
+    if space is not None:
+        missing = sorted(cls.reads - space.representations)
+        if missing:
+            raise ConfigError(f"kernel {name!r} cannot read the {space.name!r} space: it needs {', '.join(missing)}")
+        for key, value in cls.options_from_space(space).items():
+            config.setdefault(key, value)
+        if "space" in accepted and "space" not in config:
+            config["space"] = space  # kernels that read the slots read them through the space
+    elif "space" in accepted and accepted["space"].default is inspect.Parameter.empty and "space" not in config:
+        raise ConfigError(f"kernel {name!r} reads a space's operation slots: build it with space=...")
+    return cls(**config)
 
 
-__all__ = ["Components", "Hyperparameter", "Kernel", "feature_distances", "kernel_names", "make_kernel", "make_psd"]
+__all__ = [
+    "Components", "Hyperparameter", "Kernel", "feature_distances", "induced_distance", "kernel_names", "make_kernel",
+    "make_psd",
+]

@@ -11,19 +11,47 @@ process can run many marginal-likelihood steps without recomputing a single dist
 
 Per-architecture work (histograms, WL features, path lengths, masses) is cached by the kernel
 instance, keyed by the (hashable) architecture, so it is done once per architecture.
+
+A fixed candidate set scored at every BO step (a table's 15,625 rows) is *prepared* once
+(:meth:`Kernel.prepare_rows`) and compared with each new training architecture by
+:meth:`Kernel.components_prepared`, which costs one column, not a pass over every candidate in
+Python. Kernels whose components depend only on the reduced graph share rows between
+architectures that reduce alike (:func:`unique_reduced`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
+# Re-exported: the project's one PSD-repair policy lives in nasviz.gp.linalg (psd_factor); the
+# kernels that are not PD (OT, GW, OTMANN) import it from here as make_psd.
+from nasviz.gp.linalg import make_psd  # noqa: F401
+from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 Components = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedRows:
+    """Candidates prepared once for many :meth:`Kernel.components_prepared` calls.
+
+    ``archs`` (m) are the candidates as given; ``index`` ``(m,)`` maps each to its row among the
+    ``n_rows`` distinct rows the kernel computes (candidates that the kernel cannot tell apart,
+    e.g. equal reduced graphs, share one); ``data`` is the kernel's own cached work.
+    """
+
+    archs: tuple[Architecture, ...]
+    index: np.ndarray
+    n_rows: int
+    data: Any = None
 
 
 @dataclass(frozen=True)
@@ -46,8 +74,19 @@ class Kernel(ABC):
 
     #: Registry name (``"tw"``, ``"wl"``, ...).
     name: str = ""
+    #: The representations of a space this kernel reads (:mod:`nasviz.spaces.base`); the registry
+    #: offers the kernel only for spaces that provide all of them.
+    reads: ClassVar[frozenset[str]] = frozenset({LABELLED_DAG})
     #: True if every :meth:`combine` result is positive semi-definite for valid ``theta``.
     positive_definite: bool = True
+
+    @classmethod
+    def options_from_space(cls, space: "SearchSpace") -> dict[str, Any]:
+        """Constructor options this kernel takes from a space's representations (TW's operation
+        tree, OTMANN's label tables); :func:`nasviz.kernels.make_kernel` fills them in unless
+        the caller gave them. Default: a kernel that reads the operation tree gets the space's
+        operation groups as its ``tree``; nothing otherwise."""
+        return {"tree": dict(space.operation_groups())} if OPERATION_TREE in cls.reads else {}
 
     @property
     @abstractmethod
@@ -98,6 +137,20 @@ class Kernel(ABC):
             grads.append((self.combine(components, up) - self.combine(components, down)) / (2 * step))
         return K, grads
 
+    def prepare_rows(self, archs: Sequence[Architecture]) -> PreparedRows:
+        """Prepare ``archs`` (m) as the rows of repeated :meth:`components_prepared` calls.
+
+        The default keeps every architecture as its own row and defers to :meth:`components`;
+        kernels with per-architecture features override it to cache them as matrices.
+        """
+        archs = tuple(archs)
+        return PreparedRows(archs, np.arange(len(archs)), len(archs), list(archs))
+
+    def components_prepared(self, rows: PreparedRows, archs_b: Sequence[Architecture]) -> Components:
+        """Components of the distinct prepared rows against ``archs_b``: ``(rows.n_rows, len(b))``
+        each, equal to ``components(rows.archs, archs_b)`` on the rows ``rows.index`` selects."""
+        return self.components(rows.data, archs_b)
+
     def matrix(
         self,
         archs_a: Sequence[Architecture],
@@ -110,38 +163,35 @@ class Kernel(ABC):
 
 
 def feature_distances(gram_ab: np.ndarray, diag_a: np.ndarray, diag_b: np.ndarray) -> np.ndarray:
-    """Feature-space distance ``sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, shape of ``gram_ab``."""
+    """The distance a kernel induces between two sets: the project's one implementation.
+
+    ``d(a, b) = sqrt(max(k(a,a) + k(b,b) - 2 k(a,b), 0))``, the distance between the feature
+    maps ``||phi(a) - phi(b)||`` of a PD kernel. Negative squared distances (round-off, or a kernel
+    that is not PD such as OT / GW / OTMANN) are clipped to 0.
+
+    Parameters
+    ----------
+    gram_ab : ndarray (n_a, n_b)
+        ``k(a_i, b_j)``.
+    diag_a : ndarray (n_a,)
+        ``k(a_i, a_i)``.
+    diag_b : ndarray (n_b,)
+        ``k(b_j, b_j)``.
+
+    Returns
+    -------
+    ndarray (n_a, n_b)
+    """
     sq = diag_a[:, None] + diag_b[None, :] - 2.0 * gram_ab
     return np.sqrt(np.maximum(sq, 0.0))
 
 
-def make_psd(K: np.ndarray, rel_floor: float = 1e-8) -> tuple[np.ndarray, float]:
-    """Add the smallest diagonal jitter that makes ``K`` Cholesky-factorable.
-
-    Used for kernels that are not positive definite (plain OT, GW, OTMANN). If ``K`` (made
-    exactly symmetric) already factorises, nothing is added. Otherwise the jitter is the
-    magnitude of the most negative eigenvalue plus ``rel_floor`` times the mean diagonal -- the
-    least shift that makes the spectrum positive -- doubled until Cholesky succeeds. (Powers of
-    ten, the usual escalation, can overshoot by almost 10x and drown a strongly indefinite
-    kernel such as GW in noise.) Returns the new matrix and the jitter added (0.0 if none).
-    """
-    K = 0.5 * (K + K.T)
-    n = len(K)
-    try:
-        np.linalg.cholesky(K)
-        return K, 0.0
-    except np.linalg.LinAlgError:
-        pass
-    scale = float(np.mean(np.diag(K))) if n else 1.0
-    floor = rel_floor * (scale if scale > 0 else 1.0)
-    jitter = max(-float(np.linalg.eigvalsh(K)[0]), 0.0) + floor
-    eye = np.eye(n)
-    while True:
-        try:
-            np.linalg.cholesky(K + jitter * eye)
-            return K + jitter * eye, jitter
-        except np.linalg.LinAlgError:
-            jitter *= 2.0
+def induced_distance(K: np.ndarray) -> np.ndarray:
+    """The distance a square Gram matrix ``K`` (n, n) induces between its own points, (n, n):
+    :func:`feature_distances` with both diagonals taken from ``K``."""
+    K = np.asarray(K, dtype=float)
+    d = np.diag(K)
+    return feature_distances(K, d, d)
 
 
 def unique_reduced(archs: Sequence[Architecture]) -> tuple[list[Architecture], np.ndarray]:

@@ -51,8 +51,10 @@ reference is set by :meth:`EditDistanceKernel.set_reference`, or automatically b
 call ``components(X, X)`` whose set contains the current reference (a training set that grew:
 App. F re-embeds the expanded matrix). Other calls (``components(C, X)``, ``components(C, C)``
 for candidates) reuse the current anchors; with no reference yet, the union of the two
-arguments is embedded (the paper's finite-set embedding). Raw edit distances are cached per
-pair of canonical keys, so a growing training set never recomputes old pairs.
+arguments is embedded (the paper's finite-set embedding). The anchors index the reference set in
+the order of its canonical keys, so the embedding of a reference set does not depend on what the
+kernel met before. Raw edit distances are cached per pair of canonical keys, so a growing
+training set never recomputes old pairs.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ from nasviz.kernels.base import Components, Hyperparameter, Kernel
 
 #: The paper's lambda (Sec. 5: "lambda is set to 1 according to the parameter sensitivity analysis").
 DEFAULT_LAMBDA = 1.0
+#: The paper's beta of Eq. (3): the default of the kernel's only hyperparameter.
+DEFAULT_BETA = 1.0
 
 
 @dataclass(frozen=True)
@@ -252,14 +256,12 @@ class EditDistanceKernel(Kernel):
         self._skip_cache: dict[tuple[bytes, bytes], float] = {}
         self._reference: list[int] = []  # key indices of the reference set
         self._anchors: list[np.ndarray] = []  # indices into self._reference
-        self._beta_default = 1.0
 
     @property
     def hyperparameters(self) -> list[Hyperparameter]:
-        """``beta``: defaults to ``1 / median(rho^2)`` of the last training Gram (1 before any),
-        so ML-II starts with the median pair at ``exp(-1)``; bounds are 1e-3..1e3 times that."""
-        b = self._beta_default
-        return [Hyperparameter("beta", b, (b * 1e-3, b * 1e3))]
+        """``beta``: the paper's 1 (Eq. (3)) by default, bounds 1e-3..1e3. Configuration only,
+        the same whatever the kernel embedded before."""
+        return [Hyperparameter("beta", DEFAULT_BETA, (DEFAULT_BETA * 1e-3, DEFAULT_BETA * 1e3))]
 
     # ------------------------------------------------------------------ raw distances
     def _index(self, arch: Architecture) -> int:
@@ -339,11 +341,17 @@ class EditDistanceKernel(Kernel):
     # ------------------------------------------------------------------ embedding
     def set_reference(self, archs: Sequence[Architecture]) -> None:
         """Draw the Bourgain anchor sets from ``archs`` (usually the training set)."""
-        idx = sorted({self._index(a) for a in archs})
+        idx = self._ordered({self._index(a) for a in archs})
         if not idx:
             raise ValueError("set_reference needs at least one architecture")
         self._reference = idx
         self._anchors = bourgain_anchor_sets(len(idx), np.random.default_rng(self.seed))
+
+    def _ordered(self, key_indices: set[int]) -> list[int]:
+        """Key indices in the order of their canonical keys. The anchors index the reference in
+        this order, so the embedding is a function of the reference *set* alone, not of the
+        order in which this kernel first met its members."""
+        return sorted(key_indices, key=self._keys.__getitem__)
 
     @property
     def n_dimensions(self) -> int:
@@ -370,11 +378,9 @@ class EditDistanceKernel(Kernel):
         ib = np.array([self._kidx[b.canonical_key()] for b in archs_b], dtype=np.intp)
         sa, sb = set(ia.tolist()), set(ib.tolist())
         saved = None
-        refreshed = False
         if self.auto_reference and sa == sb and sa and sa.issuperset(self._reference):
-            if sorted(sa) != self._reference:
+            if self._ordered(sa) != self._reference:
                 self.set_reference(archs_a)  # a (grown) training set: re-embed (App. F)
-                refreshed = len(archs_a) > 1
         elif not self._reference:
             saved = (self._reference, self._anchors)  # finite-set embedding of the union, not kept
             self.set_reference(list(archs_a) + list(archs_b))
@@ -385,9 +391,6 @@ class EditDistanceKernel(Kernel):
                 self._reference, self._anchors = saved
         # cdist rather than the |a|^2 + |b|^2 - 2ab expansion: exact zeros for equal points
         rho = cdist(phi_a, phi_b) / math.sqrt(phi_a.shape[1])
-        if refreshed:
-            off = rho[rho > 0]
-            self._beta_default = 1.0 / float(np.median(off**2)) if len(off) else 1.0
         return {"edit": d, "bourgain": rho}
 
     # ------------------------------------------------------------------ kernel
@@ -413,6 +416,6 @@ class EditDistanceKernel(Kernel):
 
 
 __all__ = [
-    "DEFAULT_LAMBDA", "EditDistanceKernel", "LayerSequence", "bourgain_anchor_sets", "bourgain_dimensions",
+    "DEFAULT_BETA", "DEFAULT_LAMBDA", "EditDistanceKernel", "LayerSequence", "bourgain_anchor_sets", "bourgain_dimensions",
     "bourgain_embedding", "edit_distance", "layer_distance_batch", "layer_sequence", "skip_distance",
 ]

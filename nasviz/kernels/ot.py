@@ -45,6 +45,7 @@ import numpy as np
 import ot
 
 from nasviz.arch import Architecture
+from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd, unique_reduced
 from nasviz.kernels.tw import OperationTree, Tree
 
@@ -224,6 +225,7 @@ class OTKernel(_PairwiseKernel):
     """
 
     name = "ot"
+    reads = frozenset({LABELLED_DAG, OPERATION_TREE})
     component = "ot"
 
     def __init__(self, nu_str: float = 0.5, tree: Tree | Mapping | None = None) -> None:

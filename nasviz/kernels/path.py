@@ -32,6 +32,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from nasviz.arch import Architecture
+from nasviz.spaces.base import LABELLED_DAG, PATHS
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, unique_reduced
 
 __all__ = ["PathEncodingKernel", "operation_paths"]
@@ -91,6 +92,7 @@ class PathEncodingKernel(Kernel):
     """
 
     name = "path"
+    reads = frozenset({LABELLED_DAG, PATHS})
     positive_definite = True
 
     def __init__(self, binary: bool = True, max_paths: int = 100_000) -> None:

@@ -55,7 +55,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from nasviz.arch import Architecture
-from nasviz.kernels.base import Components, Hyperparameter, Kernel, feature_distances
+from nasviz.kernels.base import Components, Hyperparameter, Kernel, PreparedRows, feature_distances, unique_reduced
 
 BASES = ("dot", "oa")
 DIRECTIONS = ("out", "in", "both")
@@ -183,6 +183,35 @@ class WLKernel(Kernel):
         diag_a = self.diagonal_components(archs_a)
         diag_b = self.diagonal_components(archs_b)
         return {name: feature_distances(K, diag_a[name], diag_b[name]) for name, K in comps.items()}
+
+    def prepare_rows(self, archs: Sequence[Architecture]) -> PreparedRows:
+        """One row per distinct reduced graph of ``archs``: its count matrix of each depth
+        (widened with zero columns as the vocabulary grows) and its cumulative base-kernel
+        diagonal per depth, computed once."""
+        archs = tuple(archs)
+        graphs, index = unique_reduced(archs)
+        rows = self._rows(graphs)
+        mats = [self._matrix(rows, h) for h in range(self.h_max + 1)]
+        diags = np.cumsum([self._base_diag(M) for M in mats], axis=0) if graphs else np.zeros((self.h_max + 1, 0))
+        return PreparedRows(archs, index, len(graphs), {"mats": mats, "diags": diags})
+
+    def components_prepared(self, rows: PreparedRows, archs_b: Sequence[Architecture]) -> Components:
+        """:meth:`components` of the prepared rows against ``archs_b``, ``(rows.n_rows, len(b))`` each."""
+        rows_b = self._rows(archs_b)  # first: new features enter the vocabulary
+        mats, diags = rows.data["mats"], rows.data["diags"]
+        out: Components = {}
+        cum = np.zeros((rows.n_rows, len(archs_b)))
+        diag_b = np.zeros(len(archs_b))
+        for h in range(self.h_max + 1):
+            width = len(self._names[h])
+            A = mats[h]
+            if A.shape[1] < width:  # features first seen after preparing: zero counts in every row
+                A = mats[h] = sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], width))
+            B = self._matrix(rows_b, h)
+            cum = cum + self._base_gram(A, B)
+            diag_b = diag_b + self._base_diag(B)
+            out[f"h{h}"] = self._normalised(cum, diags[h], diag_b)
+        return out
 
     def diagonal_components(self, archs: Sequence[Architecture]) -> dict[str, np.ndarray]:
         """``k(a, a)`` of each component, shape ``(len(archs),)`` each (cheap: no ``m x m`` matrix)."""

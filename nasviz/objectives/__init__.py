@@ -1,4 +1,4 @@
-"""Objectives: benchmark tables and (in :mod:`nasviz.objectives.trainer`) real training."""
+"""Objectives: benchmark tables and (in :mod:`nasviz.objectives.trainer` and :mod:`nasviz.objectives.training`) real training."""
 
 from nasviz.objectives.base import FAILED, OK, Evaluation, Objective, TableObjective
 from nasviz.objectives.table import (

@@ -1,4 +1,5 @@
-"""Bundled datasets that need no download: the small sets scikit-learn ships.
+"""Datasets: the small sets scikit-learn ships, MNIST-1D generated locally, and MNIST,
+Fashion-MNIST and CIFAR-10 read from a folder the user gives.
 
 * ``digits``: 1,797 handwritten digits, 8x8 grey images, 10 classes. Inputs have shape
   ``(N, 1, 8, 8)`` for cell networks (NAS-Bench-201 cells run on images).
@@ -11,19 +12,32 @@
   regression). Unlike the small real sets, its best R^2 is well below what the first networks
   reach, so architecture search has room to show (the NASBOT MLP experiments are regressions too).
 
-Every split is deterministic given the seed: the rows are permuted by
+* ``mnist1d``: 5,000 signals of length 40 (inputs ``(N, 1, 40)``), 10 classes, generated from
+  the ``mnist1d`` package's templates (:mod:`nasviz.objectives.mnist1d`, cached as ``.npz``).
+* ``mnist``, ``fashion_mnist`` (28 x 28 grey, 60,000 + 10,000) and ``cifar10`` (32 x 32 colour,
+  50,000 + 10,000): read from ``folder`` in torchvision's layout (:mod:`nasviz.objectives.vision`);
+  downloaded into it only when asked (``download=True``, the CLI's ``--download``).
+
+The scikit-learn sets are split at random into train / validation / test ``fractions``. The
+others keep their published test set, and a stratified ``valid_fraction`` (default 0.2, the
+80-20 split of paper 003 Sec. 5) of the published training set is the validation split, so
+MNIST-1D gives 3,200 / 800 / 1,000 signals. Every split is deterministic given the seed: the rows are permuted by
 ``numpy.random.default_rng(seed)`` and cut into train / validation / test fractions
 (stratified by class for classification so that every split sees every class). Inputs are
 standardised with the mean and standard deviation of the *train* split only (features with zero
 variance in train are left centred, not divided by zero), so no information leaks from the
-validation and test splits. Regression targets are standardised the same way (train statistics)
-so that one learning rate suits every set; ``target_mean`` / ``target_std`` undo it.
+validation and test splits; images (MNIST, CIFAR-10: pixels / 255 first) and signals use one
+mean and standard deviation per channel. The statistics are kept (``input_mean`` / ``input_std``,
+per channel for images and signals, per feature for tabular sets) so that an exported network can
+preprocess new data the same way. Regression targets are standardised the same way (train
+statistics) so that one learning rate suits every set; ``target_mean`` / ``target_std`` undo it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -35,7 +49,15 @@ DATASETS: dict[str, tuple[str, str]] = {
     "breast_cancer": ("classification", "tabular"),
     "diabetes": ("regression", "tabular"),
     "friedman1": ("regression", "tabular"),
+    "mnist1d": ("classification", "signal"),
+    "mnist": ("classification", "image"),
+    "fashion_mnist": ("classification", "image"),
+    "cifar10": ("classification", "image"),
 }
+#: Datasets read from a folder the user gives (torchvision's layout).
+FOLDER_DATASETS: tuple[str, ...] = ("mnist", "fashion_mnist", "cifar10")
+#: Datasets with a published test set: validation is a held-out part of their training set.
+FIXED_SPLIT_DATASETS: tuple[str, ...] = ("mnist1d",) + FOLDER_DATASETS
 
 CLASSIFICATION = "classification"
 REGRESSION = "regression"
@@ -73,6 +95,11 @@ class Dataset:
     n_classes: int
     target_mean: float = 0.0
     target_std: float = 1.0
+    #: what inputs were standardised with (train split): ``x = (raw - mean) / std`` per channel
+    #: (images, signals) or per feature (tabular); raw pixels are first divided by ``input_scale``
+    input_mean: tuple[float, ...] = ()
+    input_std: tuple[float, ...] = ()
+    input_scale: float = 1.0
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -126,8 +153,12 @@ def load_dataset(
     seed: int = 0,
     fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
     max_train: int | None = None,
+    *,
+    folder: str | None = None,
+    download: bool = False,
+    valid_fraction: float = 0.2,
 ) -> Dataset:
-    """Load a bundled dataset, split it deterministically and standardise it.
+    """Load a dataset, split it deterministically and standardise it.
 
     Parameters
     ----------
@@ -135,17 +166,22 @@ def load_dataset(
     seed : int
         Seeds the split; the same seed always gives the same rows in each split.
     fractions : (train, valid, test)
-        Positive fractions summing to 1.
+        Positive fractions summing to 1 (the scikit-learn sets).
     max_train : int, optional
         Keep only the first ``max_train`` training rows (tiny splits for tests); statistics are
         taken from the rows kept.
+    folder : the folder of a :data:`FOLDER_DATASETS` set (torchvision's layout)
+    download : fetch a folder dataset into ``folder`` first if it is not there
+    valid_fraction : share of a published training set held out for validation
     """
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; expected one of {', '.join(DATASETS)}")
-    if len(fractions) != 3 or any(f <= 0 for f in fractions) or abs(sum(fractions) - 1.0) > 1e-9:
-        raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions}")
     if max_train is not None and max_train < 1:
         raise ValueError(f"max_train must be at least 1, got {max_train}")
+    if name in FIXED_SPLIT_DATASETS:
+        return _load_fixed(name, seed, max_train, folder, download, valid_fraction)
+    if len(fractions) != 3 or any(f <= 0 for f in fractions) or abs(sum(fractions) - 1.0) > 1e-9:
+        raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions}")
     task, kind = DATASETS[name]
     X, y = _raw(name)
     train, valid, test = _split_indices(y, task == CLASSIFICATION, fractions, seed)
@@ -155,8 +191,8 @@ def load_dataset(
     if kind == "image":
         # One statistic for all pixels: per-pixel scaling would blow up the always-blank border
         # pixels of the digits and destroy the spatial structure convolutions rely on.
-        mean = X[train].mean()
-        std = X[train].std() or 1.0
+        mean = float(X[train].mean())
+        std = float(X[train].std()) or 1.0
     else:
         mean = X[train].mean(axis=0)
         std = X[train].std(axis=0)
@@ -188,4 +224,69 @@ def load_dataset(
         n_classes=n_classes,
         target_mean=target_mean,
         target_std=target_std,
+        input_mean=tuple(np.atleast_1d(np.asarray(mean, dtype=float)).tolist()),
+        input_std=tuple(np.atleast_1d(np.asarray(std, dtype=float)).tolist()),
+    )
+
+
+@lru_cache(maxsize=4)
+def _fixed_raw(name: str, folder: str | None) -> dict[str, np.ndarray]:
+    """The published train / test arrays: ``x`` ``(N, C, *spatial)``, ``y`` ``(N,)``, ``x_test``, ``y_test``."""
+    if name == "mnist1d":
+        from nasviz.objectives.mnist1d import generate
+
+        data = generate()
+        return {k: (v[:, None, :] if k.startswith("x") else v) for k, v in data.items()}
+    from nasviz.objectives.vision import read_folder
+
+    return read_folder(name, folder)
+
+
+def _holdout(y: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stratified ``(train, valid)`` index arrays, ``fraction`` of each class held out."""
+    rng = np.random.default_rng(seed)
+    train, valid = [], []
+    for c in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        k = int(round(fraction * len(idx)))
+        valid.append(idx[:k])
+        train.append(idx[k:])
+    return rng.permutation(np.concatenate(train)), rng.permutation(np.concatenate(valid))
+
+
+def _load_fixed(name: str, seed: int, max_train: int | None, folder: str | None, download: bool,
+                valid_fraction: float) -> Dataset:
+    """A dataset with a published test set (module docstring)."""
+    if not 0 < valid_fraction < 1:
+        raise ValueError(f"valid_fraction must be in (0, 1), got {valid_fraction}")
+    if name in FOLDER_DATASETS:
+        if not folder:
+            raise ValueError(f"dataset {name!r} is read from a folder in torchvision's layout: give its folder")
+        folder = str(Path(folder).expanduser().resolve())
+        if download:
+            from nasviz.objectives.vision import download as fetch
+
+            fetch(name, folder)
+    raw = _fixed_raw(name, folder if name in FOLDER_DATASETS else None)
+    x, y = raw["x"], raw["y"]
+    train, valid = _holdout(y, valid_fraction, seed)
+    if max_train is not None:
+        train = train[:max_train]
+    scale = 255.0 if x.dtype == np.uint8 else 1.0
+    xs = x[train].astype(np.float64) / scale
+    axes = (0,) + tuple(range(2, x.ndim))  # every axis but the channels
+    mean, std = xs.mean(axis=axes), xs.std(axis=axes)
+    std = np.where(std > 0, std, 1.0)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+
+    def prep(a: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(((a.astype(np.float32) / scale - mean.reshape(shape)) / std.reshape(shape)).astype(np.float32))
+
+    return Dataset(
+        name=name, task=CLASSIFICATION, seed=seed,
+        x_train=prep(x[train]).contiguous(), y_train=torch.as_tensor(y[train]).contiguous(),
+        x_valid=prep(x[valid]).contiguous(), y_valid=torch.as_tensor(y[valid]).contiguous(),
+        x_test=prep(raw["x_test"]).contiguous(), y_test=torch.as_tensor(raw["y_test"]).contiguous(),
+        n_classes=int(max(y.max(), raw["y_test"].max())) + 1,
+        input_mean=tuple(float(m) for m in mean), input_std=tuple(float(v) for v in std), input_scale=scale,
     )

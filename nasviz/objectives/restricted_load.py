@@ -1,4 +1,4 @@
-"""Read a torch file without running anything from it.
+"""Read a torch file, or a plain pickle, without running anything from it.
 
 A torch file is a pickle, and unpickling calls whatever functions the file names: a crafted file
 runs arbitrary code. :func:`restricted_torch_load` uses ``torch.load(..., weights_only=True)``,
@@ -7,6 +7,9 @@ exactly the classes the caller lists (:data:`ALLOWED` of
 :mod:`nasviz.objectives.nb201_official`, for instance). A file that names anything else is
 refused with :class:`~nasviz.errors.UnsafeFileError` naming that class, before the class is
 looked up or called.
+
+:func:`restricted_pickle_load` does the same for plain pickles (CIFAR-10's batches): an unpickler
+whose ``find_class`` hands out only the objects of an allow-list.
 
 torch names the refused class in its message for torch's own formats; for other pickles (which
 torch's loader gives up on earlier, at an opcode) :func:`first_refused_global` finds it by reading
@@ -17,11 +20,12 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import pickletools
 import re
 import warnings
 import zipfile
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from nasviz.errors import InputError, UnsafeFileError
 from nasviz.objectives.csvfile import check_regular_file
@@ -157,3 +161,57 @@ def first_refused_global(data: bytes, allowed: Iterable[str]) -> str | None:
         except Exception:  # not (or no longer) a pickle: raw storage bytes follow in legacy files
             return None
     return None
+
+
+class _AllowListUnpickler(pickle.Unpickler):
+    """An unpickler whose :meth:`find_class` (the only way a pickle reaches a class or function)
+    returns only the objects of an allow-list; persistent ids are refused."""
+
+    def __init__(self, handle, allowed: Mapping[str, object], label: str, what: str, **kwargs: Any) -> None:
+        super().__init__(handle, **kwargs)
+        self._allowed, self._label, self._what = allowed, label, what
+
+    def find_class(self, module: str, name: str) -> object:
+        dotted = f"{module}.{name}"
+        if dotted not in self._allowed:
+            raise UnsafeFileError(f"refused: the file asks for {dotted}, which is not one of the classes {self._what} "
+                                  "holds; nothing from the file was run", source=self._label, field=dotted)
+        return self._allowed[dotted]
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise UnsafeFileError("refused: the file uses persistent ids", source=self._label)
+
+
+def restricted_pickle_load(path: str | os.PathLike, allowed: Mapping[str, object], *, what: str = "this file",
+                           encoding: str = "ASCII", max_bytes: int = 512 * 2 ** 20) -> Any:
+    """A plain pickle file read with an allow-list of classes (no torch involved).
+
+    Parameters
+    ----------
+    path : the pickle (a CIFAR-10 batch, for instance)
+    allowed : dotted name -> the object it stands for (``{"numpy.ndarray": numpy.ndarray, ...}``);
+        every other class or function the file names is refused before it is looked up
+    what : what the file should be, for messages
+    encoding : how Python 2 ``str`` objects are decoded (``"latin1"`` for CIFAR's batches)
+    max_bytes : larger files are refused unread
+
+    Raises
+    ------
+    UnsafeFileError
+        The file names something outside ``allowed`` (named in the message); nothing was run.
+    InputError
+        Missing, not a regular file, too large, or not a pickle.
+    """
+    label = str(path)
+    check_regular_file(path, label=label)
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise InputError(f"is {size} bytes, more than the {max_bytes} {what} may have", source=label)
+    try:
+        with open(path, "rb") as handle:
+            return _AllowListUnpickler(handle, allowed, label, what, encoding=encoding).load()
+    except UnsafeFileError:
+        raise
+    except Exception as err:  # noqa: BLE001 - truncated or not a pickle at all
+        raise InputError(f"could not be read as a pickle ({type(err).__name__})", source=label,
+                         detail=_first_line(str(err))) from None

@@ -1,9 +1,21 @@
 """Benchmark tables: a CSV of architectures and their measured metrics.
 
 Any CSV with an architecture column and numeric metric columns loads, e.g. the shared
-NAS-Bench-201 table (``arch,cifar10,cifar100``) or the table nasviz generates itself. Bad rows
-(an architecture that does not parse, a missing or non-numeric value, a duplicate architecture)
-are reported with their line numbers and skipped; a table with no usable row is refused.
+NAS-Bench-201 table (``arch,cifar10,cifar100``) or the table nasviz generates itself. A space
+may write its architectures over several columns (:attr:`SearchSpace.table_columns`: NAS-Bench-101
+rows hold a cell as ``matrix`` + ``ops``); the loader asks the space which columns to read and
+the space's :meth:`~nasviz.spaces.base.SearchSpace.parse_columns` reads them. Bad rows (an
+architecture that does not parse, a missing or non-numeric value) are reported with their line
+numbers and skipped; a table with no usable row is refused.
+
+Several rows of one architecture: by default the later ones are bad rows ("refuse"); a table of
+repeated training runs (NAS-Bench-101's) averages them instead ("average": one row per
+architecture, the mean of each metric and cost, the mean of the available descriptive values).
+The space says which its tables do (:attr:`SearchSpace.table_duplicates`), the caller may
+override it (``load_table(..., duplicates=...)``), and :meth:`Table.info` reports the policy and
+how many rows it merged or refused. Architectures are compared as the space parses them, so
+rows of the same cell written in two vertex orders are one architecture when ``parse``
+canonicalises (NAS-Bench-101 does).
 
 Higher metric values are better (accuracies). Columns whose name says they measure time
 (``time``, ``seconds``, ``cost``, or ending in ``_time`` / ``_seconds``) are read as the cost of
@@ -19,10 +31,10 @@ import csv
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -30,10 +42,15 @@ from nasviz.arch import Architecture
 from nasviz.errors import InputError, TableError
 from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
 from nasviz.spaces import get_space
-from nasviz.spaces.strings import parse_architecture
+from nasviz.spaces.base import SearchSpace
+from nasviz.spaces.strings import parse_architecture, parse_architecture_columns
 
-#: Column names tried, in order, when no architecture column is named.
+#: Column names tried, in order, when no architecture column is named (after the space's own
+#: :attr:`~nasviz.spaces.base.SearchSpace.table_columns`).
 ARCH_COLUMNS = ("arch", "architecture", "arch_str", "cell")
+
+#: What :func:`load_table` may do with several rows of one architecture.
+DUPLICATE_POLICIES = ("refuse", "average")
 
 #: Environment variable that points tests and benchmarks at the shared NB201 table.
 NB201_TABLE_ENV = "NASVIZ_NB201_TABLE"
@@ -135,10 +152,16 @@ class Table:
     descriptive : dict column -> ndarray (n,)
         Numeric columns that describe the rows (parameters, FLOPs, standard deviations); NaN
         where a row has no value.
+    arch_columns : tuple of str
+        The column(s) the architectures were read from (``arch_column`` joins them with ``+``).
+    duplicates : str
+        The policy for several rows of one architecture (:data:`DUPLICATE_POLICIES`).
+    repeats : ndarray (n,) of int
+        How many rows each architecture had (all 1 under ``"refuse"``).
     """
 
     source: str
-    space: ModuleType
+    space: SearchSpace
     arch_column: str
     archs: list[Architecture]
     strings: list[str]
@@ -148,8 +171,15 @@ class Table:
     bad_rows: list[BadRow] = field(default_factory=list)
     ignored_columns: list[str] = field(default_factory=list)
     descriptive: dict[str, np.ndarray] = field(default_factory=dict)
+    arch_columns: tuple[str, ...] = ()
+    duplicates: str = "refuse"
+    repeats: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        if not self.arch_columns:
+            self.arch_columns = (self.arch_column,)
+        if self.repeats is None:
+            self.repeats = np.ones(len(self.archs), dtype=np.int64)
         self._index = {arch: i for i, arch in enumerate(self.archs)}
 
     def __len__(self) -> int:
@@ -199,13 +229,27 @@ class Table:
         shown = self.bad_rows[:first]
         return {"count": len(self.bad_rows), "first": [b.redacted() if redact else str(b) for b in shown]}
 
+    def duplicates_info(self) -> dict:
+        """What happened to rows of an architecture seen before: the policy and its counts."""
+        if self.duplicates == "average":
+            merged = int(self.repeats.sum() - len(self.repeats))
+            return {"policy": "average", "rows_merged": merged,
+                    "architectures_with_repeats": int((self.repeats > 1).sum()),
+                    "max_repeats": int(self.repeats.max()) if len(self.repeats) else 0,
+                    "note": "rows of the same architecture were averaged: each metric and cost is their mean"}
+        refused = sum(1 for b in self.bad_rows if b.reason and b.reason.startswith("duplicate architecture"))
+        return {"policy": "refuse", "rows_refused": refused,
+                "note": "a later row of an architecture already read is a bad row"}
+
     def info(self) -> dict:
-        """Plain-data summary: rows, metrics, optimum per metric and the bad rows."""
+        """Plain-data summary: rows, metrics, optimum per metric, the duplicate policy and the bad rows."""
         return {
             "source": self.source,
-            "space": self.space.NAME,
+            "space": self.space.name,
             "rows": len(self),
             "arch_column": self.arch_column,
+            "arch_columns": list(self.arch_columns),
+            "duplicates": self.duplicates_info(),
             "metrics": self.metrics,
             "cost_column": self.cost_column,
             "ignored_columns": self.ignored_columns,
@@ -221,9 +265,10 @@ def load_table(
     source: str | os.PathLike | bytes | Iterable[str],
     *,
     space: str = "nb201",
-    arch_column: str | None = None,
+    arch_column: str | Sequence[str] | None = None,
     name: str | None = None,
     max_bytes: int | None = None,
+    duplicates: str | None = None,
 ) -> Table:
     """Load a benchmark CSV from a path, from its bytes (an upload) or from an iterable of lines.
 
@@ -232,14 +277,18 @@ def load_table(
     source : path, bytes or iterable of str
         The CSV. Never unpickled: this reads UTF-8 text only.
     space : str
-        Name of the search space whose ``parse`` reads the architecture column.
-    arch_column : str, optional
-        Column holding the architecture strings; by default the first of
+        Name of the search space whose ``parse`` (``parse_columns``) reads the architectures.
+    arch_column : str or sequence of str, optional
+        Column(s) holding the architectures; by default the first of the space's
+        ``table_columns`` groups whose columns are all present, else the first of
         :data:`ARCH_COLUMNS` present, else the first column.
     name : str, optional
         How the table is called in messages (defaults to the path).
     max_bytes : int, optional
         Refuse a file larger than this (paths only; ``None``: no limit).
+    duplicates : {"refuse", "average"}, optional
+        Several rows of one architecture: later ones are bad rows, or all are averaged into
+        one (module docstring). Default: the space's ``table_duplicates``.
 
     Raises
     ------
@@ -249,6 +298,10 @@ def load_table(
         no metric column, no usable row.
     """
     space_module = get_space(space)
+    policy = space_module.table_duplicates if duplicates is None else duplicates
+    if policy not in DUPLICATE_POLICIES:
+        raise TableError(f"duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, got {policy!r}",
+                         source=name or "table")
     if isinstance(source, (str, os.PathLike)):
         label = name or str(source)
         text = decode(read_bytes(source, max_bytes=max_bytes, label=label), label)
@@ -258,11 +311,58 @@ def load_table(
     else:
         label = name or "uploaded table"
         text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in source)
-    return _parse_rows(records(physical_lines(text), label), space_module, arch_column, label)
+    return _parse_rows(records(physical_lines(text), label), space_module, arch_column, label, policy)
 
 
-def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: ModuleType, arch_column: str | None,
-                label: str) -> Table:
+def _architecture_columns(header: list[str], space: SearchSpace, arch_column: str | Sequence[str] | None,
+                          line: int, label: str) -> tuple[str, ...]:
+    """The header names the architectures are read from (see :func:`load_table`)."""
+    if arch_column is not None:
+        chosen = (arch_column,) if isinstance(arch_column, str) else tuple(arch_column)
+    else:
+        groups = (*space.table_columns, *((c,) for c in ARCH_COLUMNS))
+        chosen = next((g for g in groups if all(c in header for c in g)), (header[0],))
+    missing = [c for c in chosen if c not in header]
+    if missing or not chosen:
+        raise TableError(f"no column {', '.join(repr(c) for c in missing) or '(none named)'}", source=label,
+                         line=line, detail="columns: " + ", ".join(header))
+    return chosen
+
+
+@dataclass
+class _Columns:
+    """Roles of the columns of a table: architecture, metric, cost, descriptive, ignored (indices)."""
+
+    arch: list[int]
+    metrics: list[int]
+    cost: int | None
+    descriptive: list[int]
+    ignored: list[int]
+
+
+def _column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx: list[int], label: str) -> _Columns:
+    """A column is numeric if most of its non-empty cells parse as numbers; the rest is text
+    (names, notes) and is ignored rather than reported row by row."""
+    numeric_cols, ignored = [], []
+    for c, name in enumerate(header):
+        if c in arch_idx:
+            continue
+        cells = [row[c] for _, row in body if c < len(row) and row[c].strip()]
+        numeric = sum(_NUMBER.fullmatch(x.strip()) is not None for x in cells)  # 1e308 is a number, if too large
+        (numeric_cols if cells and numeric * 2 >= len(cells) else ignored).append(c)
+    cost_cols = [c for c in numeric_cols if _is_cost_column(header[c])]
+    descriptive = [c for c in numeric_cols if c not in cost_cols and _is_descriptive_column(header[c])]
+    metrics = [c for c in numeric_cols if c not in cost_cols and c not in descriptive]
+    if not metrics:
+        where = ", ".join(str(c + 1) for c in arch_idx)
+        raise TableError(f"no numeric metric column besides the architecture column (column {where})",
+                         source=label,
+                         detail="non-numeric columns: " + ", ".join(header[c] for c in ignored) if ignored else None)
+    return _Columns(arch_idx, metrics, cost_cols[0] if cost_cols else None, descriptive, ignored)
+
+
+def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_column: str | Sequence[str] | None,
+                label: str, policy: str = "refuse") -> Table:
     """The table of ``(line, fields)`` records (see :func:`~nasviz.objectives.csvfile.records`)."""
     first = next(rows, None)
     if first is None or not any(cell.strip() for cell in first[1]):
@@ -272,94 +372,117 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: ModuleType, arch_c
         dup = sorted({h for h in header if header.count(h) > 1})
         raise TableError("duplicate column name(s) in the header", source=label, line=first[0],
                          detail=", ".join(dup))
-    if arch_column is None:
-        arch_column = next((c for c in ARCH_COLUMNS if c in header), header[0])
-    if arch_column not in header:
-        raise TableError(f"no column {arch_column!r}", source=label, line=first[0],
-                         detail="columns: " + ", ".join(header))
-    arch_idx = header.index(arch_column)
+    names = _architecture_columns(header, space, arch_column, first[0], label)
     body = [(line, row) for line, row in rows if any(cell.strip() for cell in row)]
     if not body:
         raise TableError("has a header but no data rows", source=label)
-
-    # A column is numeric if most of its non-empty cells parse as numbers; the rest is text
-    # (names, notes) and is ignored rather than reported row by row.
-    numeric_cols, ignored = [], []
-    for c, name in enumerate(header):
-        if c == arch_idx:
-            continue
-        cells = [row[c] for _, row in body if c < len(row) and row[c].strip()]
-        numeric = sum(_NUMBER.fullmatch(x.strip()) is not None for x in cells)  # 1e308 is a number, if too large
-        (numeric_cols if cells and numeric * 2 >= len(cells) else ignored).append(c)
-    cost_cols = [c for c in numeric_cols if _is_cost_column(header[c])]
-    descriptive_cols = [c for c in numeric_cols if c not in cost_cols and _is_descriptive_column(header[c])]
-    metric_cols = [c for c in numeric_cols if c not in cost_cols and c not in descriptive_cols]
-    if not metric_cols:
-        raise TableError(f"no numeric metric column besides the architecture column (column {arch_idx + 1})",
-                         source=label,
-                         detail="non-numeric columns: " + ", ".join(header[c] for c in ignored) if ignored else None)
-    cost_col = cost_cols[0] if cost_cols else None
-
-    archs: list[Architecture] = []
-    strings: list[str] = []
-    columns: dict[int, list[float]] = {c: [] for c in metric_cols}
-    costs: list[float] = []
-    described: dict[int, list[float]] = {c: [] for c in descriptive_cols}
-    bad: list[BadRow] = []
-    seen: dict[Architecture, int] = {}
+    cols = _column_roles(header, body, [header.index(c) for c in names], label)
+    rows_read = _RowReader(header, names, cols, space, policy)
     for line, row in body:
-        if len(row) != len(header):
-            what = f"has {len(row)} fields, the header has {len(header)}"
-            bad.append(BadRow(line, arch_column, what, None, what))
-            continue
-        try:
-            arch = parse_architecture(space, row[arch_idx])
-        except InputError as err:
-            bad.append(BadRow(line, arch_column, f"cannot parse architecture: {err.detail or err.problem}",
-                              arch_idx + 1, "cannot parse architecture"))
-            continue
-        if arch in seen:
-            what = f"duplicate architecture (first seen on line {seen[arch]})"
-            bad.append(BadRow(line, arch_column, what, arch_idx + 1, what))
-            continue
-        parsed: dict[int, float] = {}
-        problem = None
-        for c in metric_cols + ([cost_col] if cost_col is not None else []):
-            why = number_problem(row[c])
-            if why is not None:
-                full = why if why == "missing value" else f"{why} {_shorten(row[c].strip())!r}"
-                problem = BadRow(line, header[c], full, c + 1, why)
-                break
-            parsed[c] = float(row[c])
-        if problem:
-            bad.append(problem)
-            continue
-        seen[arch] = line
-        archs.append(arch)
-        strings.append(space.format(arch))
-        for c in metric_cols:
-            columns[c].append(parsed[c])
-        if cost_col is not None:
-            costs.append(parsed[cost_col])
-        for c in descriptive_cols:  # describes the row: a missing or bad value is NaN, not a bad row
-            described[c].append(math.nan if number_problem(row[c]) else float(row[c]))
-    if not archs:
+        rows_read.add(line, row)
+    if not rows_read.archs:
+        bad = rows_read.bad
         raise TableError(f"has no usable row ({len(bad)} bad row(s); first: "
                          + "; ".join(b.redacted() for b in bad[:3]) + ")", source=label,
                          detail="; ".join(str(b) for b in bad[:3]))
-    return Table(
-        source=label,
-        space=space,
-        arch_column=arch_column,
-        archs=archs,
-        strings=strings,
-        values={header[c]: np.asarray(columns[c], dtype=float) for c in metric_cols},
-        costs=np.asarray(costs, dtype=float) if cost_col is not None else None,
-        cost_column=header[cost_col] if cost_col is not None else None,
-        bad_rows=bad,
-        ignored_columns=[header[c] for c in ignored],
-        descriptive={header[c]: np.asarray(described[c], dtype=float) for c in descriptive_cols},
-    )
+    return rows_read.table(label)
+
+
+class _RowReader:
+    """Reads data rows one by one into architectures and values, applying the duplicate policy."""
+
+    def __init__(self, header: list[str], names: tuple[str, ...], cols: _Columns, space: SearchSpace,
+                 policy: str) -> None:
+        self.header, self.names, self.cols, self.space, self.policy = header, names, cols, space, policy
+        self.archs: list[Architecture] = []
+        self.strings: list[str] = []
+        self.values: list[list[list[float]]] = []  # per arch, per row: metric values then the cost
+        self.described: list[list[list[float]]] = []  # per arch, per row: descriptive values
+        self.bad: list[BadRow] = []
+        self.seen: dict[Architecture, tuple[int, int]] = {}  # arch -> (first line, index)
+        self.positions = [header.index(c) for c in names]
+        self.where = "+".join(names)
+
+    def _architecture(self, line: int, row: list[str]) -> Architecture | None:
+        texts = tuple(row[c] for c in self.positions)
+        where = self.positions[0] + 1
+        try:
+            if len(texts) == 1:
+                return parse_architecture(self.space, texts[0])
+            return parse_architecture_columns(self.space, texts, fields=self.names)
+        except InputError as err:
+            self.bad.append(BadRow(line, self.where, f"cannot parse architecture: {err.detail or err.problem}",
+                                   where, "cannot parse architecture"))
+            return None
+
+    def _numbers(self, line: int, row: list[str]) -> list[float] | None:
+        parsed = []
+        for c in self.cols.metrics + ([self.cols.cost] if self.cols.cost is not None else []):
+            why = number_problem(row[c])
+            if why is not None:
+                full = why if why == "missing value" else f"{why} {_shorten(row[c].strip())!r}"
+                self.bad.append(BadRow(line, self.header[c], full, c + 1, why))
+                return None
+            parsed.append(float(row[c]))
+        return parsed
+
+    def add(self, line: int, row: list[str]) -> None:
+        if len(row) != len(self.header):
+            what = f"has {len(row)} fields, the header has {len(self.header)}"
+            self.bad.append(BadRow(line, self.where, what, None, what))
+            return
+        arch = self._architecture(line, row)
+        if arch is None:
+            return
+        if arch in self.seen and self.policy == "refuse":
+            what = f"duplicate architecture (first seen on line {self.seen[arch][0]})"
+            self.bad.append(BadRow(line, self.where, what, self.positions[0] + 1, what))
+            return
+        numbers = self._numbers(line, row)
+        if numbers is None:
+            return
+        # describes the row: a missing or bad value is NaN, not a bad row
+        described = [math.nan if number_problem(row[c]) else float(row[c]) for c in self.cols.descriptive]
+        if arch in self.seen:
+            i = self.seen[arch][1]
+        else:
+            i = len(self.archs)
+            self.seen[arch] = (line, i)
+            self.archs.append(arch)
+            self.strings.append(self.space.format(arch))
+            self.values.append([])
+            self.described.append([])
+        self.values[i].append(numbers)
+        self.described[i].append(described)
+
+    def table(self, label: str) -> Table:
+        """The table; several rows of an architecture (``"average"``) become their mean."""
+        header, cols = self.header, self.cols
+        repeats = np.array([len(v) for v in self.values], dtype=np.int64)
+        single = bool((repeats == 1).all())
+        means = np.array([v[0] if single else np.mean(v, axis=0) for v in self.values]).reshape(len(self.archs), -1)
+        described = np.zeros((len(self.archs), len(cols.descriptive)))
+        if cols.descriptive:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a value no row has stays NaN
+                described = np.array([d[0] if single else np.nanmean(d, axis=0) for d in self.described])
+        n_metrics = len(cols.metrics)
+        return Table(
+            source=label,
+            space=self.space,
+            arch_column="+".join(self.names),
+            archs=self.archs,
+            strings=self.strings,
+            values={header[c]: means[:, k].copy() for k, c in enumerate(cols.metrics)},
+            costs=means[:, n_metrics].copy() if cols.cost is not None else None,
+            cost_column=header[cols.cost] if cols.cost is not None else None,
+            bad_rows=self.bad,
+            ignored_columns=[header[c] for c in cols.ignored],
+            descriptive={header[c]: described[:, k].copy() for k, c in enumerate(cols.descriptive)},
+            arch_columns=self.names,
+            duplicates=self.policy,
+            repeats=repeats,
+        )
 
 
 def _shorten(text: str, limit: int = 60) -> str:
@@ -367,11 +490,14 @@ def _shorten(text: str, limit: int = 60) -> str:
 
 
 def write_table(path: str | os.PathLike, table: Table) -> None:
-    """Write ``table`` back as CSV (architecture column, metrics, cost column)."""
+    """Write ``table`` back as CSV (architecture column, metrics, cost column). Architectures read
+    from several columns are written as one ``arch`` column in the space's string form (which
+    ``parse`` reads); an averaged table is written with its means, one row per architecture."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         extra = [table.cost_column] if table.costs is not None else []
-        writer.writerow([table.arch_column, *table.metrics, *extra])
+        column = table.arch_column if len(table.arch_columns) == 1 else "arch"
+        writer.writerow([column, *table.metrics, *extra])
         for i, s in enumerate(table.strings):
             row = [s, *(repr(float(table.values[m][i])) for m in table.metrics)]
             if table.costs is not None:
@@ -379,12 +505,27 @@ def write_table(path: str | os.PathLike, table: Table) -> None:
             writer.writerow(row)
 
 
-def shared_nb201_table_path() -> Path | None:
-    """The shared NAS-Bench-201 table if present: ``$NASVIZ_NB201_TABLE`` or ``../shared/data``."""
-    env = os.environ.get(NB201_TABLE_ENV)
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "nb201_test_accuracy.csv")
-    for p in candidates:
-        if p.is_file():
-            return p.resolve()
+#: Environment variable naming the folder of the shared benchmark tables (default ``../shared/data``
+#: beside the repository).
+SHARED_DATA_ENV = "NASVIZ_SHARED_DATA"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shared_data_path(name: str) -> Path | None:
+    """A shared benchmark file if present: ``$NASVIZ_SHARED_DATA/name``, else ``../shared/data/name``
+    relative to the repository root. The tables themselves are never part of the repository."""
+    env = os.environ.get(SHARED_DATA_ENV)
+    candidates = [Path(env).expanduser() / name] if env else []
+    candidates.append(REPO_ROOT / ".." / "shared" / "data" / name)
+    for path in candidates:
+        if path.is_file():
+            return path.resolve()
     return None
+
+
+def shared_nb201_table_path() -> Path | None:
+    """The shared NAS-Bench-201 table if present: ``$NASVIZ_NB201_TABLE``, else :func:`shared_data_path`."""
+    env = os.environ.get(NB201_TABLE_ENV)
+    if env and Path(env).is_file():
+        return Path(env).resolve()
+    return shared_data_path("nb201_test_accuracy.csv")

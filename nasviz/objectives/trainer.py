@@ -1,4 +1,4 @@
-"""Train real networks: a generic trainer with early stopping, and an objective that trains.
+"""Train real networks: a generic trainer with early stopping and memory adaptation.
 
 :func:`train_model` trains any ``torch.nn.Module`` on a :class:`~nasviz.objectives.datasets.Dataset`:
 
@@ -18,18 +18,13 @@
   estimate of the network that crashed and the evaluation is retried with half the batch size
   (smaller activations), until it fits or the batch cannot shrink further.
 
-:class:`TrainingObjective` implements the objective protocol of :mod:`nasviz.objectives.base`: it
-builds the network of each architecture (:func:`nasviz.models.nb201_net.build_nb201_network` for
-NAS-Bench-201 cells; ``nasviz.models.layer_net`` for layer DAGs), seeds it, trains it and returns
-an :class:`~nasviz.objectives.base.Evaluation` whose ``info`` carries the curves, the parameter
-count, the training seconds and the test score.
+The objective that trains architectures with it is :class:`nasviz.objectives.training.TrainingObjective`.
 """
 
 from __future__ import annotations
 
 import math
 import time
-import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -37,9 +32,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from nasviz.arch import Architecture
-from nasviz.objectives.base import FAILED, OK, Evaluation
-from nasviz.objectives.datasets import CLASSIFICATION, Dataset, load_dataset
+from nasviz.objectives.base import FAILED, OK
+from nasviz.objectives.datasets import CLASSIFICATION, Dataset
 
 #: Hook called before every optimisation step as ``hook(epoch, step)``; tests use it to inject
 #: failures (an out-of-memory error) without needing a GPU.
@@ -70,6 +64,8 @@ class TrainResult:
     batch_size: int | None = None
     retries: int = 0
     notes: list[str] = field(default_factory=list)
+    #: the stored network this one was morphed from (a warm start), if any
+    warm_start: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -209,6 +205,7 @@ def train_model(
     weight_decay: float = 5e-4,
     memory_guard: MemoryGuard | None = None,
     on_batch: BatchHook | None = None,
+    estimate_epochs: int | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``dataset`` with early stopping; never raises for a bad run.
 
@@ -220,6 +217,9 @@ def train_model(
     epochs : maximum number of epochs.
     patience : tau of paper 003 App. D (stop after tau epochs without a lower validation loss;
         the estimate is the mean of the last tau validation scores). Must be >= 1.
+    estimate_epochs : average the last this many epochs' validation scores for the estimate
+        instead of ``patience`` (the tabulated benchmarks train without early stopping,
+        ``patience = epochs``, and average the last two epochs).
     lr, weight_decay, optimizer : ``"sgd"`` (Nesterov momentum 0.9, cosine-annealed learning rate
         over ``epochs`` as in NAS-Bench-201) or ``"adam"``.
     batch_size : mini-batch size; halved on each out-of-memory retry.
@@ -257,7 +257,8 @@ def train_model(
                 metric, n_params, start, dev, batch_size=bs, retries=retries,
             )
         try:
-            result = _train_once(model, dataset, epochs, patience, lr, bs, seed, dev, optimizer, weight_decay, on_batch)
+            result = _train_once(model, dataset, epochs, patience, lr, bs, seed, dev, optimizer, weight_decay, on_batch,
+                                 estimate_epochs or patience)
         except Exception as err:  # noqa: BLE001 - classify: OOM is retried, the rest re-raised
             if not is_out_of_memory(err):
                 raise
@@ -280,7 +281,7 @@ def train_model(
 
 def _train_once(
     model: nn.Module, dataset: Dataset, epochs: int, patience: int, lr: float, batch_size: int, seed: int,
-    dev: torch.device, optimizer: str, weight_decay: float, on_batch: BatchHook | None,
+    dev: torch.device, optimizer: str, weight_decay: float, on_batch: BatchHook | None, window: int,
 ) -> TrainResult:
     task = dataset.task
     metric = "accuracy" if task == CLASSIFICATION else "r2"
@@ -339,197 +340,10 @@ def _train_once(
             since_best += 1
             if since_best >= patience:
                 break
-    estimate = float(np.mean(valid_curve[-patience:]))
+    estimate = float(np.mean(valid_curve[-window:]))
     _, test_score = _evaluate(model, dataset.x_test.to(dev), dataset.y_test.to(dev), task)
     return TrainResult(
         status=OK, valid_score=estimate, test_score=test_score, valid_curve=valid_curve,
         valid_loss_curve=valid_loss_curve, train_loss_curve=train_loss_curve, n_parameters=0,
         seconds=time.perf_counter() - start, epochs_run=len(valid_curve), device=str(dev), metric=metric,
     )
-
-
-# ---------------------------------------------------------------------------------- objective
-def arch_seed(key: str, base_seed: int = 0) -> int:
-    """A stable 31-bit seed for an architecture key (crc32, identical across processes)."""
-    return (zlib.crc32(key.encode("utf-8")) + 1_000_003 * int(base_seed)) % (2**31 - 1)
-
-
-def default_builder(space_name: str) -> Callable[[Architecture, Dataset], nn.Module]:
-    """The network builder for a space: NB201 cells, or layer DAGs (``nasviz.models.layer_net``)."""
-    if space_name == "nb201":
-        from nasviz.models.nb201_net import build_nb201_network
-
-        def build(arch: Architecture, data: Dataset, channels: int = 8, n_cells: int = 1) -> nn.Module:
-            if len(data.input_shape) != 3:
-                raise ValueError(f"NAS-Bench-201 cells need image inputs (C, H, W); dataset {data.name!r} has shape {data.input_shape}")
-            return build_nb201_network(arch, channels=channels, n_cells=n_cells, n_classes=data.n_outputs,
-                                       in_channels=data.input_shape[0])
-
-        return build
-    try:
-        from nasviz.models import layer_net
-    except ImportError as err:  # the layer builder is another module; say what is missing
-        raise ValueError(f"no network builder for space {space_name!r}: {err}") from err
-    for name in ("build_layer_network", "build_layer_net", "build_model", "build_network"):
-        fn = getattr(layer_net, name, None)
-        if fn is not None:
-            return lambda arch, data, **_: fn(arch, data.input_shape[0] if len(data.input_shape) == 1 else data.input_shape, data.n_outputs)
-    raise ValueError(f"nasviz.models.layer_net has no builder function for space {space_name!r}")
-
-
-#: Default training settings of :class:`TrainingObjective`: those of the committed NB201-on-digits
-#: table (:data:`nasviz.tabulate.DEFAULT_SETTINGS`), so a search that trains reproduces its values.
-DEFAULT_TRAINING: dict[str, Any] = {"epochs": 3, "patience": 2, "lr": 0.4, "batch_size": 256}
-#: Default training of layer networks (MLPs on the small tabular sets): more, smaller steps.
-DEFAULT_LAYER_TRAINING: dict[str, Any] = {"epochs": 20, "patience": 5, "lr": 0.05, "batch_size": 64}
-#: Default network size of NB201 cells on digits (C = 4 channels, N = 1 cell per stage).
-DEFAULT_NB201_MODEL: dict[str, Any] = {"channels": 4, "n_cells": 1}
-
-
-@dataclass(frozen=True)
-class TrainingSpec:
-    """Plain, picklable settings that rebuild a :class:`TrainingObjective` in another process.
-
-    Executors send a spec (not the objective, which holds a module and a builder function) to
-    their workers; :meth:`build` is called once per worker and the objective is cached there.
-    ``model_options`` and ``training`` are stored as sorted tuples of items so the spec hashes.
-    """
-
-    space: str = "nb201"
-    dataset: str = "digits"
-    dataset_seed: int = 0
-    metric: str = "valid_accuracy"
-    seed: int = 0
-    device: str | None = None
-    model_options: tuple[tuple[str, Any], ...] = ()
-    training: tuple[tuple[str, Any], ...] = ()
-
-    def build(self) -> "TrainingObjective":
-        from nasviz.spaces import get_space
-
-        return TrainingObjective(
-            get_space(self.space), load_dataset(self.dataset, seed=self.dataset_seed), self.metric, seed=self.seed,
-            device=self.device, model_options=dict(self.model_options) or None, training=dict(self.training),
-        )
-
-
-class TrainingObjective:
-    """Evaluate architectures by training them (the objective protocol of :mod:`.base`).
-
-    Parameters
-    ----------
-    space : a space module (``nasviz.spaces.get_space(name)``)
-    dataset : a :class:`Dataset` or the name of a bundled one
-    metric : ``"valid_accuracy"`` (the early-stopping estimate; ``"valid_score"`` for regression
-        sets, whose score is R^2) or ``"test_accuracy"`` / ``"test_score"``.
-    seed : base seed; each architecture is trained with ``arch_seed(arch.canonical_key(), seed)``
-        so equivalent cells get the same initialisation and batch order.
-    builder : ``builder(arch, dataset, **model_options) -> nn.Module``; default by space.
-    model_options : e.g. ``{"channels": 8, "n_cells": 1}`` for NB201.
-    training : overrides of :data:`DEFAULT_TRAINING` (NB201) or :data:`DEFAULT_LAYER_TRAINING`
-        (other spaces), passed to :func:`train_model`.
-    """
-
-    def __init__(
-        self,
-        space,
-        dataset: Dataset | str = "digits",
-        metric: str = "valid_accuracy",
-        *,
-        seed: int = 0,
-        device: str | None = None,
-        builder: Callable[..., nn.Module] | None = None,
-        model_options: dict[str, Any] | None = None,
-        training: dict[str, Any] | None = None,
-        memory_guard: MemoryGuard | None = None,
-    ) -> None:
-        if metric not in ("valid_accuracy", "valid_score", "test_accuracy", "test_score"):
-            raise ValueError(f"metric must be valid_accuracy, valid_score, test_accuracy or test_score, got {metric!r}")
-        self.space = space
-        self.dataset = load_dataset(dataset, seed=0) if isinstance(dataset, str) else dataset
-        self.metric = metric
-        self.seed = int(seed)
-        self.device = device
-        space_name = getattr(space, "NAME", str(space))
-        self._custom_builder = builder is not None
-        self.builder = builder or default_builder(space_name)
-        if model_options is None and space_name == "nb201" and not self._custom_builder:
-            model_options = DEFAULT_NB201_MODEL
-        self.model_options = dict(model_options or {})
-        unknown = set(training or {}) - set(DEFAULT_TRAINING) - {"optimizer", "weight_decay"}
-        if unknown:
-            raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
-        defaults = DEFAULT_TRAINING if space_name == "nb201" else DEFAULT_LAYER_TRAINING
-        self.training = {**defaults, **(training or {})}
-        self.memory_guard = memory_guard or MemoryGuard()
-        self.name = f"train:{self.dataset.name}:{metric}"
-
-    def settings(self) -> dict[str, Any]:
-        """Plain data that, with the space, determines every result."""
-        return {"dataset": self.dataset.name, "dataset_seed": self.dataset.seed, "metric": self.metric,
-                "seed": self.seed, "model_options": self.model_options, "training": self.training}
-
-    def spec(self) -> TrainingSpec:
-        """A picklable :class:`TrainingSpec` that rebuilds this objective (default builders only)."""
-        if self._custom_builder:
-            raise ValueError("an objective with a custom builder cannot be rebuilt in another process; use the default builder")
-        return TrainingSpec(
-            space=getattr(self.space, "NAME", str(self.space)), dataset=self.dataset.name,
-            dataset_seed=self.dataset.seed, metric=self.metric, seed=self.seed, device=self.device,
-            model_options=tuple(sorted(self.model_options.items())), training=tuple(sorted(self.training.items())),
-        )
-
-    def train(self, arch: Architecture) -> TrainResult:
-        """Build, seed and train the network of one architecture.
-
-        A builder may give the network a ``rebuild_from_scratch()`` method (Auto-Keras's warm
-        starts do): if training the built network diverges, the architecture is trained once
-        more from a freshly initialised network, and the result says so in ``notes``. Why: a
-        child that inherits an ancestor's trained weights restarts the learning-rate schedule
-        at its peak, and on friedman1 10-19 of ~160 warm-started children per 180 s run diverged
-        in their first epoch although 7 of 8 such networks trained from scratch reached R^2
-        0.93-0.95 (a diverged attempt takes a few steps, so the retry is cheap; its seconds are
-        counted).
-        """
-        seed = arch_seed(arch.canonical_key(), self.seed)
-        torch.manual_seed(seed)
-        model = self.builder(arch, self.dataset, **self.model_options)
-        result = train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
-                             **self.training)
-        rebuild = getattr(model, "rebuild_from_scratch", None)
-        if rebuild is None or result.ok or not (result.error or "").startswith("diverged"):
-            return result
-        torch.manual_seed(seed)
-        retry = train_model(rebuild(), self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
-                            **self.training)
-        retry.seconds += result.seconds
-        retry.notes.append(f"the warm start {result.error}; trained from scratch instead")
-        return retry
-
-    def evaluate_one(self, arch: Architecture) -> Evaluation:
-        start = time.perf_counter()
-        try:
-            res = self.train(arch)
-        except Exception as err:  # noqa: BLE001 - one bad architecture must not stop the search
-            return Evaluation(arch, None, time.perf_counter() - start, FAILED, f"{type(err).__name__}: {err}")
-        info = {
-            "valid_curve": res.valid_curve, "valid_loss_curve": res.valid_loss_curve,
-            "train_loss_curve": res.train_loss_curve, "n_parameters": res.n_parameters,
-            "train_seconds": res.seconds, "epochs_run": res.epochs_run, "device": res.device,
-            "test_score": res.test_score, "valid_score": res.valid_score, "score_metric": res.metric,
-        }
-        if res.notes:
-            info["notes"] = list(res.notes)
-        if not res.ok:
-            return Evaluation(arch, None, res.seconds, FAILED, res.error, info)
-        value = res.valid_score if self.metric.startswith("valid") else res.test_score
-        return Evaluation(arch, float(value), res.seconds, OK, None, info)
-
-    def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
-        return [self.evaluate_one(a) for a in archs]
-
-    def optimum(self) -> None:
-        return None
-
-    def domain(self) -> None:
-        return None

@@ -1,33 +1,39 @@
-"""Search spaces: string formats, sampling, mutation and neighbourhoods.
+"""Search spaces behind one interface (:class:`~nasviz.spaces.base.SearchSpace`).
 
-Each space is a module exposing ``NAME``, ``parse``, ``format``, ``sample``, ``mutate`` and
-``neighbours``; :func:`get_space` returns it by name.
+Spaces are registered in :data:`nasviz.components.SPACES`; :func:`get_space` returns the
+(stateless, shared) instance for a name, and a space added with ``SPACES.register(...)`` is
+found the same way.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+from functools import lru_cache
 
-from nasviz.spaces import layers, nb201
-
-_SPACES: dict[str, ModuleType] = {nb201.NAME: nb201, layers.NAME: layers}
+from nasviz.spaces.base import SearchSpace
 
 
-def get_space(name: str) -> ModuleType:
-    """The space module called ``name`` (e.g. ``"nb201"``)."""
-    try:
-        return _SPACES[name]
-    except KeyError:
-        raise ValueError(f"unknown search space {name!r}; known spaces: {', '.join(sorted(_SPACES))}") from None
+@lru_cache(maxsize=None)
+def _instance(name: str, factory_id: int) -> SearchSpace:
+    from nasviz.components import SPACES
+
+    return SPACES.get(name).load()()
 
 
-def register_space(module: ModuleType) -> None:
-    """Make a space module available to :func:`get_space` under its ``NAME``."""
-    _SPACES[module.NAME] = module
+def get_space(name: str) -> SearchSpace:
+    """The space registered as ``name`` (e.g. ``"nb201"``); an unknown name lists the known ones."""
+    from nasviz.components import SPACES
+
+    if isinstance(name, SearchSpace):
+        return name
+    entry = SPACES.get(str(name))
+    return _instance(entry.name, id(entry))
 
 
 def space_names() -> list[str]:
-    return sorted(_SPACES)
+    """Registered space names."""
+    from nasviz.components import SPACES
+
+    return SPACES.names()
 
 
-__all__ = ["get_space", "layers", "register_space", "space_names", "nb201"]
+__all__ = ["SearchSpace", "get_space", "space_names"]

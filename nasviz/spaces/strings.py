@@ -9,10 +9,10 @@ shown without quoting it (:meth:`~nasviz.errors.InputError.redacted`).
 
 from __future__ import annotations
 
-from types import ModuleType
 
 from nasviz.arch import Architecture
 from nasviz.errors import ArchitectureError
+from nasviz.spaces.base import SearchSpace
 
 #: Longest architecture string read. The longest valid NB201 string is 161 characters and a
 #: layer network at the domain's limits (60 layers, 200 edges) stays under 2,000; the bound keeps
@@ -20,14 +20,14 @@ from nasviz.errors import ArchitectureError
 MAX_ARCH_CHARS = 10_000
 
 
-def parse_architecture(space: ModuleType, text: str, *, source: str | None = None, line: int | None = None,
+def parse_architecture(space: SearchSpace, text: str, *, source: str | None = None, line: int | None = None,
                        column: int | None = None, field: str | None = None) -> Architecture:
     """``space.parse(text)``, refusing with :class:`ArchitectureError` (a ``ValueError``).
 
     Parameters
     ----------
-    space : module
-        A search space module (``nasviz.spaces.get_space(name)``).
+    space : SearchSpace
+        The space whose ``parse`` reads ``text`` (``nasviz.spaces.get_space(name)``).
     text : str
         The architecture string.
     source, line, column, field
@@ -35,13 +35,35 @@ def parse_architecture(space: ModuleType, text: str, *, source: str | None = Non
     """
     where = {"source": source, "line": line, "column": column, "field": field}
     if not isinstance(text, str):
-        raise ArchitectureError(f"expected a {space.NAME} architecture string, got {type(text).__name__}", **where)
+        raise ArchitectureError(f"expected a {space.name} architecture string, got {type(text).__name__}", **where)
     if len(text) > MAX_ARCH_CHARS:
         raise ArchitectureError(f"architecture string of {len(text):,} characters: longer than the "
-                                f"{MAX_ARCH_CHARS:,} any {space.NAME} architecture needs", **where)
+                                f"{MAX_ARCH_CHARS:,} any {space.name} architecture needs", **where)
     try:
         return space.parse(text)
     except ArchitectureError as err:
         raise ArchitectureError(err.problem, detail=err.detail, **where) from None
     except ValueError as err:
-        raise ArchitectureError(f"not a valid {space.NAME} architecture", detail=str(err), **where) from None
+        raise ArchitectureError(f"not a valid {space.name} architecture", detail=str(err), **where) from None
+
+
+def parse_architecture_columns(space: SearchSpace, texts: tuple[str, ...], *, source: str | None = None,
+                               line: int | None = None, column: int | None = None,
+                               fields: tuple[str, ...] | None = None) -> Architecture:
+    """``space.parse_columns(texts)`` for an architecture written over several table columns
+    (NAS-Bench-101's ``matrix`` + ``ops``), with the checks and the error of :func:`parse_architecture`.
+
+    ``fields`` names the columns, for the message."""
+    where = {"source": source, "line": line, "column": column, "field": "+".join(fields) if fields else None}
+    for text in texts:
+        if not isinstance(text, str):
+            raise ArchitectureError(f"expected {space.name} architecture text, got {type(text).__name__}", **where)
+        if len(text) > MAX_ARCH_CHARS:
+            raise ArchitectureError(f"architecture text of {len(text):,} characters: longer than the "
+                                    f"{MAX_ARCH_CHARS:,} any {space.name} architecture needs", **where)
+    try:
+        return space.parse_columns(tuple(texts))
+    except ArchitectureError as err:
+        raise ArchitectureError(err.problem, detail=err.detail, **where) from None
+    except ValueError as err:
+        raise ArchitectureError(f"not a valid {space.name} architecture", detail=str(err), **where) from None

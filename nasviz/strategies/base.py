@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.errors import ConfigError
 from nasviz.objectives.base import Evaluation
+from nasviz.state import StepState
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 
 class Strategy(Protocol):
@@ -17,11 +22,13 @@ class Strategy(Protocol):
     ``strategy.tell(evaluations)``. Strategies never propose an architecture they were already
     told about or already proposed.
 
-    Optional methods, looked up with ``getattr`` by the code that drives a search (only
-    :class:`~nasviz.strategies.autokeras.AutoKeras` has them today):
+    Strategies are built from the registry (:func:`nasviz.strategies.factory.make_strategy`) as
+    ``cls(space, seed, domain, **options)``. Optional methods, looked up by the code that drives a
+    search (the warm-starting strategies have them: Auto-Keras and BFS over morphisms,
+    :mod:`nasviz.strategies.warm_start`):
 
     * ``attach(objective)``: hook into a training objective before the search starts
-      (:func:`nasviz.runner.build_search`; Auto-Keras wraps its builder for warm starts).
+      (:func:`nasviz.runner.build_search`; warm starts set the objective's ``planner``).
     * ``network_state(arch) -> dict[str, np.ndarray] | None`` and
       ``restore_network(arch, arrays)``: trained weights the strategy needs again after a
       resume; :func:`nasviz.runner.run_search` stores them with each evaluation in the run store
@@ -36,8 +43,8 @@ class Strategy(Protocol):
     def tell(self, evaluations: Sequence[Evaluation]) -> None:
         """Record finished evaluations (failed ones included: they are not proposed again)."""
 
-    def state(self) -> dict[str, Any]:
-        """Plain data describing the last :meth:`ask` (pool, GP mean/std, batch, ...)."""
+    def state(self) -> StepState:
+        """What the last :meth:`ask` did (pool, GP fit, batch, ...): :class:`~nasviz.state.StepState`."""
 
 
 def with_failures(
@@ -84,6 +91,19 @@ def robust_targets(y: np.ndarray) -> np.ndarray:
         return y
     q1, q3 = np.quantile(y, [0.25, 0.75])
     return np.maximum(y, q1 - 1.5 * (q3 - q1))
+
+
+def initial_architectures(space: "SearchSpace", init: str | None) -> list[Architecture]:
+    """Where random search and evolution start: ``"pool"`` (the default where the space has an
+    initial pool: the layer space's 10 feed-forward networks that NASBOT and Auto-Keras also
+    start from, paper 001 Sec. 5) or ``"random"`` (no initial architectures)."""
+    pool = space.initial_pool()
+    choice = ("pool" if pool else "random") if init is None else str(init).strip().lower()
+    if choice not in ("pool", "random"):
+        raise ConfigError(f"init must be 'pool' or 'random', got {init!r}")
+    if choice == "pool" and not pool:
+        raise ConfigError(f"init='pool': the {space.name!r} space has no initial pool")
+    return list(pool) if choice == "pool" else []
 
 
 def take_initial(queue: list[Architecture], n: int, allowed: Callable[[Architecture], bool]) -> list[Architecture]:

@@ -1,7 +1,8 @@
 """Regularised evolution (Real et al., AAAI 2019): tournament selection with aging.
 
 The baseline the tree-Wasserstein (000) and NAS-BOWL (002) papers compare against. The first
-``population_size`` proposals are the ``initial`` architectures, if given, then random ones;
+``population_size`` proposals are the space's initial architectures, if it has them (``init``),
+then random ones;
 after that each child is a one-step mutation (``space.mutate``) of the best of ``sample_size``
 members drawn uniformly without replacement from the population, and the oldest member dies
 when a child joins ("aging": the population is a FIFO queue, so good architectures are not kept
@@ -11,15 +12,19 @@ forever).
 from __future__ import annotations
 
 from collections import deque
-from types import ModuleType
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.candidates import random_pool
 from nasviz.objectives.base import Evaluation
-from nasviz.strategies.base import take_initial
+from nasviz.errors import ConfigError
+from nasviz.state import StepState
+from nasviz.strategies.base import initial_architectures, take_initial
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 
 class RegularizedEvolution:
@@ -27,8 +32,8 @@ class RegularizedEvolution:
 
     Parameters
     ----------
-    space : module
-        A search space module (``sample``, ``mutate``, ``format``).
+    space : SearchSpace
+        The space searched (``sample``, ``mutate``, ``format``).
     population_size : int
         Members kept alive (default 10: with budgets of about 100 evaluations a small
         population leaves most of the budget to evolution rather than to random sampling).
@@ -39,28 +44,29 @@ class RegularizedEvolution:
     max_mutation_tries : int
         Mutations tried per child before falling back to a random unseen architecture (the
         neighbourhood of a parent can be exhausted late in a run).
-    initial : sequence of Architecture, optional
-        Proposed first, before any random architecture (paper 001 Sec. 5 bootstraps NASBOT "and
-        other methods" with the same 10 feed-forward networks; the factory passes them on the
-        layer space).
+    init : {"pool", "random"}, optional
+        ``"pool"`` (the default where the space has one) proposes the space's initial
+        architectures first (paper 001 Sec. 5 bootstraps NASBOT "and other methods" with the same
+        10 feed-forward networks); ``"random"`` starts from random architectures.
     """
 
     name = "evolution"
 
     def __init__(
         self,
-        space: ModuleType,
+        space: "SearchSpace",
         seed: int = 0,
         domain: Sequence[Architecture] | None = None,
+        *,
         population_size: int = 10,
         sample_size: int = 3,
         max_mutation_tries: int = 50,
-        initial: Sequence[Architecture] | None = None,
+        init: str | None = None,
     ) -> None:
         if population_size < 2:
-            raise ValueError(f"population_size must be at least 2, got {population_size}")
+            raise ConfigError(f"population_size must be at least 2, got {population_size}")
         if not 1 <= sample_size <= population_size:
-            raise ValueError(f"sample_size must be in 1..population_size={population_size}, got {sample_size}")
+            raise ConfigError(f"sample_size must be in 1..population_size={population_size}, got {sample_size}")
         self.space = space
         self.rng = np.random.default_rng(seed)
         self.domain = list(domain) if domain is not None else None
@@ -74,7 +80,7 @@ class RegularizedEvolution:
         self._parents: list[str | None] = []
         self._n_told = 0
         self._pending: set[Architecture] = set()  # proposed, not yet told
-        self._initial = list(initial or ())
+        self._initial = initial_architectures(space, init)
 
     def _allowed(self, arch: Architecture) -> bool:
         return arch not in self.seen and (self._domain_set is None or arch in self._domain_set)
@@ -130,10 +136,9 @@ class RegularizedEvolution:
                 if len(self.population) > self.population_size:
                     self.population.popleft()  # aging: the oldest dies, not the worst
 
-    def state(self) -> dict[str, Any]:
-        return {
-            "strategy": self.name,
-            "proposals": [self.space.format(a) for a in self._last],
-            "parents": self._parents,
-            "population": [{"arch": self.space.format(a), "value": v} for a, v in self.population],
-        }
+    def state(self) -> StepState:
+        return StepState(
+            strategy=self.name, phase="evolution", proposals=tuple(self.space.format(a) for a in self._last),
+            notes={"parents": list(self._parents),
+                   "population": [{"arch": self.space.format(a), "value": v} for a, v in self.population]},
+        )

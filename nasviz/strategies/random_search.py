@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from types import ModuleType
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.objectives.base import Evaluation
-from nasviz.strategies.base import take_initial
+from nasviz.state import StepState
+from nasviz.strategies.base import initial_architectures, take_initial
+
+if TYPE_CHECKING:
+    from nasviz.spaces.base import SearchSpace
 
 
 class RandomSearch:
@@ -17,18 +20,20 @@ class RandomSearch:
 
     With a finite ``domain`` (a table's rows) it draws from a random permutation of the
     domain, which is exactly sampling without replacement; otherwise it samples the space and
-    rejects architectures it has seen. ``initial`` architectures, if given, are proposed first
-    (the same bootstrap as the model-based methods, paper 001 Sec. 5).
+    rejects architectures it has seen. With ``init="pool"`` (the default where the space has an
+    initial pool) the space's initial architectures are proposed first (the same bootstrap as
+    the model-based methods, paper 001 Sec. 5); ``init="random"`` skips them.
     """
 
     name = "random"
 
     def __init__(
         self,
-        space: ModuleType,
+        space: "SearchSpace",
         seed: int = 0,
         domain: Sequence[Architecture] | None = None,
-        initial: Sequence[Architecture] | None = None,
+        *,
+        init: str | None = None,
     ) -> None:
         self.space = space
         self.rng = np.random.default_rng(seed)
@@ -38,7 +43,7 @@ class RandomSearch:
         self.seen: set[Architecture] = set()
         self._last: list[Architecture] = []
         self._domain_set = set(self.domain) if self.domain is not None else None
-        self._initial = list(initial or ())
+        self._initial = initial_architectures(space, init)
 
     def _allowed(self, arch: Architecture) -> bool:
         return arch not in self.seen and (self._domain_set is None or arch in self._domain_set)
@@ -68,5 +73,5 @@ class RandomSearch:
         for ev in evaluations:
             self.seen.add(ev.arch)
 
-    def state(self) -> dict[str, Any]:
-        return {"strategy": self.name, "proposals": [self.space.format(a) for a in self._last]}
+    def state(self) -> StepState:
+        return StepState(strategy=self.name, phase="random", proposals=tuple(self.space.format(a) for a in self._last))

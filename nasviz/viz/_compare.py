@@ -58,11 +58,14 @@ def _stack(curves: Sequence, regret: bool) -> np.ndarray:
 
 
 def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
-    """Group :class:`nasviz.explore.RunCurve` by strategy; mean and standard error across the
-    runs (seeds) that have reached each evaluation (s.e. 0 with a single run)."""
+    """Group :class:`nasviz.dashboard.explorer.comparison.RunCurve` by strategy; mean and standard error across the
+    runs (seeds) that have reached each evaluation (s.e. 0 with a single run). Runs without a
+    successful evaluation yet (a study's run waiting for its worker, a run whose every evaluation
+    failed) are left out until they have one."""
     groups: dict[str, list] = {}
     for c in curves:
-        groups.setdefault(c.strategy, []).append(c)
+        if np.any(np.isfinite(np.asarray(c.values, dtype=float))):
+            groups.setdefault(c.strategy, []).append(c)
     xs, means, ses, ns = [], [], [], []
     for runs in groups.values():
         M = _stack(runs, regret)
@@ -82,7 +85,7 @@ def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
 
 def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
     if not info.groups:
-        return empty_figure("pick runs to compare", height)
+        return empty_figure("no evaluation in the chosen runs yet", height)
     fig = go.Figure()
     for k, g in enumerate(info.groups):
         c = _COLOURS[k % len(_COLOURS)]
@@ -176,8 +179,9 @@ def plot_final_values(curves) -> go.Figure:
 
 @dataclass
 class ParallelInfo:
-    """One row per successful evaluation: ``frame`` with the cell's edge operations (one column
-    per edge), the value, strategy and run; ``operations`` the category order of every axis."""
+    """One row per successful evaluation: ``frame`` with the architecture's operation in each slot
+    (one column per slot, e.g. NB201's six edges), the value, strategy and run; ``operations`` the
+    category order of every axis."""
 
     frame: pd.DataFrame
     edges: list[str]
@@ -186,19 +190,23 @@ class ParallelInfo:
 
 
 def _get_parallel_info(curves: Sequence, space: str = "nb201") -> ParallelInfo:
+    """Read the runs' architectures through the space's ``operation-slots`` representation
+    (:meth:`~nasviz.spaces.base.SearchSpace.slots`); ``ValueError`` for a space without it.
+    ``curves`` are :class:`nasviz.dashboard.explorer.comparison.RunCurve` of that space."""
     from nasviz.spaces import get_space
+    from nasviz.spaces.base import OPERATION_SLOTS
 
     sp = get_space(space)
-    if not hasattr(sp, "operations"):
-        raise ValueError(f"space {space!r} has no per-edge operations to draw")
-    edges = [f"edge {u}→{v}" for u, v in getattr(sp, "CELL_EDGES", [])]
+    if not sp.provides(OPERATION_SLOTS):
+        raise ValueError(f"space {space!r} has no operation slots to draw as axes")
+    edges = [f"edge {name}".replace("->", "→") for name in sp.slot_names()]
     rows = []
     for c in curves:
         for a, v in zip(c.archs, c.values):
             if np.isfinite(v):
-                ops = sp.operations(sp.parse(a))
-                rows.append({**dict(zip(edges, ops)), "value": float(v), "strategy": c.strategy, "run": c.run_id, "arch": a})
-    return ParallelInfo(pd.DataFrame(rows), edges, list(sp.OPERATIONS), curves[0].metric if curves else "value")
+                rows.append({**dict(zip(edges, sp.slots(sp.parse(a)))), "value": float(v), "strategy": c.strategy,
+                             "run": c.run_id, "arch": a})
+    return ParallelInfo(pd.DataFrame(rows), edges, list(sp.slot_choices()), curves[0].metric if curves else "value")
 
 
 def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
@@ -228,6 +236,14 @@ def plot_parallel(curves, space: str = "nb201") -> go.Figure:
     return _get_parallel_plot(_get_parallel_info(curves, space))
 
 
-def evaluations_table(curves, space: str = "nb201") -> pd.DataFrame:
-    """The parallel-coordinates data (for CSV export): one row per successful evaluation."""
-    return _get_parallel_info(curves, space).frame
+def evaluations_table(curves, space: str | None = "nb201") -> pd.DataFrame:
+    """One row per successful evaluation (for CSV export): the parallel-coordinates data, with a
+    column per operation slot when ``space`` has slots (``None``: runs of several spaces)."""
+    from nasviz.spaces import get_space
+    from nasviz.spaces.base import OPERATION_SLOTS
+
+    if space is not None and get_space(space).provides(OPERATION_SLOTS):
+        return _get_parallel_info(curves, space).frame
+    return pd.DataFrame([{"value": float(v), "strategy": c.strategy, "run": c.run_id, "arch": a}
+                         for c in curves for a, v in zip(c.archs, c.values) if np.isfinite(v)],
+                        columns=["value", "strategy", "run", "arch"])

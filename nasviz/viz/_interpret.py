@@ -79,7 +79,7 @@ class FeatureGraphInfo:
 
 
 def _get_feature_graph_info(tree, gradient: float) -> FeatureGraphInfo:
-    """``tree``: :class:`nasviz.explore.FeatureTree`. The root is on the left for ``->`` children
+    """``tree``: :class:`nasviz.dashboard.explorer.interpretation.FeatureTree`. The root is on the left for ``->`` children
     (its successors to the right) and on the right for ``<-`` children (predecessors to the left);
     each child's edge follows the data flow."""
     n = len(tree.labels)
@@ -131,7 +131,7 @@ class MutationInfo:
 
 
 def _get_mutation_info(probabilities: dict) -> MutationInfo:
-    """From :func:`nasviz.explore.mutation_probabilities`."""
+    """From :func:`nasviz.dashboard.explorer.interpretation.mutation_probabilities`."""
     joint = np.asarray(probabilities["joint"], dtype=float)
     if not np.isclose(joint.sum(), 1.0):
         raise ValueError(f"mutation probabilities sum to {joint.sum():.4g}, not 1")

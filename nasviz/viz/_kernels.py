@@ -148,7 +148,7 @@ class SurrogateInfo:
 
 
 def _get_surrogate_info(results: Sequence) -> SurrogateInfo:
-    """``results``: :class:`nasviz.explore.SurrogateQuality` objects (or anything with the same fields)."""
+    """``results``: :class:`nasviz.dashboard.explorer.kernels.SurrogateQuality` objects (or anything with the same fields)."""
     truth = [np.asarray(r.truth, dtype=float) for r in results]
     mean = [np.asarray(r.mean, dtype=float) for r in results]
     everything = np.concatenate(truth + mean) if results else np.zeros(0)

@@ -85,7 +85,7 @@ class TreeMassInfo:
 
 
 def _get_tree_mass_info(rows: Sequence, top: int = 15) -> TreeMassInfo:
-    """``rows``: :class:`nasviz.explore.TreeEdgeMass`, largest contribution first; keeps the
+    """``rows``: :class:`nasviz.dashboard.explorer.pairs.TreeEdgeMass`, largest contribution first; keeps the
     ``top`` edges with a non-zero contribution (the total is over all)."""
     total = float(sum(r.contribution for r in rows))
     kept = [r for r in rows if r.contribution > 1e-12][:top]

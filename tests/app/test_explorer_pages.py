@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from nasviz import live
+from nasviz.dashboard import launching
+from nasviz.dashboard.sources import DataSource, table_from_path
 from nasviz.store import RunStore
 from tests_app_helpers import APP, errors, use_server_csv
 
@@ -60,11 +61,11 @@ def test_architectures_page_compares_two_cells_and_rejects_a_bad_string(store_pa
     assert set(df[df["kernel"] == "tw2g"]["component"]) == {"operations", "in_degree", "out_degree"}
     neighbours = at.table[1].value
     assert len(neighbours) == 24
-    at.radio(key="a_mode_B").set_value("typed NB201 string").run()
+    at.radio(key="a_mode_B").set_value("typed nb201 string").run()
     at.text_input(key="a_text_B").input("|nor_conv_3x3~0|+|bogus~0|").run()
     assert any("Architecture B is invalid" in e.value for e in at.error)
     # the same cell on both sides: every distance is zero
-    a = live.table_from_path(synthetic_table)
+    a = table_from_path(synthetic_table)
     best = a.strings[int(np.argmax(a.values["acc"]))]
     at.text_input(key="a_text_B").input(best).run()
     assert not errors(at)
@@ -105,9 +106,9 @@ def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
 
 
 def test_kernels_and_architectures_read_a_runs_evaluations(store_path, synthetic_table):
-    src = live.DataSource.from_table(synthetic_table, live.table_from_path(synthetic_table))
-    run_id = live.start_run(store_path, live.make_config(src, metric="acc", strategy="random", budget=12, seed=0),
-                            background=False)
+    src = DataSource.from_table(synthetic_table, table_from_path(synthetic_table))
+    run_id = launching.start_run(store_path, launching.search_config(src, metric="acc", strategy="random", budget=12,
+                                                                     seed=0), background=False)
     at = open_page(synthetic_table, "pages/kernels.py")
     at.radio(key="k_origin").set_value("a run's evaluations").run()
     assert not errors(at), errors(at)

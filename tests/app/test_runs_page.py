@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from nasviz import live
+from nasviz.dashboard import launching
+from nasviz.dashboard.sources import DataSource, table_from_path
 from nasviz.store import RunStore
 from tests_app_helpers import APP, errors
 
 
 def make_runs(store_path, table, n=2, budget=4):
-    src = live.DataSource.from_table(table, live.table_from_path(table))
-    return [live.start_run(store_path, live.make_config(src, metric="acc", strategy="random", budget=budget, seed=s),
-                           background=False) for s in range(n)]
+    src = DataSource.from_table(table, table_from_path(table))
+    return [launching.start_run(store_path, launching.search_config(src, metric="acc", strategy="random", budget=budget,
+                                                                    seed=s), background=False) for s in range(n)]
 
 
 def runs_page(at: AppTest) -> AppTest:
@@ -67,9 +68,10 @@ def test_watch_opens_the_run_on_the_search_page(store_path, synthetic_table):
 
 
 def test_a_stopped_run_resumes_from_the_runs_page(store_path, synthetic_table):
-    src = live.DataSource.from_table(synthetic_table, live.table_from_path(synthetic_table))
+    src = DataSource.from_table(synthetic_table, table_from_path(synthetic_table))
     store = RunStore(store_path)
-    run_id = store.create_run(live.make_config(src, metric="acc", strategy="random", budget=6))
+    run_id = store.create_run(launching.stored_config(launching.search_config(src, metric="acc", strategy="random",
+                                                                              budget=6), src))
     store.set_status(run_id, "stopped")
     at = runs_page(AppTest.from_file(APP, default_timeout=120))
     assert at.dataframe[0].value["status"].tolist() == ["stopped"]

@@ -10,8 +10,13 @@ from tests_app_helpers import APP, errors, use_server_csv  # noqa: F401  (path s
 
 def test_search_page_has_every_control(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
-    for key in ("space", "metric", "strategy", "kernel", "acquisition", "pool", "batch"):
+    for key in ("space", "metric", "strategy"):
         assert at.selectbox(key=key) is not None
+    # the default strategy's components are shown with the values it really uses, fixed
+    fixed = {key: at.selectbox(key=f"{key}_bo-wl-ei") for key in ("kernel", "acquisition", "pool", "batch")}
+    assert {k: b.value for k, b in fixed.items()} == {"kernel": "wl", "acquisition": "ei", "pool": "gradient",
+                                                        "batch": "topk"}
+    assert all(b.disabled for b in fixed.values())
     assert at.number_input(key="budget").value == 100
     assert at.number_input(key="seed").value == 0
     assert at.button(key="start") is not None
@@ -24,10 +29,10 @@ def test_search_page_has_every_control(store_path, synthetic_table):
 def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("bo").run()
+    assert "kdpp-quality" not in at.selectbox(key="batch").options  # a k-DPP needs a batch of 2 or more
+    at.number_input(key="batch_size_bo").set_value(2).run()
     at.selectbox(key="kernel").set_value("tw2g")
     at.selectbox(key="batch").set_value("kdpp-quality")
-    at.run()
-    at.number_input(key="batch_size_bo").set_value(2)
     at.number_input(key="budget").set_value(14)
     at.button(key="start").click().run()
     assert not errors(at), [e.value for e in at.error]
@@ -147,14 +152,80 @@ def test_a_wl_search_shows_feature_gradients(store_path, synthetic_table):
     assert "chart_wl_gradients" in [c.key for c in at.get("plotly_chart")]
 
 
-def test_live_training_is_offered_with_its_metrics(store_path):
-    from nasviz import live
+def test_live_training_is_offered_with_the_datasets_that_fit_the_space(store_path):
+    from nasviz.dashboard import sources
 
     at = AppTest.from_file(APP, default_timeout=120).run()
     kinds = at.sidebar.radio(key="source_kind").options
-    assert ("Live training" in kinds) == live.trainer_available()
-    if live.trainer_available():
+    assert ("Live training" in kinds) == sources.trainer_available()
+    if sources.trainer_available():
         at.sidebar.radio(key="source_kind").set_value("Live training").run()
         assert not errors(at)
         assert at.selectbox(key="metric").options == ["valid_accuracy", "test_accuracy"]
-        assert at.sidebar.selectbox(key="train_dataset").options == live.training_datasets()
+        # NB201 cells read images: the bundled digits and the image sets read from a folder
+        assert at.sidebar.selectbox(key="train_dataset").options == ["digits", "mnist", "fashion_mnist", "cifar10"]
+        at.sidebar.selectbox(key="space").set_value("layers").run()
+        assert at.sidebar.selectbox(key="train_dataset").options == sources.training_datasets("layers")
+        assert {"wine", "friedman1"} <= set(sources.training_datasets("layers"))
+        at.sidebar.selectbox(key="train_dataset").set_value("friedman1").run()
+        assert not errors(at)
+        assert at.selectbox(key="metric").options == ["valid_score", "test_score"]  # a regression set: R^2
+        assert "nasbot" in at.selectbox(key="strategy").options
+
+
+def test_a_dataset_folder_typed_in_the_sidebar_stays_in_the_data_folder(store_path, tmp_path):
+    """A folder dataset (MNIST in torchvision's layout) is read from a folder the visitor names
+    inside the operator's data folder; the search config keeps the resolved folder."""
+    from nasviz.dashboard import launching, sources
+    from nasviz.objectives.vision_fixtures import write_mnist_folder
+
+    if not sources.trainer_available():
+        pytest.skip("live training needs torch")
+    write_mnist_folder(tmp_path / "MNIST-here", n_train=20, n_test=10, size=8)
+    (tmp_path.parent / "outside").mkdir(exist_ok=True)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.selectbox(key="space").set_value("cnn").run()
+    at.sidebar.radio(key="source_kind").set_value("Live training").run()
+    at.sidebar.selectbox(key="train_dataset").set_value("mnist").run()
+    assert at.session_state["source"] is None and "Type the folder of mnist" in at.session_state["source_error"]
+    for typed in ("../outside", "synthetic-missing", str(store_path.parent)):
+        at.sidebar.text_input(key="train_data_folder").input(typed).run()
+        assert not at.exception and at.session_state["source"] is None, typed
+        assert at.session_state["source_error"], typed
+    at.sidebar.text_input(key="train_data_folder").input("MNIST-here").run()
+    assert not errors(at), errors(at)
+    source = at.session_state["source"]
+    assert source.dataset == "mnist" and source.data_folder == str((tmp_path / "MNIST-here").resolve())
+    config = launching.search_config(source, strategy="random", budget=2, space="cnn")
+    assert config.data_folder == source.data_folder and config.dataset == "mnist"
+
+
+def test_an_impossible_combination_is_named_and_cannot_start(store_path, synthetic_table):
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="strategy").set_value("bo-tw2g-kdpp5").run()
+    assert at.number_input(key="batch_size_bo-tw2g-kdpp5").value == 5  # the batch it was designed for
+    at.number_input(key="batch_size_bo-tw2g-kdpp5").set_value(1).run()
+    assert not at.exception
+    assert any("cannot run: batch selector 'kdpp-quality' chooses a diverse set: it needs a batch size of at least 2"
+               in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="start").disabled
+
+
+def test_a_strategy_shows_only_the_settings_it_takes(store_path):
+    from nasviz.components import STRATEGIES
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.selectbox(key="space").set_value("layers").run()
+    at.sidebar.radio(key="source_kind").set_value("Upload a CSV").run()  # no source: the form waits for one
+    assert not at.exception
+    if "Live training" not in at.sidebar.radio(key="source_kind").options:
+        return
+    at.sidebar.radio(key="source_kind").set_value("Live training").run()
+    at.selectbox(key="strategy").set_value("nasbot").run()
+    assert not errors(at), errors(at)
+    keys = {w.key for w in at.main.get("number_input") + at.main.get("selectbox") + at.main.get("text_input")
+            + at.main.get("checkbox") if w.key and w.key.startswith("opt_")}
+    assert keys == {f"opt_nasbot_{o.name}" for o in STRATEGIES.get("nasbot").options}  # its own, nothing of BO's
+    assert at.number_input(key="opt_nasbot_ea_cap").value == STRATEGIES.get("nasbot").defaults()["ea_cap"]
+    assert not [b for b in at.selectbox if b.key and b.key.startswith("kernel")]  # its GP kernel is fixed
+    assert any("GP kernel: otmann" in c.value for c in at.caption)

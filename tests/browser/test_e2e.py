@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from nasviz import live
+from nasviz.dashboard.sources import default_table_path
 
 from browser_helpers import ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, streamlit_server, wait_until
 
@@ -22,7 +22,7 @@ pytestmark = BROWSER_MARKS
 
 @pytest.fixture()
 def server(tmp_path):
-    if live.default_table_path() is None:
+    if default_table_path() is None:
         pytest.skip("no default data: data/nb201_digits.csv and the shared NAS-Bench-201 table are both absent")
     store = tmp_path / "store.sqlite"
     try:

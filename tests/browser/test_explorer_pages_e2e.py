@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from nasviz import live
+from nasviz.dashboard import launching, sources
 
 from browser_helpers import (
     ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, fill_inputs, streamlit_server, wait_until,
@@ -21,21 +21,22 @@ pytestmark = BROWSER_MARKS
 PAGES = {
     "Kernels": ("5-kernels.png", 4, "Per trial: a GP"),
     "Architectures": ("6-architectures.png", 4, "neighbours of B"),
-    "Interpretability": ("7-interpretability.png", 6, "Edges holding operations"),
+    "Interpretability": ("7-interpretability.png", 6, "holding operations with a negative mean gradient"),
     "Compare": ("8-compare.png", 3, "Evaluations (CSV)"),
 }
 
 
 @pytest.fixture()
 def server_with_runs(tmp_path):
-    table = live.default_table_path()
+    table = sources.default_table_path()
     if table is None:
         pytest.skip("no default data: data/nb201_digits.csv and the shared NAS-Bench-201 table are both absent")
     store = tmp_path / "store.sqlite"
-    source = live.DataSource.from_table(table, live.table_from_path(table))
+    source = sources.DataSource.from_table(table, sources.table_from_path(table))
     for strategy in ("random", "evolution"):
         for seed in range(2):
-            live.start_run(store, live.make_config(source, strategy=strategy, budget=20, seed=seed), background=False)
+            launching.start_run(store, launching.search_config(source, strategy=strategy, budget=20, seed=seed),
+                                source=source, background=False)
     with streamlit_server(store, tmp_path / "server.log") as url:
         yield url
 

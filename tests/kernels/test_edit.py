@@ -205,3 +205,21 @@ def test_explicit_reference_is_kept_when_predicting_on_a_superset():
     k.matrix(train + cand)  # a full-covariance prediction over training + candidates
     assert np.allclose(k.embed(train), phi)
     assert np.allclose(k.matrix(train), K_train)
+
+
+def test_gp_fit_does_not_depend_on_what_the_kernel_embedded_before():
+    """Regressions: a square call over a grown set used to reset the default beta (and its
+    bounds) to 1 / median(rho^2) of that call; and the anchors indexed the reference in the
+    order the kernel first met its members, so two of the training cells that the kernel had
+    seen before (isomorphic to cells of ``seen``) changed the embedding of the training set."""
+    from nasviz.gp import GaussianProcess
+
+    rng = np.random.default_rng(7)
+    seen, train = nb201.sample(rng, 25), nb201.sample(rng, 15)
+    y = rng.normal(size=len(train))
+    used, fresh = EditDistanceKernel(), EditDistanceKernel()
+    used.components(seen, seen)  # e.g. a distance view over other architectures
+    assert used.hyperparameters == fresh.hyperparameters
+    assert used.hyperparameters[0].default == 1.0  # the paper's beta (Eq. (3))
+    fits = [GaussianProcess(k, n_restarts=2, seed=0).fit(train, y) for k in (used, fresh)]
+    assert fits[0].theta == fits[1].theta

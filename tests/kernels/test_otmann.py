@@ -11,12 +11,14 @@ from scipy.optimize import linprog
 from nasviz.arch import Architecture
 from nasviz.kernels import make_kernel
 from nasviz.kernels.otmann import (
+    BETA_RANGE,
     CNN_LABEL_MISMATCH,
     LABEL_MISMATCH,
     MLP_LABEL_MISMATCH,
     MLP_LABELS,
     NB201_LABEL_MISMATCH,
     OTMANNKernel,
+    OTMANNScales,
     layer_masses,
     path_lengths,
     transport_plan,
@@ -325,3 +327,124 @@ def test_degenerate_cells_are_finite():
         assert np.allclose(np.diag(D), 0)
     assert comps["d_0.1"][0, 1] > 0  # same unit masses, different structure
     assert layer_masses(empty.reduced()).tolist() == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------------------- call history
+def test_kernel_defaults_and_matrices_do_not_depend_on_call_history():
+    """A kernel is an immutable configuration: what it computed before must not change what it
+    gives for B (regression: the default betas were the medians of its first components call)."""
+    rng = np.random.default_rng(10)
+    A = [random_mlp(rng) for _ in range(8)]  # layer-space distances are ~50x those of NB201 cells
+    B = nb201.sample(rng, 12)
+    used, fresh = OTMANNKernel(n_jobs=1), OTMANNKernel(n_jobs=1)
+    used.components(A, A)
+    comps_used, comps_fresh = used.components(B, B), fresh.components(B, B)
+    assert used.hyperparameters == fresh.hyperparameters
+    assert np.array_equal(used.default_theta(), fresh.default_theta())
+    for name in fresh.component_names:
+        assert np.array_equal(comps_used[name], comps_fresh[name]), name
+    assert np.array_equal(used.matrix(B), fresh.matrix(B))
+
+
+def test_gp_fit_does_not_depend_on_what_its_kernel_saw_before():
+    from nasviz.gp import GaussianProcess
+
+    rng = np.random.default_rng(11)
+    A = [random_mlp(rng) for _ in range(8)]
+    B = nb201.sample(rng, 15)
+    y = rng.normal(size=len(B))
+    used = OTMANNKernel(n_jobs=1)
+    used.components(A, A)
+    fits = [GaussianProcess(k, n_restarts=2, seed=0).fit(B, y) for k in (used, OTMANNKernel(n_jobs=1))]
+    assert fits[0].theta == fits[1].theta
+    assert (fits[0].amplitude, fits[0].noise) == (fits[1].amplitude, fits[1].noise)
+
+
+def test_distances_are_bit_identical_whatever_the_kernel_saw_first():
+    """Each pair is solved in one orientation (by canonical key) on layers in a canonical order,
+    so neither the order in which architectures arrive nor which of two isomorphic numberings
+    came first changes a single bit."""
+    rng = np.random.default_rng(12)
+    B = nb201.sample(rng, 25) + [random_mlp(rng) for _ in range(15)]
+    seen = OTMANNKernel(n_jobs=1)
+    seen.otmann_distances(B[::-1], B[::-1])
+    assert np.array_equal(seen.otmann_distances(B, B), OTMANNKernel(n_jobs=1).otmann_distances(B, B))
+    # two numberings of one MLP (the parallel branches swapped) and a third network
+    x = mlp([("relu", 16), ("tanh", 32), ("linear", None)], [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)])
+    y = mlp([("tanh", 32), ("relu", 16), ("linear", None)], [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)])
+    assert x != y and x.canonical_key() == y.canonical_key()
+    others = [random_mlp(rng) for _ in range(40)]
+    first_x, first_y = OTMANNKernel(n_jobs=1), OTMANNKernel(n_jobs=1)
+    first_x.otmann_distances([x], others)
+    first_y.otmann_distances([y], others)
+    assert np.array_equal(first_x.otmann_distances([y], others), first_y.otmann_distances([y], others))
+
+
+def test_hyperparameters_come_from_the_configured_scales():
+    k = OTMANNKernel(nu_str=(0.1, 0.4), d_scale=(100.0, 200.0), dbar_scale=0.5, n_jobs=1)
+    hps = {h.name: h for h in k.hyperparameters}
+    assert hps["beta_0.1"].default == pytest.approx(1 / (2 * 100.0)) and hps["beta_0.4"].default == pytest.approx(1 / (2 * 200.0))
+    assert hps["beta_bar_0.1"].default == hps["beta_bar_0.4"].default == pytest.approx(1 / (2 * 0.5**2))
+    lo, hi = hps["beta_0.1"].bounds
+    assert lo == pytest.approx(hps["beta_0.1"].default / BETA_RANGE) and hi == pytest.approx(hps["beta_0.1"].default * BETA_RANGE)
+    for bad in ({"d_scale": 0.0}, {"dbar_scale": -1.0}, {"d_scale": (1.0, 2.0, 3.0)}, {"d_scale": float("nan")}):
+        with pytest.raises(ValueError, match="scale"):
+            OTMANNKernel(nu_str=(0.1, 0.4), **bad)
+
+
+def test_hyperparameters_for_components_put_the_median_pair_at_exp_minus_one():
+    """The data-dependent defaults are a pure function of the components they are given."""
+    rng = np.random.default_rng(13)
+    archs = nb201.sample(rng, 20)
+    k = OTMANNKernel(n_jobs=1)
+    before = k.hyperparameters
+    comps = k.components(archs, archs)
+    hps = k.hyperparameters_for(comps)
+    assert k.hyperparameters == before  # nothing stored
+    assert k.hyperparameters_for(comps) == hps
+    beta = {h.name: h.default for h in hps}
+    d_half = sum(beta[f"beta_{nu:g}"] * np.median(comps[f"d_{nu:g}"][comps[f"d_{nu:g}"] > 0]) for nu in k.nu_str)
+    dbar_half = sum(beta[f"beta_bar_{nu:g}"] * np.median(comps[f"dbar_{nu:g}"][comps[f"dbar_{nu:g}"] > 0]) ** 2 for nu in k.nu_str)
+    assert d_half == pytest.approx(1.0) and dbar_half == pytest.approx(1.0)
+    # no positive distance (one architecture): the configured scales
+    one = k.components(archs[:1], archs[:1])
+    assert k.hyperparameters_for(one) == k.hyperparameters
+    assert OTMANNScales.from_distances(np.zeros((4, 1, 1)), np.zeros((4, 1, 1)), k.scales) == k.scales
+
+
+def test_a_shared_kernel_gives_every_thread_the_same_distances():
+    """The memo is shared state: threads filling it at once must not mix up rows."""
+    import sys
+
+    rng = np.random.default_rng(14)
+    archs = nb201.sample(rng, 40)
+    reference = OTMANNKernel(n_jobs=1)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so an unguarded memo shows its races
+    try:
+        _fill_shared_kernel_from_threads(rng, archs, reference)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _fill_shared_kernel_from_threads(rng, archs, reference) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    for _ in range(6):
+        subsets = [[archs[i] for i in rng.permutation(len(archs))[:12]] for _ in range(8)]
+        shared = OTMANNKernel(n_jobs=1)
+        with ThreadPoolExecutor(8) as pool:  # every thread meets new architectures at once
+            results = list(pool.map(lambda s: shared.otmann_distances(s, archs), subsets))
+        for subset, got in zip(subsets, results):
+            assert np.array_equal(got, reference.otmann_distances(subset, archs))
+
+
+def test_kernel_pickles_with_its_memo():
+    import pickle
+
+    archs = nb201.sample(np.random.default_rng(15), 6)
+    k = OTMANNKernel(n_jobs=1)
+    d = k.otmann_distances(archs, archs)
+    copy = pickle.loads(pickle.dumps(k))
+    assert len(copy._memo) == len(k._memo) and copy.hyperparameters == k.hyperparameters
+    assert np.array_equal(copy.otmann_distances(archs, archs), d)

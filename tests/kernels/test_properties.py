@@ -1,7 +1,7 @@
 """Properties every registered kernel must have, checked on the same NAS-Bench-201 cells.
 
-Parametrised over the registry (``nasviz.kernels.kernel_names()``); a kernel whose module does
-not exist yet is skipped with that reason.
+Parametrised over the registry (``nasviz.kernels.kernel_names()``, presets such as ``tw2g``
+included).
 
 * distances: symmetric, zero on the diagonal, non-negative (all kernels);
 * triangle inequality on random triples where the paper proves it: TW (paper 000 Prop. 1),
@@ -14,15 +14,16 @@ not exist yet is skipped with that reason.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 
 import numpy as np
 import pytest
 
 from nasviz.arch import Architecture
-from nasviz.kernels import _REGISTRY, kernel_names, make_kernel
-from nasviz.spaces import nb201
+from nasviz.components import KERNELS
+from nasviz.kernels import kernel_names, make_kernel
+from nasviz.spaces import layers, nb201
+from nasviz.spaces.base import OPERATION_SLOTS
 
 #: Kernels whose distance (or the listed components) satisfies the triangle inequality.
 TRIANGLE: dict[str, tuple[str, ...] | None] = {"tw": None, "otmann": ("d_",), "edit": ("edit", "bourgain")}
@@ -32,10 +33,9 @@ PSD = ("tw", "wl", "edit", "path")
 SLOW = ("otmann", "edit", "ot", "gw")
 
 
-def _require(name: str) -> None:
-    module = _REGISTRY[name][0]
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} does not exist yet")
+def _build(name: str):
+    """The registry's kernel; kernels that read a space's operation slots are built for NB201."""
+    return make_kernel(name, space=nb201.SPACE) if OPERATION_SLOTS in KERNELS.get(name).load().reads else make_kernel(name)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def distances(cells, kernel_cache):
 
     def get(name: str) -> dict[str, np.ndarray]:
         if name not in results:
-            kernel = kernel_cache.setdefault(name, make_kernel(name))
+            kernel = kernel_cache.setdefault(name, _build(name))
             sub = cells[: 25 if name in SLOW else 40]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -67,16 +67,18 @@ def distances(cells, kernel_cache):
 
 @pytest.mark.parametrize("name", kernel_names())
 def test_registry_builds_the_kernel(name):
-    _require(name)
-    kernel = make_kernel(name)
-    assert kernel.name == name
-    assert kernel.hyperparameters, "a kernel exposes its hyperparameters"
+    entry = KERNELS.get(name)
+    kernel = _build(name)
+    assert type(kernel) is entry.load()
+    assert all(getattr(kernel, k) == v for k, v in entry.preset.items())  # tw2g is TW with ngram=2
+    # The GraKeL baselines have no hyperparameter of their own (the GP learns amplitude and noise).
+    assert kernel.hyperparameters or type(kernel).__module__ == "nasviz.kernels.graph_kernels", \
+        "a kernel exposes its hyperparameters"
     assert len(kernel.default_theta()) == len(kernel.hyperparameters)
 
 
 @pytest.mark.parametrize("name", kernel_names())
 def test_distances_are_symmetric_zero_on_diagonal_non_negative(name, distances):
-    _require(name)
     comps = distances(name)
     assert comps, "at least one distance component"
     for comp, D in comps.items():
@@ -89,7 +91,6 @@ def test_distances_are_symmetric_zero_on_diagonal_non_negative(name, distances):
 
 @pytest.mark.parametrize("name", list(TRIANGLE))
 def test_triangle_inequality_on_random_triples(name, distances):
-    _require(name)
     comps = distances(name)
     prefixes = TRIANGLE[name]
     checked = [c for c in comps if prefixes is None or any(c.startswith(p) for p in prefixes)]
@@ -105,8 +106,7 @@ def test_triangle_inequality_on_random_triples(name, distances):
 
 @pytest.mark.parametrize("name", PSD)
 def test_kernel_matrix_is_psd_on_300_cells(name, cells, kernel_cache):
-    _require(name)
-    kernel = kernel_cache.setdefault(name, make_kernel(name))
+    kernel = kernel_cache.setdefault(name, _build(name))
     assert kernel.positive_definite
     K = kernel.matrix(cells)
     assert K.shape == (300, 300)
@@ -114,10 +114,9 @@ def test_kernel_matrix_is_psd_on_300_cells(name, cells, kernel_cache):
     assert np.linalg.eigvalsh(K)[0] >= -1e-8
 
 
-@pytest.mark.parametrize("name", kernel_names())
+@pytest.mark.parametrize("name", [n for n in kernel_names() if KERNELS.get(n).load().reads <= layers.SPACE.representations])
 def test_different_sizes_and_labels(name):
     """Layer-space DAGs with 3 to 6 nodes, widths and activation labels."""
-    _require(name)
     archs = [
         Architecture(("input", "relu", "output"), ((0, 1), (1, 2)), (None, 64, None)),
         Architecture(("input", "relu", "tanh", "output"), ((0, 1), (1, 2), (2, 3)), (None, 32, 64, None)),

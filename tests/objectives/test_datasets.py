@@ -66,8 +66,10 @@ def test_friedman1_is_friedmans_function_plus_unit_noise():
 
 def test_bad_arguments_are_named():
     assert set(dataset_names()) >= {"digits", "wine", "breast_cancer", "diabetes", "friedman1"}
-    with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
-        load_dataset("mnist")
+    with pytest.raises(ValueError, match="unknown dataset 'mnist2'"):
+        load_dataset("mnist2")
+    with pytest.raises(ValueError, match="dataset 'mnist' is read from a folder"):
+        load_dataset("mnist")  # a folder dataset without its folder: named, never downloaded
     with pytest.raises(ValueError, match="fractions"):
         load_dataset("digits", fractions=(0.5, 0.5, 0.5))
     with pytest.raises(ValueError, match="max_train"):

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
 from nasviz.objectives.datasets import load_dataset
-from nasviz.objectives.trainer import (
-    MemoryGuard,
-    TrainingObjective,
-    arch_seed,
-    estimate_size,
-    is_out_of_memory,
-    train_model,
-)
-from nasviz.models.nb201_net import build_nb201_network
+from nasviz.objectives.network_store import NetworkPlan, open_store
+from nasviz.objectives.trainer import MemoryGuard, estimate_size, is_out_of_memory, train_model
+from nasviz.objectives.training import TrainingObjective, arch_seed
+from nasviz.spaces.nb201.network import build_nb201_network
 from nasviz.spaces import get_space, nb201
 
 MIXED = "|nor_conv_3x3~0|+|avg_pool_3x3~0|skip_connect~1|+|nor_conv_1x1~0|none~1|nor_conv_3x3~2|"
@@ -102,20 +98,21 @@ def test_objective_reports_failed_evaluation_and_search_can_continue(tiny_digits
     assert ev2.ok and ev2.value is not None
 
 
-def test_a_diverged_warm_start_is_retrained_from_scratch(tiny_digits):
-    """A network with ``rebuild_from_scratch`` (a warm start) that diverges is trained again
-    from fresh weights; one without it stays a failed evaluation."""
-    rebuilt = []
-
-    def builder(arch, data, **options):
-        model = _NaNNet()
-        model.rebuild_from_scratch = lambda: rebuilt.append(arch) or _net()
-        return model
-
-    obj = TrainingObjective(get_space("nb201"), tiny_digits, builder=builder,
-                            training={"epochs": 1, "patience": 1, "batch_size": 128})
-    ev = obj.evaluate([nb201.parse(MIXED)])[0]
-    assert ev.ok and ev.value is not None and rebuilt == [nb201.parse(MIXED)]
+def test_a_diverged_warm_start_is_retrained_from_scratch(tiny_digits, tmp_path):
+    """A warm start (a plan naming a stored ancestor) that diverges is trained again from fresh
+    weights and the notes say so; the same failure without a warm start stays a failed evaluation."""
+    space = get_space("layers")
+    parent = space.initial_pool()[0]
+    child = space.sample_morphs(parent, np.random.default_rng(0), 1)[0]
+    obj = TrainingObjective(space, tiny_digits, training={"epochs": 1, "patience": 1, "batch_size": 128}, device="cpu")
+    net = obj.builder(parent, tiny_digits, **obj.model_options)
+    # an ancestor whose inherited weights are so large that the child's first loss is not finite
+    open_store(str(tmp_path)).save(space.format(parent), {k: v * 1e30 if v.is_floating_point() else v
+                                                          for k, v in net.state_dict().items()})
+    plan = NetworkPlan(folder=str(tmp_path), ancestor=space.format(parent),
+                       morphs=(child.morph.to_dict(),), seed=1)
+    ev = obj.evaluate([child.child], [plan])[0]
+    assert ev.ok and ev.value is not None and "warm_start" not in ev.info
     assert "diverged" in ev.info["notes"][0] and "trained from scratch" in ev.info["notes"][0]
     plain = TrainingObjective(get_space("nb201"), tiny_digits, builder=lambda arch, data: _NaNNet(),
                               training={"epochs": 1, "patience": 1})
@@ -190,3 +187,25 @@ def test_bad_arguments_are_named(tiny_digits):
         TrainingObjective(get_space("nb201"), tiny_digits, training={"epoch": 3})
     ev = TrainingObjective(get_space("nb201"), "wine").evaluate_one(nb201.parse(MIXED))
     assert not ev.ok and "image inputs" in ev.error  # a cell space on tabular data: a clear failure
+
+
+class _GreedyNet(nn.Module):
+    """A network that runs out of (accelerator) memory on training batches above 16 samples."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(64, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training and x.shape[0] > 16:
+            raise RuntimeError("CUDA error: out of memory")
+        return self.linear(x.reshape(x.shape[0], -1))
+
+
+def test_an_evaluation_records_the_halved_batch_after_out_of_memory(tiny_digits):
+    objective = TrainingObjective(get_space("layers"), tiny_digits, builder=lambda arch, data, **o: _GreedyNet(),
+                                  training={"epochs": 1, "patience": 1, "batch_size": 64}, device="cpu")
+    ev = objective.evaluate([get_space("layers").initial_pool()[0]])[0]
+    # 64 runs out of memory and sets the cap; 32 is over the cap's estimate and skipped; 16 trains
+    assert ev.ok and ev.info["batch_size"] == 16 and ev.info["oom_retries"] == 1
+    assert objective.memory_guard.cap is not None and len(objective.memory_guard.events) == 1

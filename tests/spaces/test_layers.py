@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nasviz import modifiers as M
+from nasviz.spaces.layers import modifiers as M
 from nasviz.arch import Architecture
 from nasviz.spaces import get_space
 from nasviz.spaces import layers as L
@@ -19,7 +19,7 @@ def chain(*units, labels=None):
 # ---------------------------------------------------------------- space
 def test_registered_and_round_trip():
     space = get_space("layers")
-    assert space is L
+    assert isinstance(space, L.MLPSpace) and space.name == "layers" and get_space("layers") is space
     rng = np.random.default_rng(0)
     for arch in L.initial_pool() + L.sample(rng, 50):
         text = L.format(arch)

@@ -185,6 +185,8 @@ def test_reduced_graph_isomorphism_refines_the_expression_classes(class_keys):
 
 
 def test_get_space_by_name():
-    assert get_space("nb201") is nb201
+    space = get_space("nb201")
+    assert isinstance(space, nb201.NB201Space) and get_space("nb201") is space
+    assert space.parse(OPTIMUM) == nb201.parse(OPTIMUM) and space.size == 15625
     with pytest.raises(ValueError, match="unknown search space"):
         get_space("nb999")

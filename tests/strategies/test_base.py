@@ -9,7 +9,7 @@ from nasviz.objectives.base import FAILED, Evaluation
 from nasviz.spaces import layers as L
 from nasviz.strategies.autokeras import AutoKeras
 from nasviz.strategies.base import robust_targets, with_failures
-from nasviz.strategies.nasbot import NASBOT
+from nasviz.strategies.nasbot import nasbot
 
 
 def test_with_failures_imputes_the_worst_target():
@@ -23,7 +23,7 @@ def test_with_failures_imputes_the_worst_target():
         with_failures([], [], [c])
 
 
-@pytest.mark.parametrize("make", [lambda: NASBOT(L, seed=0, n_init=3), lambda: AutoKeras(L, seed=0, n_init=3)])
+@pytest.mark.parametrize("make", [lambda: nasbot(L.SPACE, seed=0, n_init=3), lambda: AutoKeras(L.SPACE, seed=0, n_init=3)])
 def test_model_based_strategies_fit_their_gp_on_failures_too(make):
     strategy = make()
     first = strategy.ask(3)
@@ -31,7 +31,7 @@ def test_model_based_strategies_fit_their_gp_on_failures_too(make):
                    Evaluation(first[2], None, 0.1, FAILED, "diverged: the training loss is inf")])
     strategy.ask(1)  # fits the GP
     assert first[2] in strategy.gp.train_archs and len(strategy.gp.train_archs) == 3
-    assert first[2] not in strategy.observed  # never an ancestor / incumbent
+    assert first[2] not in [a for a, _ in strategy.observed]  # never an ancestor / incumbent
 
 
 def test_affordable_items_is_a_fraction_of_the_mean_training_time():
@@ -52,7 +52,7 @@ def test_robust_targets_clip_failed_trainings_only():
     assert np.array_equal(robust_targets(y[:3]), y[:3])  # too few to estimate quartiles
 
 
-@pytest.mark.parametrize("make", [lambda: NASBOT(L, seed=0, n_init=6), lambda: AutoKeras(L, seed=0, n_init=6)])
+@pytest.mark.parametrize("make", [lambda: nasbot(L.SPACE, seed=0, n_init=6), lambda: AutoKeras(L.SPACE, seed=0, n_init=6)])
 def test_model_based_strategies_fit_their_gp_on_clipped_scores(make):
     """One network that trained badly (R^2 ~ 0 among ~0.94s) must not set the GP's scale."""
     strategy = make()

@@ -8,6 +8,7 @@ import pytest
 from nasviz.objectives import Evaluation, TableObjective
 from nasviz.runner import run_search
 from nasviz.spaces import nb201
+from nasviz.state import StepState
 from nasviz.strategies.bo import BayesianOptimisation
 from nasviz.strategies.factory import make_strategy, strategy_names
 
@@ -17,7 +18,7 @@ REQUIRED = ["random", "evolution", "bo-tw2g-ucb", "bo-wl-ei", "bo-tw2g-kdpp5", "
 
 def _run(name, table, budget, seed, metric="cifar10", **options):
     objective = TableObjective(table, metric)
-    strategy = make_strategy(name, space=nb201, seed=seed, domain=objective.domain(), **options)
+    strategy = make_strategy(name, space=nb201.SPACE, seed=seed, domain=objective.domain(), **options)
     snaps = []
     result = run_search(strategy, objective, budget, format_arch=nb201.format,
                         batch_size=getattr(strategy, "batch_size", 1), on_step=snaps.append)
@@ -27,11 +28,11 @@ def _run(name, table, budget, seed, metric="cifar10", **options):
 def test_required_names_are_registered():
     assert set(REQUIRED) <= set(strategy_names())
     with pytest.raises(ValueError, match="unknown strategy"):
-        make_strategy("bo-nope", space=nb201)
-    with pytest.raises(ValueError, match="batch must be one of"):
-        make_strategy("bo", space=nb201, batch="greedy")
+        make_strategy("bo-nope", space=nb201.SPACE)
+    with pytest.raises(ValueError, match="option 'batch' must be one of"):
+        make_strategy("bo", space=nb201.SPACE, batch="greedy")
     with pytest.raises(ValueError, match="does not take option"):
-        make_strategy("bo-tw2g-ucb", space=nb201, colour="red")
+        make_strategy("bo-tw2g-ucb", space=nb201.SPACE, colour="red")
 
 
 @pytest.mark.parametrize("name", ["bo-tw2g-kdpp5", "bo-tw2g-bucb5", "bo-tw2g-thompson5", "bo-tw2g-dpp5", "bo-tw2g-random5"])
@@ -43,18 +44,18 @@ def test_batch_strategies_never_repeat_and_explain_their_choice(nb201_table, nam
     assert len(bo) == 3 and all(len(s.proposals) == 5 for s in bo)
     seen_before = set()
     for snap in snaps:
-        st = snap.strategy
-        if st["phase"] == "bo":
-            pool = st["pool"]
+        st = StepState.from_dict(snap.strategy)  # the stored form reads back typed
+        if st.phase == "bo":
+            pool = st.pool.candidates
             assert len(pool) == 100 and len(set(pool)) == 100
             assert not set(pool) & seen_before  # the pool holds only unevaluated cells
-            assert [pool[i] for i in st["selected"]] == snap.proposals
-            assert len(st["mean"]) == len(st["std"]) == len(st["acquisition"]) == 100
-            assert set(st["hyperparameters"]["theta"]) == {"lambda_1", "lambda_2", "lambda_3"}
+            assert [pool[i] for i in st.batch.indices] == snap.proposals
+            assert len(st.pool.mean) == len(st.pool.std) == len(st.pool.acquisition) == 100
+            assert set(st.gp.hyperparameters) == {"lambda_1", "lambda_2", "lambda_3"} and st.gp.kernel == "tw2g"
             if name == "bo-tw2g-kdpp5":
-                assert len(st["batch"]["qualities"]) == 100 and len(st["batch"]["eigenvalues"]) == 100
+                assert len(st.batch.qualities) == 100 and len(st.batch.eigenvalues) == 100
             if name == "bo-tw2g-bucb5":
-                assert np.array(st["batch"]["std_after"]).shape == (5, 100)
+                assert np.array(st.batch.std_after).shape == (5, 100)
         seen_before |= set(snap.proposals)
 
 
@@ -103,7 +104,7 @@ def test_failed_evaluations_are_not_proposed_again(nb201_table):
         def domain(self):
             return None
 
-    strategy = make_strategy("bo-tw2g-ucb", space=nb201, seed=0, n_init=6)
+    strategy = make_strategy("bo-tw2g-ucb", space=nb201.SPACE, seed=0, n_init=6)
     result = run_search(strategy, Flaky(), 20, format_arch=nb201.format)
     archs = [ev.arch for ev in result.evaluations]
     assert len(set(archs)) == len(archs) == 20
@@ -112,19 +113,53 @@ def test_failed_evaluations_are_not_proposed_again(nb201_table):
 
 def test_wl_gradient_pool_reports_its_source(nb201_table):
     strategy, result, snaps = _run("bo-wl-ei", nb201_table, 12, seed=0, n_init=10)
-    st = snaps[-1].strategy
-    assert st["phase"] == "bo" and st["acquisition_name"] == "ei"
-    info = st["pool_info"]
+    st = StepState.from_dict(snaps[-1].strategy)
+    assert st.phase == "bo" and st.pool.acquisition_name == "ei" and st.gp.kernel == "wl"
+    info = st.pool.info
     assert "op_gradients" in info or "fallback" in info
+    # the WL kernel's feature gradients travel with the step (the WL view reads them)
+    assert st.features is not None and len(st.features.features) == len(st.features.gradients) > 0
 
 
 @pytest.mark.parametrize("pool", ["random", "mixed"])
 def test_generic_bo_with_other_pools(nb201_table, pool):
     objective = TableObjective(nb201_table, "cifar10")
-    strategy = make_strategy("bo", space=nb201, seed=0, domain=objective.domain(), pool=pool, batch="bucb", batch_size=3)
+    strategy = make_strategy("bo", space=nb201.SPACE, seed=0, domain=objective.domain(), pool=pool, batch="bucb", batch_size=3)
     snaps = []
     result = run_search(strategy, objective, 16, format_arch=nb201.format, batch_size=3, on_step=snaps.append)
-    st = snaps[-1].strategy
-    assert st["phase"] == "bo" and st["n_observations"] == 15 and len(st["pool"]) == 100
-    assert set(st["pool_origin"]) <= {"random", "mutation"} and (pool == "mixed") == ("mutation" in st["pool_origin"])
+    st = StepState.from_dict(snaps[-1].strategy)
+    assert st.phase == "bo" and st.notes["n_observations"] == 15 and len(st.pool) == 100
+    assert set(st.pool.origin) <= {"random", "mutation"} and (pool == "mixed") == ("mutation" in st.pool.origin)
     assert len({ev.arch for ev in result.evaluations}) == 16
+
+
+def test_fixed_kappa_replaces_the_ucb_schedule(nb201_table):
+    strategy, _, snaps = _run("bo", nb201_table, 12, seed=0, kappa="0")  # UCB with kappa 0 is the mean
+    st = StepState.from_dict(snaps[-1].strategy)
+    assert strategy.kappa == 0.0 and st.batch.info["kappa"] == 0.0
+    np.testing.assert_allclose(st.pool.acquisition, st.pool.mean)
+    assert make_strategy("bo", space=nb201.SPACE).kappa is None  # default: kappa_schedule(beta0, t)
+
+
+def test_canonical_dedupe_never_proposes_two_equivalent_cells(nb201_table):
+    strategy, result, snaps = _run("bo", nb201_table, 20, seed=1, dedupe="canonical", n_init=8)
+    keys = [nb201.SPACE.canonical_key(ev.arch) for ev in result.evaluations]
+    assert len(keys) == 20 and len(set(keys)) == 20
+    st = StepState.from_dict(snaps[-1].strategy)
+    pool_keys = [nb201.SPACE.canonical_key(nb201.SPACE.parse(c)) for c in st.pool.candidates]
+    assert len(set(pool_keys)) == len(pool_keys) and not set(pool_keys) & set(keys[:-1])
+
+
+def test_initial_pool_option():
+    from nasviz.errors import ConfigError
+    from nasviz.spaces import layers as L
+
+    strategy = make_strategy("bo", space=L.SPACE, seed=0, init="pool", n_init=3)
+    assert strategy.ask(2) == L.initial_pool()[:2] and strategy.state().notes["from_initial_pool"] == 2
+    # the pool runs out after n_init networks: the rest of the batch is sampled
+    batch = strategy.ask(2)
+    assert batch[0] == L.initial_pool()[2] and batch[1] not in L.initial_pool()[:3]
+    with pytest.raises(ConfigError, match="no initial pool"):
+        make_strategy("bo", space=nb201.SPACE, init="pool")
+    with pytest.raises(ConfigError, match="option 'failures' must be one of"):
+        make_strategy("bo", space=nb201.SPACE, failures="ignore")

@@ -32,14 +32,14 @@ class ConvObjective:
 
 
 def test_population_ages_and_children_are_mutations_of_members():
-    s = RegularizedEvolution(nb201, seed=0, population_size=5, sample_size=2)
+    s = RegularizedEvolution(nb201.SPACE, seed=0, population_size=5, sample_size=2)
     obj = ConvObjective()
     first = s.ask(5)
-    assert s.state()["parents"] == [None] * 5  # random phase
+    assert s.state().notes["parents"] == [None] * 5  # random phase
     s.tell(obj.evaluate(first))
     members = {a for a, _ in s.population}
     child = s.ask(1)[0]
-    parent = nb201.parse(s.state()["parents"][0])
+    parent = nb201.parse(s.state().notes["parents"][0])
     assert parent in members and child in nb201.neighbours(parent)
     s.tell(obj.evaluate([child]))
     assert len(s.population) == 5 and s.population[-1][0] == child  # oldest died, child joined
@@ -48,7 +48,7 @@ def test_population_ages_and_children_are_mutations_of_members():
 
 def test_evolution_improves_on_a_simple_objective_and_never_repeats():
     obj = ConvObjective()
-    result = run_search(RegularizedEvolution(nb201, seed=1), obj, 150, format_arch=nb201.format, batch_size=3)
+    result = run_search(RegularizedEvolution(nb201.SPACE, seed=1), obj, 150, format_arch=nb201.format, batch_size=3)
     archs = [ev.arch for ev in result.evaluations]
     assert len(set(archs)) == len(archs) == 150
     assert result.best_value >= 5
@@ -59,7 +59,7 @@ def test_evolution_is_deterministic_and_stays_in_the_domain(nb201_table):
     dset = set(domain)
     runs = []
     for _ in range(2):
-        s = make_strategy("evolution", space=nb201, seed=4, domain=domain)
+        s = make_strategy("evolution", space=nb201.SPACE, seed=4, domain=domain)
         r = run_search(s, TableObjective(nb201_table, "cifar10"), 60, format_arch=nb201.format)
         runs.append([ev.arch for ev in r.evaluations])
     assert runs[0] == runs[1]
@@ -68,27 +68,27 @@ def test_evolution_is_deterministic_and_stays_in_the_domain(nb201_table):
 
 def test_bad_options_are_clear_errors():
     with pytest.raises(ValueError, match="sample_size"):
-        RegularizedEvolution(nb201, population_size=5, sample_size=6)
+        RegularizedEvolution(nb201.SPACE, population_size=5, sample_size=6)
     with pytest.raises(ValueError, match="does not take option"):
-        make_strategy("evolution", space=nb201, kernel="tw")
-    with pytest.raises(ValueError, match="init must be 'pool' or 'random'"):
-        make_strategy("evolution", space=layers, init="best")
+        make_strategy("evolution", space=nb201.SPACE, kernel="tw")
+    with pytest.raises(ValueError, match="option 'init' must be one of pool, random"):
+        make_strategy("evolution", space=layers.SPACE, init="best")
     with pytest.raises(ValueError, match="has no initial pool"):
-        make_strategy("random", space=nb201, init="pool")
+        make_strategy("random", space=nb201.SPACE, init="pool")
 
 
 @pytest.mark.parametrize("name", ["evolution", "random"])
 def test_layer_space_baselines_start_from_the_same_initial_networks_as_nasbot(name):
     """Paper 001 Sec. 5 bootstraps NASBOT "and other methods" with the same 10 networks."""
     pool = layers.initial_pool()
-    strategy = make_strategy(name, space=layers, seed=0)
+    strategy = make_strategy(name, space=layers.SPACE, seed=0)
     first = strategy.ask(4) + strategy.ask(6)
     assert first == pool
     strategy.tell([Evaluation(a, float(i), 1.0) for i, a in enumerate(first)])
     later = strategy.ask(5)
     assert len(later) == 5 and not set(later) & set(pool)
-    random_start = make_strategy(name, space=layers, seed=0, init="random").ask(10)
+    random_start = make_strategy(name, space=layers.SPACE, seed=0, init="random").ask(10)
     assert random_start != pool and len(set(random_start)) == 10
     # NB201 has no initial pool: the baselines start at random there, as before.
-    assert len(make_strategy(name, space=nb201, seed=0).ask(3)) == 3
+    assert len(make_strategy(name, space=nb201.SPACE, seed=0).ask(3)) == 3
 

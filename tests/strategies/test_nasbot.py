@@ -1,17 +1,20 @@
-"""NASBOT (paper 001): the EA acquisition optimiser, OTMANN on Fig. 1-like MLPs, an end-to-end run."""
+"""NASBOT (paper 001) as BO: the EA acquisition optimiser as a pool, OTMANN on Fig. 1-like MLPs, a run."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from nasviz.errors import ConfigError
 from nasviz.kernels import make_kernel
 from nasviz.objectives.datasets import load_dataset
-from nasviz.objectives.trainer import TrainingObjective
+from nasviz.objectives.training import TrainingObjective
 from nasviz.runner import run_search
 from nasviz.spaces import layers as L
+from nasviz.state import StepState
+from nasviz.strategies.bo import BayesianOptimisation
 from nasviz.strategies.factory import make_strategy
-from nasviz.strategies.nasbot import NASBOT, ea_optimise, ea_schedule, selection_probabilities
+from nasviz.strategies.nasbot import CONFIG, EAPool, ea_optimise, ea_schedule, nasbot, selection_probabilities
 
 #: Paper 001 Fig. 1 as MLPs: a and b are similar chains (b has one more layer), c is wide,
 #: sigmoidal and branched.
@@ -64,47 +67,74 @@ def test_ea_climbs_a_known_acquisition():
     assert values[len(init):].mean() > values[: len(init)].mean()
 
 
+def test_nasbot_is_bo_with_its_papers_parts():
+    strategy = make_strategy("nasbot", space=L.SPACE, seed=0)
+    assert isinstance(strategy, BayesianOptimisation) and strategy.name == "nasbot"
+    assert (strategy.kernel_name, strategy.acquisition, strategy.pool_method, strategy.batch_method) == (
+        "otmann", "ei", "nasbot-ea", "topk")
+    assert (strategy.init, strategy.targets, strategy.failures, strategy.dedupe) == ("pool", "robust", "worst", "canonical")
+    assert list(strategy.initial) == L.initial_pool() and isinstance(strategy.pool_generator, EAPool)
+    assert CONFIG["pool"] == "nasbot-ea"
+
+
 def test_nasbot_rejects_other_spaces_and_options():
     from nasviz.spaces import nb201
 
-    with pytest.raises(ValueError, match="layers"):
-        NASBOT(nb201)
+    with pytest.raises(ConfigError, match="'nasbot-ea' needs the modifiers representation"):
+        nasbot(nb201.SPACE)
+    with pytest.raises(ConfigError, match="candidate pool 'nasbot-ea' needs the modifiers representation"):
+        make_strategy("nasbot", space=nb201.SPACE)  # refused by what its pool needs, not by name
+    with pytest.raises(ConfigError, match="'nasbot-ea' needs the modifiers representation, which 'nb201' lacks"):
+        make_strategy("bo", space=nb201.SPACE, pool="nasbot-ea")
     with pytest.raises(ValueError, match="does not take option"):
-        make_strategy("nasbot", space=L, seed=0, beta=2)
+        make_strategy("nasbot", space=L.SPACE, seed=0, beta=2)
 
 
 def test_nasbot_end_to_end_short_run():
     data = load_dataset("wine", seed=0, max_train=60)
-    objective = TrainingObjective(L, data, training={"epochs": 2, "patience": 1}, device="cpu")
-    strategy = make_strategy("nasbot", space=L, seed=0, n_init=3, ea_base=10)
-    result = run_search(strategy, objective, 5, format_arch=L.format)
+    objective = TrainingObjective(L.SPACE, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = make_strategy("nasbot", space=L.SPACE, seed=0, n_init=3, ea_base=10)
+    snaps = []
+    result = run_search(strategy, objective, 5, format_arch=L.format, on_step=snaps.append)
     archs = [ev.arch for ev in result.evaluations]
     assert len(archs) == 5 and len({a.canonical_key() for a in archs}) == 5
     assert archs[:3] == L.initial_pool()[:3]
     assert all(ev.ok for ev in result.evaluations)
-    state = strategy.state()
-    assert state["phase"] == "bo" and state["acquisition"] == "ei" and state["pool_size"] > 3
     assert result.best_value is not None
+    st = StepState.from_dict(snaps[-1].strategy)  # the typed state, read back from its stored form
+    assert st.phase == "bo" and st.gp.kernel == "otmann" and st.gp.n_observations == 4
+    pool = st.pool
+    assert pool.acquisition_name == "ei" and len(pool) >= 1
+    assert len(pool.mean) == len(pool.std) == len(pool.acquisition) == len(pool.origin) == len(pool)
+    assert set(pool.origin) <= {"ea", "ea-init", "mutation"}
+    assert not set(pool.candidates) & {L.format(a) for a in archs[:4]}  # only networks not evaluated yet
+    # the proposal is the pool's best EI, and the EA's schedule travels with the step
+    assert st.batch.indices == (int(np.argmax(pool.acquisition)),) and st.proposals == (pool.candidates[st.batch.indices[0]],)
+    assert st.notes["n_ea"] >= st.notes["n_mut"] >= 1 and st.notes["ea_scored"] >= len(pool)
 
 
 def test_acquisition_budget_is_capped_by_measured_training_time():
-    s = NASBOT(L, seed=0, acq_fraction=0.25)
-    assert s._ea_budget(40, 7) == (40, 7)  # nothing measured yet: the paper's schedule
-    s._costs, s._sec_per_candidate = [1.0, 1.0], 0.01  # 0.25 s of acquisition affords 25 candidates
-    assert s._ea_budget(40, 7) == (25, 7)
-    s._sec_per_candidate = 1.0  # very slow acquisition: still N_mut candidates
-    assert s._ea_budget(40, 7) == (7, 7)
-    assert NASBOT(L, seed=0, acq_fraction=None)._ea_budget(40, 7) == (40, 7)
+    pool = EAPool(acq_fraction=0.25)
+    assert ea_schedule(16) == (40, 7)
+    assert pool.budget(16, [1.0, 1.0]) == (40, 7)  # nothing measured yet: the paper's schedule
+    pool._sec_per_candidate = 0.01  # 0.25 s of acquisition affords 25 candidates
+    assert pool.budget(16, [1.0, 1.0]) == (25, 7)
+    assert pool.budget(16, []) == (40, 7)  # no training time measured yet
+    pool._sec_per_candidate = 1.0  # very slow acquisition: still N_mut candidates
+    assert pool.budget(16, [1.0, 1.0]) == (7, 7)
+    uncapped = EAPool(acq_fraction=None)
+    uncapped._sec_per_candidate = 1.0
+    assert uncapped.budget(16, [1.0, 1.0]) == (40, 7)
     with pytest.raises(ValueError, match="acq_fraction"):
-        NASBOT(L, acq_fraction=0)
+        EAPool(acq_fraction=0)
+    with pytest.raises(ValueError, match="ea_init"):
+        EAPool(ea_init="best")
 
 
-def test_factory_passes_nasbot_and_autokeras_options_through():
-    from nasviz.strategies.factory import make_strategy
-
-    nasbot = make_strategy("nasbot", space=L, ea_init="observed", acq_fraction="none", ea_base="5")
-    assert nasbot.ea_init == "observed" and nasbot.acq_fraction is None and nasbot.ea_base == 5
-    autokeras = make_strategy("autokeras", space=L, acq_fraction="0.5", beta="1.5")
-    assert autokeras.acq_fraction == 0.5 and autokeras.beta == 1.5
+def test_factory_passes_nasbot_options_through_to_its_pool():
+    strategy = make_strategy("nasbot", space=L.SPACE, ea_init="observed", acq_fraction="none", ea_base="5")
+    assert strategy.pool_options == {"ea_base": 5, "ea_cap": 150, "acq_fraction": None, "ea_init": "observed"}
+    ea = strategy.pool_generator
+    assert ea.ea_init == "observed" and ea.acq_fraction is None and ea.ea_base == 5
     with pytest.raises(ValueError, match="does not take option"):
-        make_strategy("nasbot", space=L, bogus=1)
+        make_strategy("nasbot", space=L.SPACE, bogus=1)

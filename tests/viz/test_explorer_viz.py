@@ -5,7 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nasviz import explore, viz
+from nasviz import viz
+from nasviz.dashboard.explorer.comparison import RunCurve
+from nasviz.dashboard.explorer.interpretation import mutation_probabilities, parse_wl_feature
+from nasviz.dashboard.explorer.kernels import SurrogateQuality
+from nasviz.dashboard.explorer.pairs import TreeEdgeMass
 from nasviz.interpret import OperationProfile
 from nasviz.kernels.otmann import transport_plan
 from nasviz.spaces import nb201
@@ -51,7 +55,7 @@ def test_transport_plan_info_labels_rows_and_its_costs_reproduce_the_distance():
 
 
 def test_tree_mass_info_keeps_the_edges_that_differ():
-    rows = [explore.TreeEdgeMass(1, "conv", "group", 0.9, 1.0, 0.5, 0.45), explore.TreeEdgeMass(1, "x", "leaf", 0.1, 0.2, 0.2, 0.0)]
+    rows = [TreeEdgeMass(1, "conv", "group", 0.9, 1.0, 0.5, 0.45), TreeEdgeMass(1, "x", "leaf", 0.1, 0.2, 0.2, 0.0)]
     info = _get_tree_mass_info(rows)
     assert info.labels == ["n=1 · group conv"] and info.total == pytest.approx(0.45)
 
@@ -66,7 +70,7 @@ def test_operation_profile_needs_true_values():
 
 
 def test_feature_graph_edges_follow_the_data_flow():
-    tree = explore.parse_wl_feature("nor_conv_3x3 <- (input) -> (output)")
+    tree = parse_wl_feature("nor_conv_3x3 <- (input) -> (output)")
     info = _get_feature_graph_info(tree, 1.5)
     assert info.labels == ["nor_conv_3x3", "input", "output"]
     assert info.edges == [(1, 0), (0, 2)]  # input -> conv -> output
@@ -75,7 +79,7 @@ def test_feature_graph_edges_follow_the_data_flow():
 
 def test_mutation_info_rows_name_the_current_operation():
     cell = nb201.from_operations(["none"] * 6)
-    probs = explore.mutation_probabilities(cell, {"nor_conv_3x3": 1.0, "avg_pool_3x3": -1.0})
+    probs = mutation_probabilities(cell, {"nor_conv_3x3": 1.0, "avg_pool_3x3": -1.0})
     info = _get_mutation_info(probs)
     assert info.rows[0] == "edge 1: none" and info.joint.sum() == pytest.approx(1.0)
     assert np.argmax(info.joint[0]) == nb201.OPERATIONS.index("nor_conv_3x3")
@@ -86,7 +90,7 @@ def test_mutation_info_rows_name_the_current_operation():
 # ----------------------------------------------------------------------------- comparing runs
 def curve(values, strategy="s", seed=0, optimum=10.0, archs=None):
     values = np.array(values, dtype=float)
-    return explore.RunCurve(seed, f"r{seed}", strategy, seed, "acc", values,
+    return RunCurve(seed, f"r{seed}", strategy, seed, "acc", values,
                             archs or [nb201.format(nb201.sample(np.random.default_rng(i), 1)[0]) for i in range(len(values))],
                             optimum, len(values))
 
@@ -125,6 +129,23 @@ def test_final_table_and_distribution():
     assert fv.values[0].tolist() == [3.0, 5.0] and fv.ecdf[0].tolist() == [0.5, 1.0]
 
 
+def test_runs_without_an_evaluation_yet_are_left_out_of_the_curves():
+    """A study's runs that wait for their worker: the Compare page raised on them."""
+    waiting = [curve([]), curve([], seed=1, strategy="t")]
+    info = _get_curves_info([curve([1, 2]), *waiting])
+    assert info.groups == ["s"] and info.n[0].tolist() == [1, 1]
+    assert not _get_curves_info(waiting).groups
+    assert viz.plot_curves(waiting).layout.annotations  # an empty figure saying so
+    assert final_table(waiting)["final best (mean)"].isna().all()
+
+
+def test_parallel_coordinates_need_a_space_with_operation_slots():
+    with pytest.raises(ValueError, match="'layers' has no operation slots"):
+        _get_parallel_info([curve([1.0])], "layers")
+    frame = viz.evaluations_table([curve([1.0, np.nan])], None)  # runs of several spaces: no slot columns
+    assert list(frame.columns) == ["value", "strategy", "run", "arch"] and len(frame) == 1
+
+
 def test_parallel_coordinates_have_one_row_per_successful_evaluation():
     archs = [nb201.format(a) for a in nb201.sample(np.random.default_rng(5), 3)]
     info = _get_parallel_info([curve([1.0, np.nan, 3.0], archs=archs)])
@@ -135,7 +156,7 @@ def test_parallel_coordinates_have_one_row_per_successful_evaluation():
 
 
 def test_surrogate_panel_shows_errors_on_log_axes_for_percent_accuracies():
-    r = explore.SurrogateQuality("wl", np.array([0.8, 0.9]), 0.85, 0.05, 0.9, np.array([90.0, 80.0]),
+    r = SurrogateQuality("wl", np.array([0.8, 0.9]), 0.85, 0.05, 0.9, np.array([90.0, 80.0]),
                                  np.array([89.0, 85.0]), np.array([1.0, 2.0]), "log_error")
     from nasviz.viz._kernels import _get_surrogate_info
 
@@ -143,6 +164,14 @@ def test_surrogate_panel_shows_errors_on_log_axes_for_percent_accuracies():
     assert info.error_scale and info.truth[0].tolist() == [10.0, 20.0] and info.mean[0].tolist() == [11.0, 15.0]
     fig = viz.plot_surrogate_quality([r], "acc")
     assert fig.layout.xaxis2.type == "log" and "error" in fig.layout.xaxis2.title.text
-    other = explore.SurrogateQuality("wl", np.array([0.5]), 0.5, 0.0, 0.9, np.array([-3.0, 120.0]),
+    other = SurrogateQuality("wl", np.array([0.5]), 0.5, 0.0, 0.9, np.array([-3.0, 120.0]),
                                      np.array([0.0, 100.0]), np.array([1.0, 1.0]), "standardize")
     assert not _get_surrogate_info([other]).error_scale
+
+
+def test_runs_whose_every_evaluation_failed_are_left_out_of_the_curves():
+    """A run with only failed evaluations (cells a table lacks): the Compare page raised on it."""
+    failed = curve([np.nan, np.nan], strategy="t")
+    info = _get_curves_info([curve([1, 2]), failed])
+    assert info.groups == ["s"]
+    assert viz.plot_curves([failed]).layout.annotations  # an empty figure saying so

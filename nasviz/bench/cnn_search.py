@@ -1,0 +1,203 @@
+"""Auto-Keras's and NASBOT's claims on their own ground: CNNs on MNIST-1D (issue 20's comparison).
+
+The protocol, fixed before any run (defaults of this benchmark):
+
+* data: MNIST-1D (:mod:`nasviz.objectives.mnist1d`; 3,200 / 800 / 1,000 signals of length 40,
+  split seed 0), the CNN space (:mod:`nasviz.spaces.cnn`), the space's training settings;
+* budget: ``--seconds`` 900 of wall clock per (method, seed) run, on ``--workers`` 2 CPU worker
+  processes with one torch thread each; every method proposes 2 networks a step and, like
+  Auto-Keras (paper 003 Sec. 4.3), proposes the next step while the current one trains
+  (``overlap``), so the workers never wait for the search. No new step starts after the
+  deadline; the networks in training then finish and count;
+* seeds 0-4 (the strategy's seed and the training seed; the data split is the same for all);
+* methods (all start from the space's 10 initial networks, paper 001 Sec. 5):
+
+  ============  ===================================================================
+  ``ak``        Auto-Keras: edit-distance GP, UCB, tree search over morphisms, warm
+                starts from trained ancestors (``autokeras``)
+  ``bo``        the same without network morphism: every network trained from
+                scratch (``autokeras`` with ``warm_start=False``; paper 003's "BO")
+  ``bfs``       breadth-first search over morphisms, warm-started (``bfs-morph``)
+  ``nasbot``    NASBOT: OTMANN GP, EI, EA over the nine modifiers (``nasbot``)
+  ``evolution`` regularised evolution (``evolution``)
+  ``random``    random search (``random``)
+  ============  ===================================================================
+
+* reported per method: mean +- standard error over seeds of the **test** accuracy of the network
+  with the best validation accuracy (measured when the search trained it), of that validation
+  accuracy, and the number of networks trained (failures included);
+* paper 003's claims, read off the means: AK >= BO, AK >= BFS, AK > random, NASBOT > random (each
+  with the difference and its standard error, so a difference within noise is visible).
+
+Each finished run is appended to ``--results`` (JSON lines) at once; running the same command
+again skips the (method, seed) runs already there, so an interrupted comparison resumes.
+``--device cuda`` trains on the GPU (the two workers share it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DESCRIPTION = "AK / BO without morphism / BFS / NASBOT / evolution / random on CNNs under one wall-clock budget"
+
+#: method -> (registered strategy, options, label)
+METHODS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "ak": ("autokeras", {}, "AK (BO + morphism)"),
+    "bo": ("autokeras", {"warm_start": False}, "BO without morphism"),
+    "bfs": ("bfs-morph", {}, "BFS over morphisms"),
+    "nasbot": ("nasbot", {}, "NASBOT"),
+    "evolution": ("evolution", {}, "evolution"),
+    "random": ("random", {}, "random"),
+}
+#: (left, relation, right) of paper 003's claims.
+CLAIMS: tuple[tuple[str, str, str], ...] = (("ak", ">=", "bo"), ("ak", ">=", "bfs"), ("ak", ">", "random"),
+                                            ("nasbot", ">", "random"))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", default="mnist1d", help="dataset (default: mnist1d)")
+    parser.add_argument("--data-folder", default=None, help="folder of mnist / fashion_mnist / cifar10")
+    parser.add_argument("--seconds", type=float, default=900.0, help="wall clock per run (default: 900)")
+    parser.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds (default: 0,1,2,3,4)")
+    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes per run (default: 2)")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="JSON-lines file: each run is appended when it ends; runs already there are skipped")
+
+
+def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One (method, seed) run: the search under the wall-clock budget, on worker processes."""
+    from nasviz.executors import ExecutorObjective, LocalExecutor
+    from nasviz.objectives.training import TrainingSpec
+    from nasviz.runner import run_search
+    from nasviz.spaces import get_space
+    from nasviz.strategies.factory import make_strategy
+
+    space = get_space("cnn")
+    name, options, _ = METHODS[method]
+    spec = TrainingSpec(space="cnn", dataset=args.dataset, dataset_seed=0, metric="valid_accuracy", seed=seed,
+                        device=args.device, data_folder=args.data_folder)
+    with LocalExecutor(spec, n_workers=args.workers) as executor:
+        objective = ExecutorObjective(spec.build(), executor)
+        strategy = make_strategy(name, space=space, seed=seed, batch_size=args.workers, **options)
+        if hasattr(strategy, "attach"):
+            strategy.attach(objective)
+        start = time.perf_counter()
+        result = run_search(strategy, objective, 10**6, format_arch=space.format, batch_size=args.workers,
+                            overlap=True, should_stop=lambda: time.perf_counter() - start > args.seconds)
+        networks = getattr(strategy, "networks", None)
+        store_summary = networks.summary() if networks is not None else None
+        if networks is not None:
+            networks.close()
+    ok = [e for e in result.evaluations if e.ok]
+    best = max(ok, key=lambda e: e.value) if ok else None
+    return {
+        "method": method, "strategy": name, "options": options, "seed": seed, "seconds": result.seconds,
+        "n_trained": len(result.evaluations), "n_failed": len(result.evaluations) - len(ok),
+        "best_arch": None if best is None else space.format(best.arch),
+        "best_valid": None if best is None else best.value,
+        "best_test": None if best is None else best.info.get("test_score"),
+        "warm_started": sum(1 for e in result.evaluations if (e.info or {}).get("warm_start")),
+        "network_store": store_summary,
+        "trajectory": [v if math.isfinite(v) else None for v in result.trajectory],
+    }
+
+
+def _mean_se(values: list[float]) -> tuple[float | None, float | None]:
+    if not values:
+        return None, None
+    a = np.asarray(values, dtype=float)
+    return float(a.mean()), float(a.std(ddof=1) / math.sqrt(len(a))) if len(a) > 1 else 0.0
+
+
+def summarise(runs: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
+    """Per method: mean +- s.e. of the best network's test and validation accuracy, networks trained."""
+    out: dict[str, Any] = {}
+    for m in methods:
+        rs = [r for r in runs if r["method"] == m and r["best_test"] is not None]
+        test, test_se = _mean_se([r["best_test"] for r in rs])
+        valid, valid_se = _mean_se([r["best_valid"] for r in rs])
+        trained, trained_se = _mean_se([r["n_trained"] for r in runs if r["method"] == m])
+        out[m] = {"label": METHODS[m][2], "runs": len(rs), "test": test, "test_se": test_se, "valid": valid,
+                  "valid_se": valid_se, "trained": trained, "trained_se": trained_se,
+                  "per_seed_test": {r["seed"]: r["best_test"] for r in rs}}
+    return out
+
+
+def claims(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Paper 003's claims on the test accuracies' means, with the difference and its s.e."""
+    out = []
+    for left, relation, right in CLAIMS:
+        a, b = summary.get(left), summary.get(right)
+        if not a or not b or a["test"] is None or b["test"] is None:
+            continue
+        diff = a["test"] - b["test"]
+        se = math.sqrt((a["test_se"] or 0.0) ** 2 + (b["test_se"] or 0.0) ** 2)
+        holds = diff >= 0 if relation == ">=" else diff > 0
+        out.append({"claim": f"{left} {relation} {right}", "difference": diff, "se": se, "holds": holds,
+                    "beyond_one_se": abs(diff) > se})
+    return out
+
+
+def table(summary: dict[str, Any], claim_rows: list[dict[str, Any]], seconds: float) -> str:
+    """The comparison as a Markdown table, then the claims."""
+    lines = [f"| method | test accuracy of the best network (%) | its validation accuracy (%) | networks trained "
+             f"in {seconds:g} s | runs |", "|---|---|---|---|---|"]
+    for s in summary.values():
+        if s["test"] is None:
+            continue
+        lines.append(f"| {s['label']} | {s['test']:.2f} ± {s['test_se']:.2f} | {s['valid']:.2f} ± {s['valid_se']:.2f} "
+                     f"| {s['trained']:.1f} ± {s['trained_se']:.1f} | {s['runs']} |")
+    lines.append("")
+    for c in claim_rows:
+        verdict = "holds" if c["holds"] else "does not hold"
+        noise = "" if c["beyond_one_se"] else " (within one s.e.)"
+        lines.append(f"- {c['claim']}: {verdict}, difference {c['difference']:+.2f} ± {c['se']:.2f}{noise}")
+    return "\n".join(lines)
+
+
+def _done(path: Path | None) -> list[dict[str, Any]]:
+    if path is None or not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    seeds = [int(s) for s in str(args.seeds).split(",") if s.strip()]
+    methods = [m.strip() for m in str(args.methods).split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; known: {', '.join(METHODS)}")
+    import torch
+
+    torch.set_num_threads(1)
+    runs = [r for r in _done(args.results) if r["method"] in methods and r["seed"] in seeds]
+    done = {(r["method"], r["seed"]) for r in runs}
+    started = time.perf_counter()
+    for seed in seeds:
+        for method in methods:
+            if (method, seed) in done:
+                continue
+            record = _one(method, seed, args)
+            runs.append(record)
+            print(f"{method} seed {seed}: best test {record['best_test']}, {record['n_trained']} trained",
+                  file=sys.stderr, flush=True)
+            if args.results is not None:
+                with open(args.results, "a") as handle:
+                    handle.write(json.dumps(record) + "\n")
+    summary = summarise(runs, methods)
+    claim_rows = claims(summary)
+    text = table(summary, claim_rows, args.seconds)
+    print(text, file=sys.stderr)
+    return {"dataset": args.dataset, "seconds_per_run": args.seconds, "workers": args.workers, "device": args.device,
+            "seeds": seeds, "summary": summary, "claims": claim_rows, "table": text, "runs": runs,
+            "total_seconds": time.perf_counter() - started}

@@ -1,0 +1,104 @@
+"""What a search benchmark runs on: table/metric pairs, named protocols and strategy specs.
+
+A *protocol* is a list of :class:`TablePair` (a benchmark table, one of its metrics and the space
+of its architectures). The defaults of the BO strategies are tuned on a whole protocol at once,
+with one setting for every pair, and checked leave-one-table-out (:mod:`nasviz.bench.tuning`),
+so that no single table decides them (issue 21). Named protocols read the shared tables through
+:func:`nasviz.objectives.table.shared_data_path`; the tables themselves never enter the
+repository.
+
+==============  ===================================================================================
+``shared``      the six shared NAS-Bench-201 metrics: test accuracy after 200 epochs on CIFAR-10
+                and CIFAR-100 (``nb201_test_accuracy.csv``), and the four metrics of the 12-epoch
+                table (``nb201_12epoch.csv``: CIFAR-10 / CIFAR-100, validation / test), a different
+                training length and therefore a different landscape
+``nb201-200``   the two 200-epoch metrics
+``nb201-12``    the four 12-epoch metrics
+==============  ===================================================================================
+
+NAS-Bench-101 tables join by adding their pairs (``TablePair("nb101_....csv", "...", "nb101")``)
+to :data:`PROTOCOLS` once the ``nb101`` space exists; nothing else changes.
+
+A strategy spec is a registered strategy name, optionally followed by options:
+``bo-tw2g-ucb:pool=exhaustive:schedule=srinivas`` (``:``-separated ``key=value``; the registry
+validates them), so a benchmark compares settings without new presets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nasviz.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TablePair:
+    """One benchmark table (a file name under the shared data folder, or a path), a metric, a space."""
+
+    table: str
+    metric: str
+    space: str = "nb201"
+
+    @property
+    def label(self) -> str:
+        return f"{Path(self.table).name}:{self.metric}"
+
+    def path(self) -> Path:
+        """The table's file: the path itself if it exists, else the shared data folder's file."""
+        from nasviz.objectives.table import shared_data_path
+
+        direct = Path(self.table).expanduser()
+        if direct.is_file():
+            return direct.resolve()
+        shared = shared_data_path(self.table)
+        if shared is None:
+            raise ConfigError(f"benchmark table {self.table!r} not found (neither a file nor in the shared data folder; "
+                              "set NASVIZ_SHARED_DATA)")
+        return shared
+
+
+_NB201_200 = (TablePair("nb201_test_accuracy.csv", "cifar10"), TablePair("nb201_test_accuracy.csv", "cifar100"))
+_NB201_12 = tuple(TablePair("nb201_12epoch.csv", m) for m in ("cifar10_valid", "cifar10_test", "cifar100_valid", "cifar100_test"))
+
+#: Named protocols (module docstring).
+PROTOCOLS: dict[str, tuple[TablePair, ...]] = {
+    "shared": _NB201_200 + _NB201_12,
+    "nb201-200": _NB201_200,
+    "nb201-12": _NB201_12,
+}
+
+
+def parse_pairs(text: str, space: str = "nb201") -> list[TablePair]:
+    """``"TABLE:METRIC[@SPACE],..."`` or a protocol name from :data:`PROTOCOLS`."""
+    if text in PROTOCOLS:
+        return list(PROTOCOLS[text])
+    pairs = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        body, _, pair_space = item.partition("@")
+        table, sep, metric = body.rpartition(":")
+        if not sep or not table or not metric:
+            raise ConfigError(f"--tables: {item!r} is not TABLE:METRIC[@SPACE] (or one of {', '.join(PROTOCOLS)})")
+        pairs.append(TablePair(table, metric, pair_space or space))
+    if not pairs:
+        raise ConfigError("--tables names no table")
+    return pairs
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"name:key=value:key=value"`` -> ``(name, {key: value})`` (values stay strings; the
+    strategy's registry entry parses and validates them)."""
+    name, *parts = [p.strip() for p in spec.split(":")]
+    options: dict[str, Any] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"strategy spec {spec!r}: {part!r} is not key=value")
+        options[key] = value
+    return name, options
+
+
+__all__ = ["PROTOCOLS", "TablePair", "parse_pairs", "parse_spec"]

@@ -1,0 +1,93 @@
+"""The Compare page: runs side by side (best so far, final values) and the parallel coordinates of
+their evaluated architectures, for spaces with operation slots."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from nasviz.dashboard.sources import table_from_path
+from nasviz.spaces.base import OPERATION_SLOTS
+
+#: Runs compared when the visitor has chosen none.
+DEFAULT_RUNS = 12
+
+
+@dataclass
+class RunCurve:
+    """One run's values in evaluation order: ``values`` ``(n,)`` (NaN where an evaluation failed),
+    ``strategy`` and ``seed`` from its configuration, ``optimum`` the table's optimum (or None),
+    ``space`` the search space's name."""
+
+    run_id: int
+    name: str
+    strategy: str
+    seed: int
+    metric: str
+    values: np.ndarray
+    archs: list[str]
+    optimum: float | None
+    budget: int
+    space: str = "nb201"
+
+
+def _optimum(cfg: Mapping[str, Any]) -> float | None:
+    if cfg.get("objective", "table") != "table" or not cfg.get("table"):
+        return None
+    try:
+        return table_from_path(cfg["table"], cfg.get("space", "nb201")).optimum(cfg["metric"])
+    except (ValueError, KeyError, OSError):
+        return None
+
+
+def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[RunCurve]:
+    """Read the chosen runs from the store (unknown ids raise ``ValueError``). A run that has no
+    evaluation yet (a study's run waiting for its worker) has an empty curve."""
+    from nasviz.store import RunStore, UnknownRunError
+
+    store = RunStore(store_path)
+    curves = []
+    for rid in run_ids:
+        try:
+            run = store.get_run(int(rid))
+            evals = store.evaluations(int(rid))
+        except UnknownRunError:
+            raise ValueError(f"run {rid} is not in the store") from None
+        cfg = run.get("config") or {}
+        values = np.array([float(e["value"]) if e["status"] == "ok" and e["value"] is not None else np.nan
+                           for e in evals], dtype=float)
+        curves.append(RunCurve(int(rid), str(run.get("name") or ""), str(cfg.get("strategy", "?")),
+                               int(cfg.get("seed") or 0), str(cfg.get("metric") or "value"), values,
+                               [e["arch"] for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
+                               str(cfg.get("space") or "nb201")))
+    return curves
+
+
+def parallel_space(curves: Sequence[RunCurve]) -> tuple[str | None, str | None]:
+    """``(space, None)`` when the runs' architectures can be drawn as parallel coordinates (one
+    axis per operation slot: one space, which provides ``operation-slots``), else
+    ``(None, one sentence why not)``."""
+    from nasviz.spaces import get_space
+
+    spaces = sorted({c.space for c in curves})
+    if len(spaces) != 1:
+        return None, (f"The chosen runs search different spaces ({', '.join(spaces)}), so their architectures "
+                      f"share no axes.")
+    if not get_space(spaces[0]).provides(OPERATION_SLOTS):
+        return None, (f"Parallel coordinates draw one axis per operation slot, and architectures of the "
+                      f"{spaces[0]!r} space have no fixed slots.")
+    return spaces[0], None
+
+
+def default_selection(runs: Sequence[Mapping[str, Any]], n: int = DEFAULT_RUNS) -> list[int]:
+    """Runs to compare before the visitor chooses (``runs`` newest first): the newest ``n`` that
+    share the newest run's metric and space, so they can be drawn together."""
+    if not runs:
+        return []
+    first = runs[0]
+    key = (first.get("metric"), (first.get("config") or {}).get("space", "nb201"))
+    same = [r["id"] for r in runs if (r.get("metric"), (r.get("config") or {}).get("space", "nb201")) == key]
+    return same[:n]

@@ -1,0 +1,150 @@
+"""The Interpretability page (paper 002, NAS-BOWL): a WL GP fitted on a sample, its feature
+gradients (Eq. 3.2, Fig. 2), WL feature names parsed into trees, and how gradient-guided mutation
+(App. C) would change an architecture of a space with operation slots."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from nasviz.arch import Architecture
+from nasviz.dashboard.explorer.samples import Sample
+from nasviz.dashboard.kernels import KernelSet
+from nasviz.spaces import get_space
+from nasviz.spaces.base import OPERATION_SLOTS
+
+
+@dataclass
+class Interpretation:
+    """A WL GP fitted on a sample and its feature gradients (paper 002 §3.2, Fig. 2).
+
+    ``gradients`` is a :class:`nasviz.interpret.FeatureGradients` over the sample's candidates;
+    ``profiles`` the :func:`~nasviz.interpret.operation_gradient_profile` of its ``h = 0`` features
+    with true values; ``op_gradients`` the mean gradient per operation (what gradient-guided
+    mutation uses); ``sample`` the architectures and values.
+    """
+
+    sample: Sample
+    gradients: Any
+    profiles: list
+    op_gradients: dict[str, float]
+    h: int
+    transform: str
+    fit_seconds: float = 0.0
+    top_positive: list[tuple[str, float]] = field(default_factory=list)
+    top_negative: list[tuple[str, float]] = field(default_factory=list)
+
+
+def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts: int = 1,
+                     kernels: KernelSet | None = None) -> Interpretation:
+    """Fit a GP with the WL kernel (ML-II) on ``sample`` and compute the WL feature gradients of
+    its posterior mean at the same architectures (paper 002 Eq. 3.2), the Fig. 2 profiles and the
+    ``top`` most positive / negative features present in the sample."""
+    from nasviz.gp import GaussianProcess
+    from nasviz.interpret import operation_gradient_profile, wl_feature_gradients
+    from nasviz.surrogate import choose_transform
+
+    if len(sample.archs) < 3:
+        raise ValueError(f"interpretation needs at least 3 architectures, got {len(sample.archs)}")
+    transform = choose_transform(sample.values, "auto")
+    kernel = (kernels or KernelSet()).get("wl", sample.space)
+    gp = GaussianProcess(kernel, transform=transform, n_restarts=n_restarts, seed=seed)
+    t0 = time.perf_counter()
+    gp.fit(sample.archs, sample.values)
+    fit_seconds = time.perf_counter() - t0
+    fg = wl_feature_gradients(gp, sample.archs)
+    profiles = operation_gradient_profile(fg, sample.values)
+    h0 = fg.depths == 0
+    op_gradients = {fg.names[j]: float(fg.mean_gradient[j]) for j in np.flatnonzero(h0)
+                    if fg.names[j] not in ("input", "output")}
+    present = (fg.counts > 0).any(axis=0)
+    order = [j for j in np.argsort(-fg.mean_gradient) if present[j]]
+    pos = [(fg.names[j], float(fg.mean_gradient[j])) for j in order[:top] if fg.mean_gradient[j] > 0]
+    neg = [(fg.names[j], float(fg.mean_gradient[j])) for j in order[::-1][:top] if fg.mean_gradient[j] < 0]
+    return Interpretation(sample, fg, profiles, op_gradients, fg.h, transform, fit_seconds, pos, neg)
+
+
+_TOKEN = re.compile(r"<-|->|\(|\)|,|[^\s(),]+")
+
+
+@dataclass
+class FeatureTree:
+    """A WL feature (unfolding tree, :func:`nasviz.kernels.wl.wl_labels`) parsed into nodes:
+    ``labels[i]`` and ``parent[i]`` (``-1`` for the root), ``direction[i]`` ``"<-"`` (an
+    in-neighbour of its parent) or ``"->"`` (an out-neighbour)."""
+
+    labels: list[str]
+    parent: list[int]
+    direction: list[str]
+
+
+class _FeatureParser:
+    """Recursive descent over the tokens of a WL feature name (see :func:`parse_wl_feature`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.tokens = [t.strip() for t in _TOKEN.findall(name) if t.strip()]
+        self.pos = 0
+        self.tree = FeatureTree([], [], [])
+
+    def fail(self) -> ValueError:
+        return ValueError(f"not a WL feature name: {self.name!r}")
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def node(self, parent: int, direction: str) -> None:
+        label = self.peek()
+        if label is None or label in ("<-", "->", "(", ")", ","):
+            raise self.fail()
+        me = len(self.tree.labels)
+        self.tree.labels.append(label)
+        self.tree.parent.append(parent)
+        self.tree.direction.append(direction)
+        self.pos += 1
+        while self.peek() in ("<-", "->"):
+            arrow = self.tokens[self.pos]
+            if self.pos + 1 >= len(self.tokens) or self.tokens[self.pos + 1] != "(":
+                raise self.fail()
+            self.pos += 2
+            self.node(me, arrow)
+            while self.peek() == ",":
+                self.pos += 1
+                self.node(me, arrow)
+            if self.peek() != ")":
+                raise self.fail()
+            self.pos += 1
+
+    def parse(self) -> FeatureTree:
+        self.node(-1, "")
+        if self.pos != len(self.tokens):
+            raise self.fail()
+        return self.tree
+
+
+def parse_wl_feature(name: str) -> FeatureTree:
+    """Parse ``"nor_conv_3x3 -> (output, avg_pool_3x3 -> (output))"`` into a :class:`FeatureTree`.
+    ``ValueError`` on text that is not a WL feature name."""
+    return _FeatureParser(name).parse()
+
+
+def mutation_probabilities(arch: Architecture, op_gradients: Mapping[str, float],
+                           space: str = "nb201") -> dict[str, Any]:
+    """How gradient-guided mutation (paper 002 App. C,
+    :func:`nasviz.candidates.gradient_mutation_probabilities`) would mutate ``arch``: ``ops`` (its
+    slot operations, length E), ``where`` ``(E,)`` the probability of mutating each slot, ``to``
+    ``(E, n_ops)`` the replacement probabilities, ``joint`` ``(E, n_ops)`` = ``where[:, None] * to``,
+    ``operations`` the column names. ``ValueError`` for a space without operation slots."""
+    from nasviz.candidates import gradient_mutation_probabilities
+
+    sp = get_space(space)
+    if not sp.provides(OPERATION_SLOTS):
+        raise ValueError(f"space {space!r} has no operation slots for gradient-guided mutation")
+    ops = list(sp.slots(arch))
+    choices = list(sp.slot_choices())
+    where, to = gradient_mutation_probabilities(ops, choices, op_gradients)
+    return {"ops": ops, "where": where, "to": to, "joint": where[:, None] * to, "operations": choices}

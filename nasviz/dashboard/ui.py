@@ -1,0 +1,118 @@
+"""Streamlit plumbing every page shares: running through ``app.py``, the browser session's token
+and kernels, the operator's settings, and stopping a page with a message instead of a traceback.
+
+With :mod:`nasviz.dashboard.forms` and :mod:`nasviz.dashboard.sidebar` this is where nasviz
+imports Streamlit (besides the pages); the engine, :mod:`nasviz.viz` and the rest of
+:mod:`nasviz.dashboard` never do.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import streamlit as st
+
+from nasviz.dashboard.kernels import KernelSet
+from nasviz.dashboard.locations import default_store_path
+from nasviz.errors import InputError
+from nasviz.settings import ServeSettings
+from nasviz.store import RunStore, StoreError
+
+if TYPE_CHECKING:
+    from nasviz.dashboard.sources import DataSource
+    from nasviz.objectives import Table
+
+
+def run_through_app() -> None:
+    """Make sure a page runs inside ``app.py``'s navigation, with its sidebar.
+
+    Streamlit treats a folder named ``pages/`` as its older multipage layout until ``app.py`` first
+    calls ``st.navigation``: a browser whose first request after a server start goes straight to
+    ``/runs`` would run that page file alone, without the shared sidebar. Call this first thing in
+    every page: it switches the old mode off and reruns through ``app.py``.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def stop_with(message: str, kind: str = "error") -> NoReturn:
+    """Show ``message`` (``st.error`` or ``st.info``) and end the page's run here."""
+    (st.info if kind == "info" else st.error)(message)
+    st.stop()
+
+
+def store_path() -> os.PathLike:
+    """The run store this server uses (``$NASVIZ_STORE``)."""
+    return default_store_path()
+
+
+def runs_or_stop(path: os.PathLike, empty_message: str) -> tuple[RunStore, list[dict[str, Any]]]:
+    """``(store, runs)`` from the run store; on an unreadable store or no runs, say so and stop."""
+    try:
+        store = RunStore(path)
+        runs = store.list_runs()
+    except StoreError as err:
+        stop_with(f"Cannot open the run store {path}: {err}")
+    if not runs:
+        stop_with(empty_message, "info")
+    return store, runs
+
+
+def source() -> "DataSource | None":
+    """The sidebar's data source (``None`` with the reason in ``source_error``)."""
+    return st.session_state.get("source")
+
+
+def current_space() -> str:
+    """The search space chosen in the sidebar."""
+    return str(st.session_state.get("space") or "nb201")
+
+
+def current_table_or_stop(src: "DataSource | None") -> "Table | None":
+    """The table of the sidebar's data source (``None`` if it has none); an unreadable one stops the page."""
+    from nasviz.dashboard.sources import current_table
+
+    try:
+        return current_table(src)
+    except (InputError, ValueError, OSError) as err:
+        stop_with(f"Cannot read the table: {err}")
+
+
+def resume_and_rerun(path: os.PathLike, run_id: int) -> None:
+    """Resume a run in the background and rerun the page; show the reason if it cannot resume
+    (a running-search limit included)."""
+    from nasviz.dashboard import launching
+
+    try:
+        launching.resume_run(path, run_id, session=session_token(), limits=serve_settings().limits)
+    except (ValueError, StoreError) as err:
+        st.error(str(err))
+    else:
+        st.rerun()
+
+
+def session_token() -> str:
+    """A random id of this browser session (kept in its session state), stored with the runs it
+    starts so the per-session limit on running searches can count them. A reload is a new
+    session; the limit on all running searches holds across sessions."""
+    return st.session_state.setdefault("_nasviz_session", secrets.token_hex(16))
+
+
+def session_kernels() -> KernelSet:
+    """This browser session's kernels (never shared with another session's, see
+    :mod:`nasviz.dashboard.kernels`)."""
+    return st.session_state.setdefault("_nasviz_kernels", KernelSet())
+
+
+def serve_settings() -> ServeSettings:
+    """The operator's :class:`~nasviz.settings.ServeSettings`; a bad ``NASVIZ_*`` value stops
+    the page with a message naming it."""
+    try:
+        return ServeSettings.from_env()
+    except InputError as err:
+        stop_with(f"The server is misconfigured: {err}")

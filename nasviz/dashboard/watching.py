@@ -1,0 +1,174 @@
+"""Watching a stored run: the incremental :class:`RunWatcher` the Search page polls, and exports.
+
+A watcher reads only what was added since its last refresh (evaluations by index, snapshots by
+step), turns each snapshot's strategy state into a typed :class:`~nasviz.state.StepState`, and
+keeps what the views need: every step's progress fields and GP fit (:class:`StepSummary`, a few
+numbers each), the newest full state, and the newest WL feature gradients. It also owns the
+kernels the views compute with (:class:`~nasviz.dashboard.kernels.KernelSet`): watchers live in
+one browser session's state, so sessions never share a kernel object.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from nasviz.dashboard.kernels import KernelSet
+from nasviz.dashboard.sources import table_from_path
+from nasviz.objectives import TableError
+from nasviz.spaces.base import SearchSpace
+from nasviz.state import FeatureGradients, GPFit, StepState
+from nasviz.store import RunStore, to_json
+
+T = TypeVar("T")
+
+#: Derived views kept per watcher (distances, embeddings), newest last.
+MEMO_SIZE = 32
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """What the history views need of one step: progress fields and the GP fit (if any)."""
+
+    step: int
+    n_evaluations: int
+    budget: int
+    elapsed: float
+    step_seconds: float
+    best_value: float | None
+    best_arch: str | None
+    phase: str = ""
+    gp: GPFit | None = None
+
+    @classmethod
+    def of(cls, snapshot: dict[str, Any], state: StepState) -> "StepSummary":
+        return cls(step=int(snapshot.get("step") or 0), n_evaluations=int(snapshot.get("n_evaluations") or 0),
+                   budget=int(snapshot.get("budget") or 0), elapsed=float(snapshot.get("elapsed") or 0.0),
+                   step_seconds=float(snapshot.get("step_seconds") or 0.0), best_value=snapshot.get("best_value"),
+                   best_arch=snapshot.get("best_arch"), phase=state.phase, gp=state.gp)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The snapshot fields :func:`nasviz.viz.get_progress_info` reads."""
+        return {"step": self.step, "n_evaluations": self.n_evaluations, "budget": self.budget,
+                "elapsed": self.elapsed, "step_seconds": self.step_seconds, "best_value": self.best_value,
+                "best_arch": self.best_arch}
+
+
+class RunWatcher:
+    """Incremental reader of one stored run for the live views.
+
+    :meth:`refresh` fetches only evaluations and snapshots added since the last call, so a page
+    polling every second stays cheap however long the run is. ``steps`` holds one
+    :class:`StepSummary` per step, ``latest`` the newest full snapshot and ``state`` its typed
+    strategy state; ``features`` the newest WL feature gradients any step reported.
+    """
+
+    def __init__(self, store_path: str | os.PathLike, run_id: int) -> None:
+        self.store_path = Path(store_path)
+        self.run_id = int(run_id)
+        self.store = RunStore(self.store_path)
+        self.run: dict[str, Any] = {}
+        self.evaluations: list[dict[str, Any]] = []
+        self.steps: list[StepSummary] = []
+        self.latest: dict[str, Any] | None = None
+        self.state: StepState = StepState(strategy="", phase="")
+        self.features: FeatureGradients | None = None
+        self.kernels = KernelSet()
+        self._memo: dict[Any, Any] = {}
+
+    def refresh(self) -> "RunWatcher":
+        self.run = self.store.get_run(self.run_id)
+        new_evals = self.store.evaluations(self.run_id, since_index=len(self.evaluations))
+        for ev in new_evals:
+            ev.pop("info", None)  # curves etc. are not drawn here; keep memory flat
+        self.evaluations.extend(new_evals)
+        last_step = self.steps[-1].step if self.steps else None
+        for snap in self.store.snapshots(self.run_id, since_step=last_step):
+            state = StepState.from_dict(snap.get("strategy"))
+            self.steps.append(StepSummary.of(snap, state))
+            self.features = state.features or self.features
+            self.latest, self.state = snap, state
+        return self
+
+    # ------------------------------------------------------------------ what the views ask
+    @property
+    def config(self) -> dict[str, Any]:
+        """The stored configuration (:meth:`SearchConfig.to_dict`, plus ``skipped_rows``)."""
+        return self.run.get("config") or {}
+
+    @property
+    def status(self) -> str:
+        return str(self.run.get("status", "unknown"))
+
+    @property
+    def space_name(self) -> str:
+        return str(self.config.get("space") or "nb201")
+
+    @property
+    def space(self) -> SearchSpace:
+        from nasviz.spaces import get_space
+
+        return get_space(self.space_name)
+
+    @property
+    def strategy(self) -> str:
+        return str(self.config.get("strategy") or "")
+
+    @property
+    def model_kernel(self) -> str | None:
+        """The kernel of the strategy's GP by its registry entry (``None``: no model, or a
+        strategy this installation does not know)."""
+        from nasviz.components import STRATEGIES, strategy_kernel
+
+        if self.strategy not in STRATEGIES:
+            return None
+        return strategy_kernel(self.strategy, self.config.get("strategy_options") or {})
+
+    @property
+    def has_model(self) -> bool:
+        """Whether the strategy fits a surrogate (registry capability ``model``)."""
+        from nasviz.components import STRATEGIES
+
+        return self.strategy in STRATEGIES and bool(STRATEGIES.get(self.strategy).capabilities.get("model"))
+
+    def last_fit(self) -> GPFit | None:
+        """The newest GP fit of any step (``None`` before the first)."""
+        return next((s.gp for s in reversed(self.steps) if s.gp is not None), None)
+
+    def successful(self) -> list[dict[str, Any]]:
+        """The evaluations that produced a value."""
+        return [e for e in self.evaluations if e["status"] == "ok" and e["value"] is not None]
+
+    def optimum(self) -> float | None:
+        """The table's optimum for the run's metric (``None`` for live training)."""
+        cfg = self.config
+        if cfg.get("objective", "table") != "table" or not cfg.get("table"):
+            return None
+        try:
+            return table_from_path(cfg["table"], self.space_name).optimum(cfg["metric"])
+        except (TableError, KeyError, ValueError):
+            return None
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per ``key`` (kept for the latest :data:`MEMO_SIZE` keys only)."""
+        if key not in self._memo:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.pop(next(iter(self._memo)))
+            self._memo[key] = compute()
+        return self._memo[key]
+
+
+def export_bytes(store_path: str | os.PathLike, run_id: int, fmt: str) -> bytes:
+    """A run exported as CSV (evaluations) or JSON (run, evaluations, snapshots), as bytes."""
+    store = RunStore(store_path)
+    if fmt == "json":
+        return to_json(store.export_json(run_id)).encode("utf-8")
+    if fmt != "csv":
+        raise ValueError(f"export format must be 'csv' or 'json', got {fmt!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.csv"
+        store.export_csv(run_id, path)
+        return path.read_bytes()

@@ -1,0 +1,223 @@
+"""nasviz's GP-BO as an Optuna sampler: switch an Optuna study to TW / WL-BO in one line.
+
+::
+
+    import optuna
+    import nasviz.optuna
+
+    def objective(trial):
+        ops = [trial.suggest_categorical(name, nasviz.optuna.operations("nb201"))
+               for name in nasviz.optuna.slot_names("nb201")]
+        return train_and_score(ops)          # the user's own evaluation
+
+    study = optuna.create_study(direction="maximize", storage="sqlite:///nas.db",
+                                sampler=nasviz.optuna.NASVizSampler(space="nb201", kernel="tw2g", seed=0))
+    study.optimize(objective, n_trials=100)
+
+The study keeps its storage, its trials and optuna-dashboard; only the proposals come from
+nasviz. The cell is given to Optuna as one categorical parameter per slot of the space's
+``operation-slots`` representation (NAS-Bench-201: six edges named ``"0->1"`` ... ``"2->3"``, each
+one of five operations); ``params=`` maps other parameter names onto the slots, in slot order.
+A parameter may offer fewer operations than the space has: the candidates are then the cells
+those choices allow.
+
+How it works (Optuna's relative sampling, :class:`optuna.samplers.BaseSampler`):
+
+* :meth:`NASVizSampler.infer_relative_search_space` is the slot parameters, once the study's
+  completed trials all hold them with categorical distributions (the intersection search space);
+* :meth:`NASVizSampler.sample_relative` tells a nasviz BO strategy (built by
+  :func:`nasviz.strategies.factory.make_strategy`, by default :data:`nasviz.components.DEFAULT_STRATEGY`)
+  every trial it has not seen yet -- completed trials as observations (negated for a minimised
+  study), failed and pruned ones as failures, running ones as pending -- and returns its next
+  proposal as the slot parameters; the strategy keeps its GP caches between trials;
+* any other parameter of the objective is sampled by ``independent_sampler`` (Optuna's
+  ``RandomSampler(seed)`` by default), as Optuna's own samplers do.
+
+This module imports Optuna; the rest of nasviz does not (``pip install "nasviz[peers]"``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Sequence
+
+try:
+    import optuna
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
+    from optuna.samplers import BaseSampler
+    from optuna.study import Study, StudyDirection
+    from optuna.trial import FrozenTrial, TrialState
+except ImportError as err:  # pragma: no cover - exercised where Optuna is missing
+    raise ImportError(f"nasviz.optuna needs Optuna: pip install \"nasviz[peers]\" ({err})") from None
+
+from nasviz.arch import Architecture
+from nasviz.errors import ConfigError
+from nasviz.objectives.base import FAILED, Evaluation
+from nasviz.spaces import get_space
+from nasviz.spaces.base import OPERATION_SLOTS, SearchSpace
+
+#: Largest number of cells the allowed choices may span to be listed as the strategy's domain.
+MAX_DOMAIN = 100_000
+
+
+def slot_names(space: str | SearchSpace = "nb201") -> tuple[str, ...]:
+    """The default parameter names: the space's slot names, in slot order."""
+    return tuple(_slot_space(space).slot_names())
+
+
+def operations(space: str | SearchSpace = "nb201") -> tuple[str, ...]:
+    """The operations a slot may hold (the choices of each categorical parameter)."""
+    return tuple(_slot_space(space).slot_choices())
+
+
+def _slot_space(space: str | SearchSpace) -> SearchSpace:
+    space = get_space(space)
+    if not space.provides(OPERATION_SLOTS):
+        raise ConfigError(f"the {space.name!r} space has no operation slots to map categorical parameters onto")
+    return space
+
+
+class NASVizSampler(BaseSampler):
+    """An Optuna sampler whose proposals come from a nasviz BO strategy (module docstring).
+
+    Parameters
+    ----------
+    space : str or SearchSpace
+        A space with operation slots (``"nb201"``).
+    kernel : str, optional
+        The GP kernel (``"tw2g"``, ``"wl"``, ...); default: the strategy's.
+    strategy : str, optional
+        A registered model-based strategy (default :data:`nasviz.components.DEFAULT_STRATEGY`).
+    seed : int, optional
+        Seeds the strategy and the independent sampler (default 0: Optuna studies are often
+        created without a seed, and a nasviz strategy is deterministic given one).
+    params : sequence of str, optional
+        The parameter name of each slot, in slot order (default: :func:`slot_names`).
+    independent_sampler : BaseSampler, optional
+        Samples parameters outside the slots (default ``RandomSampler(seed)``).
+    **options
+        Options of the strategy (``n_init``, ``pool``, ``acquisition``, ...), validated by its
+        registry entry.
+    """
+
+    def __init__(self, space: str | SearchSpace = "nb201", kernel: str | None = None, *, strategy: str | None = None,
+                 seed: int | None = None, params: Sequence[str] | None = None,
+                 independent_sampler: BaseSampler | None = None, **options: Any) -> None:
+        from nasviz.components import DEFAULT_STRATEGY, STRATEGIES
+
+        self.space = _slot_space(space)
+        self.strategy_name = strategy or DEFAULT_STRATEGY
+        if not STRATEGIES.get(self.strategy_name).capabilities.get("model"):
+            raise ConfigError(f"NASVizSampler needs a model-based strategy, got {self.strategy_name!r}")
+        self.options = dict(options, **({"kernel": kernel} if kernel is not None else {}))
+        self.seed = 0 if seed is None else int(seed)
+        self.params = tuple(params) if params is not None else tuple(self.space.slot_names())
+        if len(self.params) != len(self.space.slot_names()) or len(set(self.params)) != len(self.params):
+            raise ConfigError(f"params must name each of the {len(self.space.slot_names())} slots once, got {list(self.params)}")
+        self._independent = independent_sampler or optuna.samplers.RandomSampler(seed=self.seed)
+        self._lock = threading.Lock()
+        self._strategy: Any = None
+        self._choices: tuple[tuple[str, ...], ...] | None = None
+        self._told: set[int] = set()
+        self._pending: set[int] = set()
+        # build once now so bad options fail here, not inside study.optimize
+        self._build(tuple(tuple(self.space.slot_choices()) for _ in self.params))
+
+    # ------------------------------------------------------------------ Optuna's protocol
+    def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        """The slot parameters, when every completed trial holds them as categorical parameters
+        whose choices are operations of the space (else ``{}``: independent sampling)."""
+        space = optuna.search_space.intersection_search_space(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+        allowed = set(self.space.slot_choices())
+        chosen = {}
+        for name in self.params:
+            dist = space.get(name)
+            if not isinstance(dist, CategoricalDistribution) or not set(dist.choices) <= allowed:
+                return {}
+            chosen[name] = dist
+        return chosen
+
+    def sample_relative(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        """The strategy's next cell as ``{param: operation}``, after telling it the new trials."""
+        self._raise_error_if_multi_objective(study)
+        if not search_space:
+            return {}
+        choices = tuple(tuple(search_space[name].choices) for name in self.params)
+        with self._lock:
+            if choices != self._choices:
+                self._build(choices)
+            self._sync(study, trial.number)
+            proposals = self._strategy.ask(1)
+        if not proposals:  # every allowed cell is taken: let Optuna sample independently
+            return {}
+        return dict(zip(self.params, self.space.slots(proposals[0])))
+
+    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        return self._independent.sample_independent(study, trial, param_name, param_distribution)
+
+    def reseed_rng(self) -> None:
+        self._independent.reseed_rng()
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        self._independent.before_trial(study, trial)
+
+    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None) -> None:
+        self._independent.after_trial(study, trial, state, values)
+
+    # ------------------------------------------------------------------ the nasviz side
+    @property
+    def strategy(self) -> Any:
+        """The BO strategy behind the sampler (its ``state()`` is the last step's GP, pool, batch)."""
+        return self._strategy
+
+    def _build(self, choices: tuple[tuple[str, ...], ...]) -> None:
+        """A fresh strategy over the cells ``choices`` allow (all trials are told again)."""
+        from nasviz.strategies.factory import make_strategy
+
+        size = 1
+        for c in choices:
+            size *= len(c)
+        full = all(set(c) == set(self.space.slot_choices()) for c in choices)
+        domain = None if full or size > MAX_DOMAIN else [self.space.from_slots(ops) for ops in itertools.product(*choices)]
+        self._strategy = make_strategy(self.strategy_name, space=self.space, seed=self.seed, domain=domain, **self.options)
+        self._choices = choices
+        self._told, self._pending = set(), set()
+
+    def _arch(self, trial: FrozenTrial) -> Architecture | None:
+        try:
+            ops = [trial.params[name] for name in self.params]
+        except KeyError:
+            return None
+        if self._choices is not None and any(op not in c for op, c in zip(ops, self._choices)):
+            return None
+        return self.space.from_slots(ops)
+
+    def _sync(self, study: Study, current: int) -> None:
+        """Tell the strategy every finished trial it has not been told (values negated for a
+        minimised study); trials of other workers still running count as evaluated-to-be."""
+        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        news: list[Evaluation] = []
+        for t in study.get_trials(deepcopy=False):
+            if t.number in self._told or t.number == current:
+                continue
+            arch = self._arch(t)
+            if arch is None:
+                self._told.add(t.number)
+                continue
+            if t.state == TrialState.COMPLETE and t.value is not None:
+                news.append(Evaluation(arch, sign * float(t.value), 0.0))
+            elif t.state in (TrialState.FAIL, TrialState.PRUNED):
+                news.append(Evaluation(arch, None, 0.0, FAILED, f"trial {t.number} {t.state.name.lower()}"))
+            else:
+                if t.state == TrialState.RUNNING and t.number not in self._pending:
+                    self._pending.add(t.number)
+                    self._strategy.seen.add(arch)  # another worker evaluates it: do not propose it
+                continue
+            self._told.add(t.number)
+        if news:
+            self._strategy.tell(news)
+
+
+__all__ = ["MAX_DOMAIN", "NASVizSampler", "operations", "slot_names"]

@@ -1,0 +1,211 @@
+"""One registry type for every pluggable component: spaces, kernels, strategies, pools, ...
+
+A :class:`Registry` maps a name to an :class:`Entry`: a one-line description, a factory that
+builds the component, the options the factory takes (:class:`Option`, typed, with defaults and
+help) and free-form capabilities (which representations a kernel reads, which spaces a strategy
+searches, ...). Everything that lists components is generated from the registries: the CLI's
+choices and help, the dashboard's select boxes, the compatibility checks
+(:func:`nasviz.components.check_compatible`) and the README's table of components
+(``python -m nasviz components --markdown``). Adding a component is one module plus one
+``register`` call; nothing else has to know about it.
+
+>>> KERNELS.names()
+['tw', 'tw1g', 'tw2g', 'tw3g', 'wl', 'otmann', 'edit', 'path', 'ot', 'gw']
+>>> KERNELS.get("tw2g").description
+'tree-Wasserstein, 2-gram operations + in/out-degree (paper 000 Eq. 25)'
+>>> KERNELS.create("tw2g", space=...)          # builds the kernel with the entry's preset options
+
+Factories are given as ``"module:attribute"`` strings and imported on first use, so listing
+components costs no heavy import (torch, POT) and modules can register without import cycles.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
+
+from nasviz.errors import ConfigError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Option:
+    """A setting a component takes: name, type, help, and the allowed values if finite.
+
+    ``kind`` is one of ``"int"``, ``"float"``, ``"bool"``, ``"str"``, ``"choice"`` (one of
+    ``choices``, or of the names in registry ``choices_from``) or ``"float?"`` (a float or
+    ``None``, written ``none``). The default is the factory's own (:meth:`Entry.defaults` reads
+    it from the factory's signature), so it is written in one place only.
+    """
+
+    name: str
+    kind: str
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    choices_from: "Registry | None" = None
+
+    def allowed(self) -> tuple[str, ...]:
+        """The values a ``choice`` option accepts (read from its registry when it has one)."""
+        return tuple(self.choices_from.names()) if self.choices_from is not None else self.choices
+
+    def parse(self, value: Any, owner: str) -> Any:
+        """``value`` (a string from the CLI or a form, or already typed) as this option's type.
+
+        Raises :class:`~nasviz.errors.ConfigError` naming the owner and the option.
+        """
+        where = f"{owner}: option {self.name!r}"
+        try:
+            if self.kind == "bool":
+                parsed: Any = value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
+            elif self.kind == "float?":
+                parsed = None if value is None or str(value).strip().lower() in ("none", "off", "") else float(value)
+            elif self.kind == "int":
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                parsed = int(value)
+            elif self.kind == "float":
+                parsed = float(value)
+            else:
+                parsed = str(value).strip()
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where} must be a {self.kind}, got {value!r}") from None
+        if self.kind == "choice" and parsed not in self.allowed():
+            raise ConfigError(f"{where} must be one of {', '.join(self.allowed())}, got {parsed!r}")
+        if self.minimum is not None and parsed is not None and isinstance(parsed, (int, float)) and parsed < self.minimum:
+            raise ConfigError(f"{where} must be at least {self.minimum:g}, got {parsed!r}")
+        return parsed
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    """A registered component.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (what users type).
+    description : str
+        One line, shown in help texts, select boxes and the README's component table.
+    factory : str or callable
+        ``"module:attribute"`` (imported on first use) or a callable returning the component.
+    options : tuple of Option
+        The options :meth:`Registry.create` accepts (others are refused with a clear message).
+    preset : mapping
+        Options fixed by this entry (``tw2g`` is ``tw`` with ``ngram=2``); the caller may
+        override them only where ``options`` lists them.
+    capabilities : mapping
+        Free-form facts other code checks: ``reads`` (kernels), ``representations``
+        (spaces), ``spaces`` / ``batch`` (strategies), ...
+    paper : str
+        Short reference (``"000 Eq. (25)"``), resolvable in ``docs/REFERENCES.md``.
+    """
+
+    name: str
+    description: str
+    factory: str | Callable[..., T]
+    options: tuple[Option, ...] = ()
+    preset: Mapping[str, Any] = field(default_factory=dict)
+    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    paper: str = ""
+
+    def load(self) -> Callable[..., T]:
+        """The factory, imported if it was given as a string."""
+        if callable(self.factory):
+            return self.factory
+        module, _, attribute = self.factory.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+    def option(self, name: str) -> Option | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def parse_options(self, options: Mapping[str, Any], owner: str | None = None) -> dict[str, Any]:
+        """Validate and type ``options`` (``None`` values are dropped: "not given").
+
+        Raises :class:`~nasviz.errors.ConfigError` for an unknown option, listing the known ones.
+        """
+        owner = owner or self.name
+        parsed: dict[str, Any] = {}
+        for key, value in options.items():
+            if value is None:
+                continue
+            option = self.option(key)
+            if option is None:
+                known = ", ".join(o.name for o in self.options) or "none"
+                raise ConfigError(f"{owner} does not take option {key!r}; it takes: {known}")
+            parsed[key] = option.parse(value, owner)
+        return parsed
+
+    def defaults(self) -> dict[str, Any]:
+        """Every option's effective default: the preset's value where it sets one, else the
+        factory's keyword default (``None`` if the factory has none)."""
+        try:
+            parameters = inspect.signature(self.load()).parameters
+        except (TypeError, ValueError):  # a builtin without a signature
+            parameters = {}
+        own = {k: p.default for k, p in parameters.items() if p.default is not inspect.Parameter.empty}
+        return {o.name: self.preset.get(o.name, own.get(o.name)) for o in self.options}
+
+
+class Registry(Generic[T]):
+    """Name -> :class:`Entry` for one kind of component (``"kernel"``, ``"space"``, ...)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, Entry[T]] = {}
+
+    def register(self, entry: Entry[T], *, replace: bool = False) -> Entry[T]:
+        """Add ``entry``; registering a taken name is refused unless ``replace``."""
+        if entry.name in self._entries and not replace:
+            raise ConfigError(f"a {self.kind} called {entry.name!r} is already registered")
+        if not entry.name or not entry.description:
+            raise ConfigError(f"a {self.kind} entry needs a name and a one-line description")
+        self._entries[entry.name] = entry
+        return entry
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (tests that register a toy component clean up with this)."""
+        self._entries.pop(name, None)
+
+    def get(self, name: str) -> Entry[T]:
+        """The entry called ``name``; an unknown name lists the known ones."""
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise ConfigError(f"unknown {self.kind} {name!r}; known: {', '.join(self._entries)}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[Entry[T]]:
+        return iter(list(self._entries.values()))
+
+    def names(self, where: Callable[[Entry[T]], bool] | None = None) -> list[str]:
+        """Registered names in registration order, optionally filtered by ``where(entry)``."""
+        return [e.name for e in self._entries.values() if where is None or where(e)]
+
+    def create(self, name: str, /, *args: Any, **options: Any) -> T:
+        """Build component ``name``: its preset, overridden by the validated ``options``.
+
+        Positional ``args`` (a space, a seed, ...) are passed through untouched.
+        """
+        entry = self.get(name)
+        parsed = entry.parse_options(options, owner=f"{self.kind} {name!r}")
+        return entry.load()(*args, **{**entry.preset, **parsed})
+
+    def help(self) -> str:
+        """``name  description`` lines, for ``--help`` texts."""
+        width = max((len(n) for n in self._entries), default=0)
+        return "\n".join(f"  {e.name:<{width}}  {e.description}" for e in self._entries.values())
+
+    def markdown(self, columns: Sequence[tuple[str, Callable[[Entry[T]], str]]] = ()) -> str:
+        """A Markdown table of the entries (name, description, extra ``columns``)."""
+        head = ["name", "description", *(c for c, _ in columns)]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for e in self._entries.values():
+            cells = [f"`{e.name}`", e.description, *(fn(e) for _, fn in columns)]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)

@@ -1,0 +1,170 @@
+"""The NAS-Bench-101 space behind the :class:`~nasviz.spaces.base.SearchSpace` interface.
+
+An architecture of this space is the cell as a node-labelled DAG (:func:`to_architecture`):
+node labels are the cell's vertex operations (``input``, ``conv3x3-bn-relu``, ``conv1x1-bn-relu``,
+``maxpool3x3``, ``output``), edges its adjacency, vertex order the cell's *canonical form*
+(:func:`~nasviz.spaces.nb101.canonical`). Every architecture the space hands out (parsed,
+sampled, mutated, enumerated) is canonical, so two isomorphic cells are one ``Architecture``
+and a table keyed by architectures finds a cell whatever vertex order its row was written in.
+The canonical key is NAS-Bench-101's module hash.
+
+Representations (:mod:`nasviz.spaces.base`):
+
+* ``labelled-dag``: the cell itself (no zero or identity operations: ``reduced()`` keeps it);
+* ``operation-tree``: :data:`OPERATION_GROUPS`. For the TW kernel (paper 000 Eq. (3)-(4)) the
+  operations hang in the tree ``root -0.9- convolution -0.1- {conv3x3-bn-relu, conv1x1-bn-relu}``,
+  ``root -0.9- pooling -0.1- maxpool3x3``, so conv3x3 vs conv1x1 costs 0.2 and a convolution vs
+  the max-pool 2 (paper 000 Table 1's costs); ``input`` / ``output`` are groups of their own
+  and only enter the 2- and 3-grams that start at the input or end at the output. The
+  in-/out-degree measures of Eq. (4) are the in-/out-degrees of the cell's vertices (input and
+  output included) placed at ``(eta + 1) / (M + 1)``, ``eta`` the longest path from the input
+  (the output concatenates its in-edges, and each counts once);
+* ``layers``: OTMANN layer kinds (both convolutions ``unit``, the max-pool ``pool``) and
+  :data:`LABEL_MISMATCH` in the spirit of paper 001 Table 1: conv1x1 vs conv3x3 0.2 (Table 1's
+  conv3 vs conv5), a convolution vs the pool incompatible, input / output only themselves.
+  Masses come from the OTMANN kernel's ``cell_channels`` (every vertex has that many channels);
+* ``paths``: a cell has at most 9 edges and 5 operation vertices, so at most 2^5 = 32
+  input -> output paths: the path encoding (BANANAS, paper 000 §4.1) is small.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Iterator
+
+import numpy as np
+
+from nasviz.arch import INPUT, OUTPUT, Architecture
+from nasviz.errors import ConfigError
+from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_TREE, PATHS, SearchSpace
+from nasviz.spaces.nb101.cache import enumerate_all, sample
+from nasviz.spaces.nb101.cell import CONV1X1, CONV3X3, MAXPOOL3X3, NAME, PUBLISHED_CELL_COUNT, NB101Cell, format, parse
+from nasviz.spaces.nb101.enumeration import canonical
+from nasviz.spaces.nb101.moves import from_architecture, mutate, neighbours, to_architecture
+
+#: The first level of the TW operation tree (module docstring).
+OPERATION_GROUPS: dict[str, tuple[str, ...]] = {
+    "convolution": (CONV3X3, CONV1X1),
+    "pooling": (MAXPOOL3X3,),
+    "input": (INPUT,),
+    "output": (OUTPUT,),
+}
+
+#: OTMANN layer kind of every label (paper 001 Sec. 3: mass rules by kind).
+LAYER_KINDS: dict[str, str] = {CONV3X3: "unit", CONV1X1: "unit", MAXPOOL3X3: "pool", INPUT: "input", OUTPUT: "output"}
+
+#: Labels of :data:`LABEL_MISMATCH`, in its row order.
+LABELS: tuple[str, ...] = (CONV3X3, CONV1X1, MAXPOOL3X3, INPUT, OUTPUT)
+#: OTMANN label-mismatch costs (module docstring); ``inf`` = incompatible.
+LABEL_MISMATCH: np.ndarray = np.array([
+    [0.0, 0.2, np.inf, np.inf, np.inf],
+    [0.2, 0.0, np.inf, np.inf, np.inf],
+    [np.inf, np.inf, 0.0, np.inf, np.inf],
+    [np.inf, np.inf, np.inf, 0.0, np.inf],
+    [np.inf, np.inf, np.inf, np.inf, 0.0],
+])
+LABEL_MISMATCH.setflags(write=False)
+
+#: The example cell of the help texts (5 vertices, 6 edges).
+EXAMPLE = "01100|00011|00001|00001|00000;input,conv3x3-bn-relu,maxpool3x3,conv1x1-bn-relu,output"
+
+
+@lru_cache(maxsize=65_536)
+def cell_of(arch: Architecture) -> NB101Cell:
+    """The pruned cell of ``arch`` (:func:`from_architecture`), memoised per architecture."""
+    return from_architecture(arch)
+
+
+def _arch(cell: NB101Cell) -> Architecture:
+    return to_architecture(canonical(cell))
+
+
+class NB101Space(SearchSpace):
+    """NAS-Bench-101 cells as canonical node-labelled DAGs (module docstring).
+
+    Tables: a row's cell is its ``matrix`` and ``ops`` columns (or one ``arch`` column holding
+    ``"<matrix>;<ops>"``); rows of the same cell are averaged (:attr:`table_duplicates`):
+    NAS-Bench-101 tables hold one row per training run, and a cell's value is their mean.
+    """
+
+    name = NAME
+    description = "NAS-Bench-101 cells: up to 7 vertices, 3 operations, 423,624 unique cells"
+    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS})
+    examples = (EXAMPLE,)
+    table_columns = (("matrix", "ops"),)
+    table_duplicates = "average"
+
+    # ------------------------------------------------------------------ strings
+    def parse(self, text: str) -> Architecture:
+        """``"<matrix>;<ops>"`` as the canonical cell; ``ValueError`` (:class:`NB101ParseError`,
+        :class:`InvalidCellError`) says what is wrong."""
+        return _arch(parse(text))
+
+    def parse_columns(self, values: tuple[str, ...]) -> Architecture:
+        """The cell of a table row's ``matrix`` and ``ops`` columns (or its one ``arch`` column)."""
+        return _arch(parse(*values)) if len(values) == 2 else self.parse(values[0])
+
+    def format(self, arch: Architecture) -> str:
+        return format(cell_of(arch))
+
+    # ------------------------------------------------------------------ moves
+    def sample(self, rng: np.random.Generator, n: int = 1) -> list[Architecture]:
+        """Uniform over the 423,624 unique cells (the enumeration; built and cached on first use)."""
+        return [to_architecture(c) for c in sample(rng, n)]
+
+    def mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
+        return to_architecture(mutate(cell_of(arch), rng))
+
+    def neighbours(self, arch: Architecture) -> list[Architecture]:
+        return [to_architecture(c) for c in neighbours(cell_of(arch))]
+
+    def canonical_key(self, arch: Architecture) -> str:
+        """NAS-Bench-101's module hash (equal for isomorphic cells)."""
+        return cell_of(arch).hash
+
+    # ------------------------------------------------------------------ finite space
+    @property
+    def size(self) -> int:
+        """423,624: NAS-Bench-101's count, which the enumeration reproduces (a test checks it)."""
+        return PUBLISHED_CELL_COUNT
+
+    def enumerate(self) -> Iterator[Architecture]:
+        """Every unique cell in ascending order of module hash."""
+        return (to_architecture(c) for c in enumerate_all())
+
+    # ------------------------------------------------------------------ representations
+    def operation_groups(self) -> dict[str, tuple[str, ...]]:
+        return OPERATION_GROUPS
+
+    def layer_kinds(self) -> dict[str, str]:
+        return LAYER_KINDS
+
+    def label_mismatch(self) -> tuple[tuple[str, ...], np.ndarray]:
+        return LABELS, LABEL_MISMATCH
+
+    # ------------------------------------------------------------------ training
+    def build_network(self, arch: Architecture, input_shape: tuple[int, ...], n_outputs: int, *,
+                      channels: int = 8, n_cells: int = 1):
+        """The NAS-Bench-101 skeleton (:mod:`.network`): stem, three stacks of ``n_cells`` cells
+        with ``channels``, ``2 channels``, ``4 channels``, global pooling, linear classifier."""
+        from nasviz.spaces.nb101.network import build_nb101_network
+
+        if len(input_shape) != 3:
+            raise ConfigError(f"NAS-Bench-101 cells need image inputs (C, H, W); got inputs of shape {tuple(input_shape)}")
+        return build_nb101_network(cell_of(arch), channels=channels, n_cells=n_cells, n_classes=n_outputs,
+                                   in_channels=input_shape[0])
+
+    def network_defaults(self) -> dict[str, int]:
+        """``C = 8``, one cell per stack: a cell trains on 8x8 digits in seconds on a CPU."""
+        return {"channels": 8, "n_cells": 1}
+
+    def training_defaults(self) -> dict[str, Any]:
+        """Four epochs without early stopping, SGD with NB201's cosine schedule (``bench nb101``'s settings)."""
+        return {"epochs": 4, "patience": 4, "lr": 0.05, "batch_size": 64}
+
+    def trainable_on(self) -> frozenset[str]:
+        return frozenset({"image"})
+
+
+#: The space instance (spaces are stateless; :func:`cell_of` memoises conversions).
+SPACE = NB101Space()

@@ -1,0 +1,196 @@
+"""Background run management (nasviz.dashboard.launching, .watching, .sources): start, stop, resume,
+watch, upload validation."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from nasviz.config import SearchConfig
+from nasviz.dashboard import launching
+from nasviz.dashboard.sources import DataSource, save_upload, table_from_path
+from nasviz.dashboard.watching import RunWatcher, export_bytes
+from nasviz.objectives import TableError
+from nasviz.store import RunStore
+
+
+def source_for(path):
+    return DataSource.from_table(path, table_from_path(path))
+
+
+def test_the_config_is_validated_once_and_names_the_bad_field(synthetic_table):
+    src = source_for(synthetic_table)
+    with pytest.raises(ValueError, match="budget must be at least 1"):
+        launching.search_config(src, budget=0)
+    with pytest.raises(ValueError, match="batch_size 5 is larger than the budget 3"):
+        launching.search_config(src, budget=3, batch_size=5)
+    with pytest.raises(ValueError, match="metric 'nope' is not measured by"):
+        launching.search_config(src, metric="nope")
+    with pytest.raises(ValueError, match="unknown strategy 'magic'"):
+        launching.search_config(src, strategy="magic")
+    with pytest.raises(ValueError, match="'kdpp-quality' chooses a diverse set: it needs a batch size of at least 2"):
+        launching.search_config(src, strategy="bo", options={"batch": "kdpp-quality"}, batch_size=1)
+    cfg = launching.search_config(src, metric="acc", strategy="random", budget=7, seed=3)
+    assert isinstance(cfg, SearchConfig) and cfg.table == str(synthetic_table) and cfg.metric == "acc"
+    assert launching.search_config(src, strategy="bo-tw2g-kdpp5").batch_size == 5  # the strategy's own batch
+    stored = launching.stored_config(cfg, src)
+    assert SearchConfig.from_dict(stored) == cfg and stored["skipped_rows"] == {"count": 0, "first": []}
+
+
+def test_synchronous_run_writes_every_step_to_the_store(tmp_path, synthetic_table):
+    store_path = tmp_path / "s.sqlite"
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=12, batch_size=3)
+    run_id = launching.start_run(store_path, cfg, background=False)
+    watcher = RunWatcher(store_path, run_id).refresh()
+    assert watcher.status == "finished"
+    assert len(watcher.evaluations) == 12 and [s.step for s in watcher.steps] == [1, 2, 3, 4]
+    assert watcher.optimum() == pytest.approx(table_from_path(synthetic_table).optimum("acc"))
+    # refresh is incremental: nothing new, nothing duplicated
+    watcher.refresh()
+    assert len(watcher.evaluations) == 12 and len(watcher.steps) == 4
+
+
+def test_background_run_survives_its_starter_and_stops_and_resumes(tmp_path, synthetic_table):
+    store_path = tmp_path / "s.sqlite"
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=60, step_delay=0.05)
+    run_id = launching.start_run(store_path, cfg, background=True)  # a real worker process
+    store = RunStore(store_path)
+
+    def wait(condition, seconds=60):
+        deadline = time.time() + seconds
+        while not condition():
+            assert time.time() < deadline, store.get_run(run_id)
+            time.sleep(0.05)
+
+    wait(lambda: store.n_evaluations(run_id) >= 2)
+    run = store.get_run(run_id)
+    assert run["status"] == "running" and run["pid"] != os.getpid()  # owned by the worker
+    launching.request_stop(store_path, run_id)
+    wait(lambda: store.get_run(run_id)["status"] != "running")
+    run = store.get_run(run_id)
+    assert run["status"] == "stopped" and 2 <= run["n_evaluations"] < 60
+    launching.resume_run(store_path, run_id, background=True)
+    wait(lambda: store.get_run(run_id)["status"] == "finished")
+    evaluations = store.evaluations(run_id)
+    assert len(evaluations) == 60 and len({e["arch"] for e in evaluations}) == 60
+    assert [e["index"] for e in evaluations] == list(range(60))
+    with pytest.raises(ValueError, match="has finished"):
+        launching.resume_run(store_path, run_id, background=False)
+
+
+def test_a_stop_pressed_while_the_worker_starts_is_honoured(tmp_path, synthetic_table):
+    """Claiming a run clears its stop flag: the worker reads it first (a real worker process)."""
+    store_path = tmp_path / "s.sqlite"
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=50,
+                                  step_delay=0.2)
+    run_id = launching.start_run(store_path, cfg, background=True)
+    launching.request_stop(store_path, run_id)  # the worker is still importing
+    store = RunStore(store_path)
+    deadline = time.time() + 60
+    while store.get_run(run_id)["status"] == "running":
+        assert time.time() < deadline
+        time.sleep(0.05)
+    assert store.get_run(run_id)["status"] == "stopped" and store.n_evaluations(run_id) < 50
+
+
+def test_a_failing_run_is_recorded_not_raised(tmp_path, synthetic_table):
+    store_path = tmp_path / "s.sqlite"
+    gone = tmp_path / "gone.csv"
+    gone.write_bytes(synthetic_table.read_bytes())
+    src = source_for(gone)
+    cfg = launching.search_config(src, metric="acc", strategy="random", budget=5)
+    gone.unlink()  # the table disappears before the worker reads it
+    run_id = launching.start_run(store_path, cfg, source=src, background=False)
+    run = RunStore(store_path).get_run(run_id)
+    assert run["status"] == "failed" and "gone.csv" in run["error"]
+
+
+def test_save_upload_reports_bad_rows_with_line_numbers(tmp_path):
+    data = b"arch,acc\n|nor_conv_3x3~0|+|none~0|none~1|+|none~0|none~1|none~2|,1.5\nnot-an-arch,2\n" \
+           b"|avg_pool_3x3~0|+|none~0|none~1|+|none~0|none~1|none~2|,abc\n"
+    path, table = save_upload(data, "mine.csv", folder=tmp_path)
+    assert len(table) == 1 and path.read_bytes() == data
+    assert [b.line for b in table.bad_rows] == [3, 4]
+    assert "non-numeric value 'abc'" in str(table.bad_rows[1])
+
+
+@pytest.mark.parametrize("data, name, message", [
+    (b"", "empty.csv", "is empty"),
+    (b"arch,acc\n", "header.csv", "no data rows"),
+    (b"arch,name\nx,y\n", "text.csv", "no numeric metric column"),
+    (b"\xff\xfe\x00garbage", "bin.csv", "not UTF-8"),
+    (b"arch,acc\n", "table.pkl", "only CSV files"),
+])
+def test_save_upload_refuses_unusable_files(tmp_path, data, name, message):
+    with pytest.raises(TableError, match=message):
+        save_upload(data, name, folder=tmp_path)
+
+
+def test_the_views_of_a_finished_bo_run(tmp_path, synthetic_table):
+    from nasviz.dashboard.views import views
+
+    store_path = tmp_path / "s.sqlite"
+    options = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution", "batch": "kdpp-quality"}
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="bo", options=options,
+                                  budget=16, batch_size=2, seed=0)
+    run_id = launching.start_run(store_path, cfg, background=False)
+    w = RunWatcher(store_path, run_id).refresh()
+    assert w.status == "finished", w.run.get("error")
+    assert w.model_kernel == "tw2g" and w.state.pool is not None and w.state.gp.kernel == "tw2g"
+    view = {name: v for name, _, v in views()}
+    fig = dict(view["pool"].render(w).charts)["chart_pool"]
+    assert fig.data[1].name == "selected batch" and len(fig.data[1].x) == 2
+    fig = dict(view["distances"].render(w, view_kernel="tw2g", dist_order="value").charts)["chart_distances"]
+    assert [a.text for a in fig.layout.annotations][:3] == ["operations", "in_degree", "out_degree"]
+    assert len(view["selection"].render(w).charts) == 2
+    assert view["hyperparameters"].applies(w) is None
+    assert view["features"].applies(w).startswith("WL feature gradients are shown when the search uses the WL kernel")
+    assert len(w.kernels) == 1  # the watcher's own kernel, reused by the pool and distance views
+
+
+def test_exports_are_bytes_of_csv_and_json(tmp_path, synthetic_table):
+    store_path = tmp_path / "s.sqlite"
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=4)
+    run_id = launching.start_run(store_path, cfg, background=False)
+    csv_text = export_bytes(store_path, run_id, "csv").decode()
+    assert csv_text.splitlines()[0].startswith("index,step,arch,value") and len(csv_text.splitlines()) == 5
+    import json
+
+    doc = json.loads(export_bytes(store_path, run_id, "json"))
+    assert doc["format"] == "nasviz-run" and len(doc["evaluations"]) == 4
+
+
+def test_two_searches_run_at_the_same_time(tmp_path, synthetic_table):
+    store_path = tmp_path / "s.sqlite"
+    src = source_for(synthetic_table)
+    ids = [launching.start_run(store_path, launching.search_config(src, metric="acc", strategy="random", budget=30, seed=s,
+                                                       step_delay=0.05), background=True) for s in (0, 1)]
+    store = RunStore(store_path)
+    deadline = time.time() + 120
+    both_running = False
+    while time.time() < deadline:
+        runs = {r["id"]: r for r in store.list_runs()}
+        if all(runs[i]["status"] == "running" and 0 < runs[i]["n_evaluations"] < 30 for i in ids):
+            both_running = True
+        if all(runs[i]["status"] == "finished" for i in ids):
+            break
+        time.sleep(0.05)
+    assert both_running, "the two searches never made progress at the same time"
+    assert [store.get_run(i)["status"] for i in ids] == ["finished", "finished"]
+    assert all(store.n_evaluations(i) == 30 for i in ids)
+
+
+@pytest.mark.parametrize("config, kernel", [
+    ({"strategy": "random"}, None),
+    ({"strategy": "bo-tw2g-ucb"}, "tw2g"),
+    ({"strategy": "bo-wl-ei"}, "wl"),
+    ({"strategy": "bo", "strategy_options": {"kernel": "otmann"}}, "otmann"),
+    ({"strategy": "bo"}, "tw2g"),
+    ({"strategy": "nasbot"}, "otmann"),
+])
+def test_the_views_use_the_kernel_of_the_runs_strategy(tmp_path, config, kernel):
+    w = RunWatcher(tmp_path / "s.sqlite", 1)
+    w.run = {"config": config}
+    assert w.model_kernel == kernel and w.has_model == (kernel is not None)

@@ -1,0 +1,42 @@
+"""The CNN comparison's summary, claims and resumable results (the runs themselves are long)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from nasviz.bench import cnn_search as B
+
+
+def _run(method, seed, test, trained=10):
+    return {"method": method, "seed": seed, "best_test": test, "best_valid": test - 1, "n_trained": trained}
+
+
+def test_summary_is_mean_and_standard_error_over_seeds_and_claims_read_the_means():
+    runs = [_run("ak", 0, 95.0), _run("ak", 1, 97.0), _run("bo", 0, 94.0, 6), _run("bo", 1, 94.0, 8),
+            _run("random", 0, 95.5), _run("random", 1, 95.5), _run("nasbot", 0, 95.0), _run("nasbot", 1, 95.0)]
+    summary = B.summarise(runs, ["ak", "bo", "random", "nasbot"])
+    assert summary["ak"]["test"] == 96.0 and summary["ak"]["test_se"] == pytest.approx(1.0)  # std 1.414 / sqrt 2
+    assert summary["bo"]["trained"] == 7.0 and summary["bo"]["runs"] == 2
+    rows = {c["claim"]: c for c in B.claims(summary)}
+    assert rows["ak >= bo"]["holds"] and rows["ak >= bo"]["difference"] == pytest.approx(2.0)
+    assert rows["ak > random"]["holds"] and not rows["ak > random"]["beyond_one_se"]
+    assert not rows["nasbot > random"]["holds"] and "ak >= bfs" not in rows  # bfs not run
+    text = B.table(summary, list(rows.values()), 900)
+    assert "| AK (BO + morphism) | 96.00 ± 1.00 |" in text and "nasbot > random: does not hold" in text
+
+
+def test_finished_runs_are_skipped_when_the_comparison_resumes(tmp_path, monkeypatch):
+    results = tmp_path / "runs.jsonl"
+    results.write_text(json.dumps({**_run("random", 0, 90.0), "seconds": 1.0}) + "\n")
+    ran = []
+    monkeypatch.setattr(B, "_one", lambda method, seed, args: ran.append((method, seed)) or _run(method, seed, 91.0))
+    args = argparse.Namespace(seeds="0,1", methods="random", results=results, seconds=60.0, dataset="mnist1d",
+                              workers=2, device="cpu")
+    out = B.run(args)
+    assert ran == [("random", 1)] and out["summary"]["random"]["runs"] == 2
+    assert len(results.read_text().splitlines()) == 2
+    with pytest.raises(ValueError, match="unknown methods"):
+        B.run(argparse.Namespace(**{**vars(args), "methods": "ak,magic"}))

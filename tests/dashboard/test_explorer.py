@@ -1,0 +1,150 @@
+"""nasviz.dashboard.explorer: the computations behind the explorer pages, on a synthetic table and real kernels."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nasviz.dashboard import launching
+from nasviz.dashboard.explorer import comparison, interpretation, kernels, pairs, samples
+from nasviz.dashboard.kernels import KernelSet, induced_distance
+from nasviz.dashboard.sources import DataSource, table_from_path
+from nasviz.kernels.wl import wl_labels
+from nasviz.spaces import nb201
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+from conftest import write_synthetic_table  # noqa: E402  (tests/app/conftest.py)
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    return table_from_path(write_synthetic_table(tmp_path_factory.mktemp("t") / "synthetic.csv"))
+
+
+def test_sample_table_is_distinct_finite_and_best_first(table):
+    s = samples.sample_table(table, "acc", 50, seed=3)
+    assert len(set(s.strings)) == 50 and np.all(np.diff(s.values) <= 0)
+    assert all(table.lookup(a, "acc") == v for a, v in zip(s.archs, s.values))
+    assert len(samples.sample_table(table, "acc", 10_000).archs) == len(table)  # capped
+    with pytest.raises(ValueError, match="at least 2"):
+        samples.sample_table(table, "acc", 1)
+    with pytest.raises(ValueError, match="metric 'nope'"):
+        samples.sample_table(table, "nope", 10)
+
+
+def test_sample_run_keeps_successful_distinct_architectures(table):
+    evals = [{"arch": table.strings[i], "value": float(i), "status": "ok"} for i in range(5)]
+    evals += [{"arch": table.strings[9], "value": None, "status": "failed"}, dict(evals[0], value=7.0)]
+    s = samples.sample_run(evals, "acc", 3)
+    assert s.strings == [table.strings[0], table.strings[4], table.strings[3]]
+    assert s.values.tolist() == [7.0, 4.0, 3.0]
+    with pytest.raises(ValueError, match="fewer than 2"):
+        samples.sample_run(evals[:1], "acc", 3)
+
+
+def test_tw_edge_contributions_sum_to_the_operation_distance(table):
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = nb201.sample(rng, 2)
+        for spec in ("tw1g", "tw2g"):
+            rows = pairs.tw_edge_masses(a, b, spec)
+            w_o = KernelSet().get(spec).distances([a], [b])["operations"][0, 0]
+            assert sum(r.contribution for r in rows) == pytest.approx(w_o, abs=1e-12)
+            assert all(0 <= r.mass_a <= 1 + 1e-12 and 0 <= r.mass_b <= 1 + 1e-12 for r in rows)
+    with pytest.raises(ValueError, match="not a tree-Wasserstein"):
+        pairs.tw_edge_masses(a, b, "wl")
+
+
+def test_otmann_plan_matches_the_kernel_and_pair_distances_cover_every_component():
+    rng = np.random.default_rng(1)
+    a, b = nb201.sample(rng, 2)
+    plan = pairs.otmann_plan(a, b)
+    d = KernelSet().get("otmann").distances([a], [b])
+    assert plan.distance == pytest.approx(d["d_0.1"][0, 0], rel=1e-9)
+    rows = pairs.pair_distances(["tw2g", "wl"], a, b)
+    assert [(r["kernel"], r["component"]) for r in rows] == [
+        ("tw2g", "operations"), ("tw2g", "in_degree"), ("tw2g", "out_degree"), ("wl", "h0"), ("wl", "h1"), ("wl", "h2")]
+    assert all(r["distance"] == 0 for r in pairs.pair_distances(["tw2g", "wl"], a, a))
+
+
+def test_neighbours_change_one_edge_and_carry_table_values(table):
+    arch = table.archs[0]
+    rows = pairs.neighbour_values(arch, table, "acc")
+    assert len(rows) == 24
+    for r in rows:
+        ops_a, ops_b = nb201.operations(arch), nb201.operations(nb201.parse(r["arch"]))
+        assert sum(x != y for x, y in zip(ops_a, ops_b)) == 1 and r["change"].startswith("edge ")
+        nb = nb201.parse(r["arch"])
+        assert r["value"] == (table.lookup(nb, "acc") if nb in table else None)
+    known = [r["value"] for r in rows if r["value"] is not None]
+    assert known == sorted(known, reverse=True) and all(r["value"] is None for r in rows[len(known):])
+
+
+def test_parse_wl_feature_reads_back_every_label_of_real_cells():
+    rng = np.random.default_rng(2)
+    for arch in nb201.sample(rng, 20):
+        for depth in wl_labels(arch.reduced(), 2):
+            for name in depth:
+                tree = interpretation.parse_wl_feature(name)
+                assert tree.parent[0] == -1 and tree.labels[0] == name.split(" ")[0]
+                assert all(0 <= p < i for i, p in enumerate(tree.parent) if i)
+    t = interpretation.parse_wl_feature("nor_conv_3x3 -> (output, avg_pool_3x3 -> (output))")
+    assert t.labels == ["nor_conv_3x3", "output", "avg_pool_3x3", "output"] and t.parent == [-1, 0, 0, 2]
+    for bad in ("", "a -> b", "a -> (b", "a -> (b))"):
+        with pytest.raises(ValueError, match="not a WL feature"):
+            interpretation.parse_wl_feature(bad)
+
+
+def test_interpretation_finds_the_convolutions_that_drive_the_synthetic_value(table):
+    # value = 50 + 5 * (number of convolutions) + noise
+    it = interpretation.interpret_sample(samples.sample_table(table, "acc", 150, seed=0), top=3)
+    g = it.op_gradients
+    assert g["nor_conv_3x3"] > 0 and g["nor_conv_1x1"] > 0 and g["avg_pool_3x3"] < min(g["nor_conv_3x3"], g["nor_conv_1x1"])
+    assert {p.operation for p in it.profiles} == {"nor_conv_3x3", "nor_conv_1x1", "avg_pool_3x3"}
+    assert all(v > 0 for _, v in it.top_positive) and all(v < 0 for _, v in it.top_negative)
+    cell = nb201.from_operations(["avg_pool_3x3", "nor_conv_3x3", "none", "skip_connect", "nor_conv_1x1", "avg_pool_3x3"])
+    m = interpretation.mutation_probabilities(cell, g)
+    assert m["joint"].shape == (6, 5) and m["joint"].sum() == pytest.approx(1.0)
+    assert m["where"][0] > m["where"][1]  # a pooling edge is likelier to change than a convolution edge
+    assert all(m["to"][k, nb201.OPERATIONS.index(op)] == 0 for k, op in enumerate(m["ops"]))
+
+
+def test_surrogate_quality_runs_the_protocol_with_progress(table):
+    seen = []
+    q = kernels.surrogate_quality(table, "acc", "wl", n_train=30, n_test=60, trials=3, on_trial=seen.append)
+    assert seen == [0, 1, 2] and q.spearman.shape == (3,)
+    assert q.spearman_mean > 0.5 and q.spearman_se >= 0
+    assert q.truth.shape == q.mean.shape == q.std.shape == (60,) and np.all(q.std > 0)
+    with pytest.raises(ValueError, match="exceed the 300 rows"):
+        kernels.surrogate_quality(table, "acc", "wl", n_train=250, n_test=60)
+
+
+def test_study_runs_every_strategy_and_seed_and_curves_read_them(tmp_path, table):
+    path = write_synthetic_table(tmp_path / "s.csv")
+    source = DataSource.from_table(path, table_from_path(path))
+    store = tmp_path / "store.sqlite"
+    ids = launching.start_study(store, source, "acc", ["random", "evolution"], [0, 1], 6, background=False)
+    curves = comparison.run_curves(store, ids)
+    assert [(c.strategy, c.seed) for c in curves] == [("random", 0), ("random", 1), ("evolution", 0), ("evolution", 1)]
+    assert all(len(c.values) == 6 and c.optimum == table_from_path(path).optimum("acc") for c in curves)
+    with pytest.raises(ValueError, match="at least one strategy"):
+        launching.start_study(store, source, "acc", [], [0], 6)
+    with pytest.raises(ValueError, match="unknown strategy"):
+        launching.start_study(store, source, "acc", ["nope"], [0], 6)
+    with pytest.raises(ValueError, match="run 999 is not in the store"):
+        comparison.run_curves(store, [999])
+
+
+def test_kernel_views_match_the_kernels_own_distances_and_matrix(table):
+    archs = samples.sample_table(table, "acc", 12, seed=5).archs
+    for spec in ("tw2g", "wl", "path"):
+        dist, K = kernels.kernel_views(spec, archs)
+        k = KernelSet().get(spec)
+        ref = k.distances(archs, archs)
+        assert dist.keys() == ref.keys() and all(np.allclose(dist[c], ref[c]) for c in ref)
+        assert np.allclose(K, k.matrix(archs, archs))
+        D = induced_distance(K)
+        assert np.allclose(np.diag(D), 0) and np.allclose(D, D.T)
