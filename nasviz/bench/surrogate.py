@@ -24,7 +24,10 @@ often as the table repeats it (:attr:`~nasviz.objectives.table.Table.repeats`): 
 is itself a random sample of a benchmark's sampling distribution (``nb101_500.csv``: NAS-Bench-101
 raw specs, pruned) this is that distribution, duplicates included, as NAS-BOWL's sampler draws
 them. ``--once-up-to-nodes K`` keeps one row of every architecture with at most ``K`` nodes
-(NAS-BOWL's sampler skips repeats of the 2-node NAS-Bench-101 cell: ``K = 2``).
+(NAS-BOWL's sampler skips repeats of the 2-node NAS-Bench-101 cell: ``K = 2``). With repeats a
+test architecture can also be a training one, which makes its prediction easy: the figures
+report ``distinct_per_trial_mean`` and ``test_also_in_train`` so that such numbers are not
+mistaken for ones on distinct cells.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ from nasviz.kernels import make_kernel
 from nasviz.objectives import load_table, shared_nb201_table_path
 from nasviz.spaces import get_space
 from nasviz.surrogate import choose_transform, trial  # one definition, shared with the Kernels page
+
+#: The ways a trial draws its architectures (module docstring).
+SAMPLINGS = ("cells", "rows")
 
 DESCRIPTION = "surrogate rank correlation (paper 002 §5.1): Spearman of GP mean vs truth, calibration, fit time"
 
@@ -76,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--test", type=int, default=400, help="test architectures per trial (default: 400)")
     parser.add_argument("--trials", type=int, default=20, help="random splits (default: 20)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sampling", choices=("cells", "rows"), default="cells",
+    parser.add_argument("--sampling", choices=SAMPLINGS, default="cells",
                         help="draw distinct architectures (cells) or the table's rows with their repeats (rows)")
     parser.add_argument("--once-up-to-nodes", type=int, default=0, metavar="K",
                         help="with --sampling rows: one row of every architecture of at most K nodes (default: 0)")
@@ -116,11 +122,23 @@ def sample_pool(table, values: np.ndarray, protocol: Protocol) -> np.ndarray:
     if protocol.sampling == "cells":
         return ok
     if protocol.sampling != "rows":
-        raise ValueError(f"--sampling must be 'cells' or 'rows', got {protocol.sampling!r}")
+        raise ValueError(f"--sampling must be one of {', '.join(SAMPLINGS)}, got {protocol.sampling!r}")
     copies = np.asarray(table.repeats)[ok].copy()
     small = np.array([table.archs[i].n_nodes <= protocol.once_up_to_nodes for i in ok], dtype=bool)
     copies[small] = 1
     return np.repeat(ok, copies)
+
+
+def checked_pool(table, values: np.ndarray, metric: str, protocol: Protocol) -> np.ndarray:
+    """:func:`sample_pool`, after checking that the protocol's sizes fit it (``ValueError`` if not)."""
+    pool = sample_pool(table, values, protocol)
+    for name in ("train", "test", "trials"):
+        if getattr(protocol, name) < 1:
+            raise ValueError(f"--{name} must be >= 1, got {getattr(protocol, name)}")
+    if protocol.train + protocol.test > len(pool):
+        raise ValueError(f"--train {protocol.train} + --test {protocol.test} exceeds the {len(pool)} "
+                         f"{'architectures' if protocol.sampling == 'cells' else 'rows'} with a {metric} value")
+    return pool
 
 
 def splits(pool: np.ndarray, protocol: Protocol) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
@@ -158,23 +176,27 @@ def fit_timing(table, values, ok, kernel_name, options, transform, protocol: Pro
             "n_restarts": protocol.n_restarts, "repeats": repeats}
 
 
-def evaluate(table, metric: str, spec: str, protocol: Protocol, space=None) -> dict:
-    """The protocol's figures for kernel ``spec`` on ``table``'s ``metric`` (see the module docstring)."""
+def evaluate(table, metric: str, spec: str, protocol: Protocol, space=None,
+             trial_splits: list[tuple[np.ndarray, np.ndarray, int]] | None = None) -> dict:
+    """The protocol's figures for kernel ``spec`` on ``table``'s ``metric`` (see the module docstring).
+
+    ``trial_splits`` (from :func:`splits`) lets several kernels share one set of trials; by
+    default they are drawn here (the same ones for the same protocol).
+    """
     start = time.perf_counter()
     space = table.space if space is None else space
     values = np.asarray(table.values[metric], dtype=float)
-    pool = sample_pool(table, values, protocol)
-    for name in ("train", "test", "trials"):
-        if getattr(protocol, name) < 1:
-            raise ValueError(f"--{name} must be >= 1, got {getattr(protocol, name)}")
-    if protocol.train + protocol.test > len(pool):
-        raise ValueError(f"--train {protocol.train} + --test {protocol.test} exceeds the {len(pool)} "
-                         f"{'architectures' if protocol.sampling == 'cells' else 'rows'} with a {metric} value")
+    pool = checked_pool(table, values, metric, protocol)
     kernel_name, options = parse_kernel_spec(spec)
     make_kernel(kernel_name, space=space, **options)  # validate the spec (and its fit to the space) first
     transform = choose_transform(values[pool], protocol.transform)
     spearman, coverage, fit_seconds, thetas = [], [], [], []
-    for train, test, seed in splits(pool, protocol):
+    if trial_splits is None:
+        trial_splits = list(splits(pool, protocol))
+    distinct, test_seen = [], []
+    for train, test, seed in trial_splits:
+        distinct.append(len(np.unique(np.concatenate([train, test]))))
+        test_seen.append(float(np.mean(np.isin(test, train))))
         t = trial(table, values, train, test, kernel_name, options, transform, n_restarts=protocol.n_restarts,
                   seed=seed, learn=protocol.learn)
         spearman.append(t["spearman"])
@@ -191,6 +213,10 @@ def evaluate(table, metric: str, spec: str, protocol: Protocol, space=None) -> d
         "fit_seconds_mean": float(np.mean(fit_seconds)),
         "hyperparameters_median": {k: float(np.median([t[k] for t in thetas])) for k in thetas[0]},
         "spearman_per_trial": [round(s, 4) for s in spearman],
+        # repeats (rows sampling): distinct architectures per trial, and the share of
+        # test architectures that are also training architectures (their prediction is easy)
+        "distinct_per_trial_mean": float(np.mean(distinct)),
+        "test_also_in_train": float(np.mean(test_seen)),
     }
     if protocol.fit_timing:
         result["fit_timing"] = fit_timing(table, values, np.unique(pool), kernel_name, options, transform, protocol,
@@ -221,6 +247,8 @@ def run(args: argparse.Namespace) -> dict:
     specs = kernel_specs(args.kernel, args.space)
     if len(specs) == 1:
         return evaluate(table, metric, specs[0], protocol, space)
-    results = {spec: evaluate(table, metric, spec, protocol, space) for spec in specs}
+    values = np.asarray(table.values[metric], dtype=float)
+    shared = list(splits(checked_pool(table, values, metric, protocol), protocol))  # drawn once for all kernels
+    results = {spec: evaluate(table, metric, spec, protocol, space, shared) for spec in specs}
     return {"table": str(table.source), "space": args.space, "metric": metric, "protocol": vars(protocol),
             "kernels": results, "seconds": time.perf_counter() - start}

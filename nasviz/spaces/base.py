@@ -122,6 +122,13 @@ class SearchSpace(ABC):
     def sample(self, rng: np.random.Generator, n: int = 1) -> list[Architecture]:
         """``n`` architectures drawn from the space's sampling distribution (with replacement)."""
 
+    def generate(self, rng: np.random.Generator, n: int = 1) -> list[Architecture]:
+        """``n`` architectures drawn as the benchmark's own code draws random architectures for
+        surrogate studies (NAS-BOWL's ``random_sampling``, paper 002 §5.1); repeats possible.
+        Default: :meth:`sample`. NAS-Bench-101 overrides it: its generator prunes random specs,
+        which is not uniform over the unique cells."""
+        return self.sample(rng, n)
+
     @abstractmethod
     def mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
         """One random one-step change of ``arch`` (a member of :meth:`neighbours`)."""

@@ -40,7 +40,7 @@ from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_TREE, PATHS, Sear
 from nasviz.spaces.nb101.cache import enumerate_all, sample
 from nasviz.spaces.nb101.cell import CONV1X1, CONV3X3, MAXPOOL3X3, NAME, PUBLISHED_CELL_COUNT, NB101Cell, format, parse
 from nasviz.spaces.nb101.enumeration import canonical
-from nasviz.spaces.nb101.moves import from_architecture, mutate, neighbours, to_architecture
+from nasviz.spaces.nb101.moves import from_architecture, generate, mutate, neighbours, to_architecture
 
 #: The first level of the TW operation tree (module docstring).
 OPERATION_GROUPS: dict[str, tuple[str, ...]] = {
@@ -111,6 +111,10 @@ class NB101Space(SearchSpace):
     def sample(self, rng: np.random.Generator, n: int = 1) -> list[Architecture]:
         """Uniform over the 423,624 unique cells (the enumeration; built and cached on first use)."""
         return [to_architecture(c) for c in sample(rng, n)]
+
+    def generate(self, rng: np.random.Generator, n: int = 1) -> list[Architecture]:
+        """NAS-BOWL's sampler: random 7-vertex specs, pruned (:func:`~nasviz.spaces.nb101.moves.generate`)."""
+        return [_arch(c) for c in generate(rng, n)]
 
     def mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
         return to_architecture(mutate(cell_of(arch), rng))
