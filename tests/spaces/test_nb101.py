@@ -260,6 +260,26 @@ def test_sampling_is_uniform_over_unique_cells(enumeration):
     assert len({c.hash for c in cells}) > 3950  # 4000 draws from 423,624: few repeats
 
 
+def test_generator_draws_pruned_random_specs_as_nas_bowl_does(enumeration):
+    """NAS-BOWL's sampler (random 7-vertex specs, pruned): valid cells, small ones favoured, the
+    two-vertex cell once per call, other repeats kept; reproducible from the generator."""
+    from nasviz.spaces.nb101.moves import generate
+
+    cells = generate(np.random.default_rng(0), 2000)
+    again = generate(np.random.default_rng(0), 2000)
+    assert [c.hash for c in cells] == [c.hash for c in again]
+    assert all(nb101.prune(c.matrix, c.ops) == c for c in cells[:200])  # already pruned, hence valid
+    assert all(c.n_edges <= nb101.MAX_EDGES for c in cells)
+    sizes = np.bincount([c.n_vertices for c in cells], minlength=8)
+    assert sizes[2] <= 1
+    # Uniform over unique cells, 85 % have 7 vertices; pruning random specs gives very few.
+    assert sizes[7] / len(cells) < 0.02 < enumeration.info["per_vertex_count"][7] / len(enumeration)
+    assert sizes[3] / len(cells) > 0.1  # the 6 three-vertex cells carry a large share...
+    assert len({c.hash for c in cells}) < 0.8 * len(cells)  # ...so repeats are common
+    space_draws = nb101.NB101Space().generate(np.random.default_rng(0), 50)
+    assert [nb101.NB101Space().canonical_key(a) for a in space_draws] == [c.hash for c in cells[:50]]
+
+
 def test_neighbours_by_hand():
     trivial = nb101.parse(TRIVIAL)
     grown = nb101.neighbours(trivial)
