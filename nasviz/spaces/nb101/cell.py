@@ -74,14 +74,15 @@ def _check_spec(
     n = m.shape[0]
     if n < 2 or (max_vertices is not None and n > max_vertices):
         raise error(f"a cell has 2 to {MAX_VERTICES} vertices, got {n}")
-    if m.dtype.kind not in "biu" or not np.isin(m, (0, 1)).all():
+    # (plain comparisons, not np.isin / np.tril: this runs for every cell a search touches)
+    if m.dtype.kind not in "biu" or not ((m == 0) | (m == 1)).all():
         bad = sorted({str(x) for x in np.asarray(m).ravel().tolist() if x not in (0, 1)})[:5]
         raise error(f"adjacency entries must be 0 or 1, got {', '.join(bad) or m.dtype}")
     m = m.astype(np.int8)
-    lower = np.argwhere(np.tril(m) != 0)
-    if len(lower):
-        i, j = lower[0]
-        raise error(f"the adjacency matrix must be strictly upper triangular: entry ({i}, {j}) is 1")
+    rows, cols = _lower_triangle(n)
+    if m[rows, cols].any():
+        k = int(np.flatnonzero(m[rows, cols])[0])
+        raise error(f"the adjacency matrix must be strictly upper triangular: entry ({rows[k]}, {cols[k]}) is 1")
     ops = tuple(ops)
     if len(ops) != n:
         raise error(f"{n} vertices but {len(ops)} operation(s)")
@@ -95,22 +96,30 @@ def _check_spec(
     return m, ops
 
 
+@lru_cache(maxsize=None)
+def _lower_triangle(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of the diagonal and below of an ``(n, n)`` matrix."""
+    return np.tril_indices(n)
+
+
 def _on_path(m: np.ndarray) -> np.ndarray:
     """Boolean mask (n,) of the vertices on some input -> output path of upper-triangular ``m``.
 
     One forward sweep (reachable from the input) and one backward sweep (reaches the output)
-    suffice because the vertex order is topological.
+    suffice because the vertex order is topological. Plain Python on the nested list: a cell
+    has at most 7 vertices, where numpy's per-call overhead would dominate.
     """
-    n = m.shape[0]
-    from_input = np.zeros(n, dtype=bool)
+    rows = m.tolist()
+    n = len(rows)
+    from_input = [False] * n
     from_input[0] = True
     for v in range(1, n):
-        from_input[v] = bool((m[:v, v].astype(bool) & from_input[:v]).any())
-    to_output = np.zeros(n, dtype=bool)
+        from_input[v] = any(from_input[u] and rows[u][v] for u in range(v))
+    to_output = [False] * n
     to_output[n - 1] = True
     for v in range(n - 2, -1, -1):
-        to_output[v] = bool((m[v, v + 1 :].astype(bool) & to_output[v + 1 :]).any())
-    return from_input & to_output
+        to_output[v] = any(to_output[w] and rows[v][w] for w in range(v + 1, n))
+    return np.array([a and b for a, b in zip(from_input, to_output)], dtype=bool)
 
 
 @dataclass(frozen=True)
