@@ -11,6 +11,7 @@ import streamlit as st
 
 from nasviz import viz
 from nasviz.components import problems
+from nasviz.config import MAX_STEP_DELAY
 from nasviz.dashboard import forms, launching
 from nasviz.dashboard.sources import lookup_value
 from nasviz.dashboard.ui import (current_space, resume_and_rerun, run_through_app, serve_settings, session_token,
@@ -55,10 +56,14 @@ def new_search_form() -> None:
     strategy = forms.strategy_box(space, c2)
     batch_size = forms.batch_size_box(strategy, c3)
     options = forms.strategy_options(strategy, space, batch_size)
-    c1, c2, c3 = st.columns([1, 1, 2])
+    c1, c2, c4, c3 = st.columns([1, 1, 1, 1])
     budget = c1.number_input("Budget (evaluations)", min_value=0, value=100, step=10, key="budget",
                              help=f"At most {limits.max_budget:,} on this server.")
     seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
+    # Teaching: a table search finishes in seconds; a pause after each step lets a class follow it.
+    step_delay = c4.number_input("Pause after each step (s)", min_value=0.0, max_value=MAX_STEP_DELAY, value=0.0,
+                                 step=0.5, key="step_delay",
+                                 help="Slows the search down to a pace a class can follow (0: full speed).")
     found = problems(space, strategy, options, max(int(batch_size), 1))
     if found:  # impossible combinations are named, never started
         st.error("This combination cannot run: " + "; ".join(found) + ".")
@@ -66,7 +71,8 @@ def new_search_form() -> None:
     if c3.button("Start", type="primary", key="start", disabled=bool(found)):
         try:
             config = launching.search_config(src, metric=metric, space=space, strategy=strategy, options=options,
-                                             budget=budget, batch_size=batch_size, seed=seed)
+                                             budget=budget, batch_size=batch_size, seed=seed,
+                                             step_delay=float(step_delay))
             new_id = launching.start_run(path, config, source=src, session=session_token(), limits=limits)
         except (ValueError, StoreError, TableError, OSError) as err:
             st.error(f"Cannot start the search: {err}")

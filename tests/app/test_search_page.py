@@ -59,6 +59,22 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     assert not errors(at)
 
 
+def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table):
+    """Teaching: the pause after each step is set on the page and stored with the run."""
+    from nasviz.store import RunStore
+
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    assert at.number_input(key="step_delay").value == 0.0
+    at.selectbox(key="strategy").set_value("random").run()
+    at.number_input(key="budget").set_value(3)
+    at.number_input(key="step_delay").set_value(0.5)
+    at.button(key="start").click().run()
+    assert not errors(at), [e.value for e in at.error]
+    run = RunStore(store_path).get_run(int(at.query_params["run"][0] if isinstance(at.query_params["run"], list)
+                                           else at.query_params["run"]))
+    assert run["config"]["step_delay"] == 0.5
+
+
 def test_random_search_says_it_has_no_pool(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("random").run()
