@@ -43,6 +43,11 @@ class CurvesInfo:
                          ignore_index=True) if self.groups else pd.DataFrame()
 
 
+def _group(curve) -> str:
+    """What a run is averaged with: its configuration group, else its strategy (older callers)."""
+    return getattr(curve, "group", "") or curve.strategy
+
+
 def _stack(curves: Sequence, regret: bool) -> np.ndarray:
     """``(runs, L)`` best-so-far (or regret) with NaN past a run's end."""
     L = max(len(c.values) for c in curves)
@@ -58,14 +63,14 @@ def _stack(curves: Sequence, regret: bool) -> np.ndarray:
 
 
 def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
-    """Group :class:`nasviz.dashboard.explorer.comparison.RunCurve` by strategy; mean and standard error across the
+    """Group :class:`nasviz.dashboard.explorer.comparison.RunCurve` by configuration (``group``); mean and standard error across the
     runs (seeds) that have reached each evaluation (s.e. 0 with a single run). Runs without a
     successful evaluation yet (a study's run waiting for its worker, a run whose every evaluation
     failed) are left out until they have one."""
     groups: dict[str, list] = {}
     for c in curves:
         if np.any(np.isfinite(np.asarray(c.values, dtype=float))):
-            groups.setdefault(c.strategy, []).append(c)
+            groups.setdefault(_group(c), []).append(c)
     xs, means, ses, ns = [], [], [], []
     for runs in groups.values():
         M = _stack(runs, regret)
@@ -122,7 +127,7 @@ def final_table(curves: Sequence) -> pd.DataFrame:
     rows = []
     groups: dict[str, list] = {}
     for c in curves:
-        groups.setdefault(c.strategy, []).append(c)
+        groups.setdefault(_group(c), []).append(c)
     for g, runs in groups.items():
         finals = np.array([np.nanmax(c.values) if np.isfinite(c.values).any() else np.nan for c in runs])
         regrets = np.array([(c.optimum - f) if c.optimum is not None else np.nan for c, f in zip(runs, finals)])
@@ -153,7 +158,7 @@ def _get_final_values_info(curves: Sequence) -> FinalValuesInfo:
     groups: dict[str, list] = {}
     for c in curves:
         if np.isfinite(c.values).any():
-            groups.setdefault(c.strategy, []).append(float(np.nanmax(c.values)))
+            groups.setdefault(_group(c), []).append(float(np.nanmax(c.values)))
     vals = [np.sort(np.array(v)) for v in groups.values()]
     return FinalValuesInfo(list(groups), vals, [np.arange(1, len(v) + 1) / len(v) for v in vals],
                            curves[0].metric if curves else "value")
@@ -204,7 +209,7 @@ def _get_parallel_info(curves: Sequence, space: str = "nb201") -> ParallelInfo:
     for c in curves:
         for a, v in zip(c.archs, c.values):
             if np.isfinite(v):
-                rows.append({**dict(zip(edges, sp.slots(sp.parse(a)))), "value": float(v), "strategy": c.strategy,
+                rows.append({**dict(zip(edges, sp.slots(sp.parse(a)))), "value": float(v), "strategy": _group(c),
                              "run": c.run_id, "arch": a})
     return ParallelInfo(pd.DataFrame(rows), edges, list(sp.slot_choices()), curves[0].metric if curves else "value")
 
@@ -244,6 +249,6 @@ def evaluations_table(curves, space: str | None = "nb201") -> pd.DataFrame:
 
     if space is not None and get_space(space).provides(OPERATION_SLOTS):
         return _get_parallel_info(curves, space).frame
-    return pd.DataFrame([{"value": float(v), "strategy": c.strategy, "run": c.run_id, "arch": a}
+    return pd.DataFrame([{"value": float(v), "strategy": _group(c), "run": c.run_id, "arch": a}
                          for c in curves for a, v in zip(c.archs, c.values) if np.isfinite(v)],
                         columns=["value", "strategy", "run", "arch"])

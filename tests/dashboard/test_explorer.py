@@ -138,6 +138,34 @@ def test_study_runs_every_strategy_and_seed_and_curves_read_them(tmp_path, table
         comparison.run_curves(store, [999])
 
 
+def test_compare_groups_runs_by_their_whole_configuration(tmp_path, table):
+    """Runs of one strategy on two tables, or with two batch sizes, are different groups; seeds of
+    one configuration are one group, and the labels name only what differs."""
+    from nasviz import viz
+
+    paths = [write_synthetic_table(tmp_path / name) for name in ("a.csv", "b.csv")]
+    sources = [DataSource.from_table(p, table_from_path(p)) for p in paths]
+    store = tmp_path / "store.sqlite"
+    ids = []
+    for source, batch_size in ((sources[0], 1), (sources[0], 2), (sources[1], 1)):
+        for seed in (0, 1):
+            config = launching.search_config(source, metric="acc", strategy="random", budget=4, batch_size=batch_size,
+                                             seed=seed)
+            ids.append(launching.start_run(store, config, background=False))
+    curves = comparison.run_curves(store, ids)
+    groups = [c.group for c in curves]
+    assert groups[0] == groups[1] != groups[2] == groups[3] != groups[4] == groups[5] != groups[0]
+    assert groups[0] == "random · batch_size=1 · table=a.csv" and groups[4] == "random · batch_size=1 · table=b.csv"
+    final = viz.final_table(curves)
+    assert sorted(final["strategy"]) == sorted(set(groups)) and set(final["runs"]) == {2}
+    # among runs of one configuration the label is the strategy alone
+    assert comparison.configuration_groups([{"strategy": "bo", "seed": 0}, {"strategy": "bo", "seed": 3}]) == ["bo", "bo"]
+    assert comparison.configuration_groups([
+        {"strategy": "bo", "strategy_options": {"batch": "kdpp", "pool": "random"}},
+        {"strategy": "bo", "strategy_options": {"batch": "topk", "pool": "random"}},
+    ]) == ["bo · strategy_options=batch=kdpp", "bo · strategy_options=batch=topk"]
+
+
 def test_kernel_views_match_the_kernels_own_distances_and_matrix(table):
     archs = samples.sample_table(table, "acc", 12, seed=5).archs
     for spec in ("tw2g", "wl", "path"):

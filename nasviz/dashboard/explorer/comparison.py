@@ -14,13 +14,50 @@ from nasviz.spaces.base import OPERATION_SLOTS
 
 #: Runs compared when the visitor has chosen none.
 DEFAULT_RUNS = 12
+#: Configuration fields that do not change what a search finds: runs differing only in these
+#: are repeats of one configuration (a seed is a repeat; pacing and parallelism are not settings).
+NOT_CONFIGURATION = frozenset({"seed", "train_seed", "step_delay", "workers", "dask", "name", "data_folder"})
+
+
+def _setting_text(key: str, value: Any) -> str:
+    if key == "table":
+        return os.path.basename(str(value))
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items())) or "defaults"
+    return str(value)
+
+
+def configuration_groups(configs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One label per run configuration (same order): equal for runs that differ only by seed
+    (:data:`NOT_CONFIGURATION`), different otherwise. A label is the strategy followed by the
+    settings that vary among the given runs, e.g. ``bo · batch_size=5 · table=a.csv``, so the
+    Compare page never averages runs of different data sources, selectors or budgets together.
+    """
+    keys = [{k: v for k, v in (c or {}).items() if k not in NOT_CONFIGURATION} for c in configs]
+    fields = sorted({k for cfg in keys for k in cfg} - {"strategy"})
+    varying = [f for f in fields if len({repr(cfg.get(f)) for cfg in keys}) > 1]
+    labels = []
+    for cfg in keys:
+        parts = [str(cfg.get("strategy", "?"))]
+        for f in varying:
+            value = cfg.get(f)
+            if isinstance(value, Mapping):  # options: only the entries that vary
+                others = [k.get(f) or {} for k in keys]
+                sub = {k: v for k, v in value.items() if len({repr(o.get(k)) for o in others}) > 1}
+                if sub or not value:
+                    parts.append(f"{f}={_setting_text(f, sub)}")
+            elif value is not None:
+                parts.append(f"{f}={_setting_text(f, value)}")
+        labels.append(" · ".join(parts))
+    return labels
 
 
 @dataclass
 class RunCurve:
     """One run's values in evaluation order: ``values`` ``(n,)`` (NaN where an evaluation failed),
     ``strategy`` and ``seed`` from its configuration, ``optimum`` the table's optimum (or None),
-    ``space`` the search space's name."""
+    ``space`` the search space's name, ``group`` its configuration among the compared runs
+    (:func:`configuration_groups`; the figures average runs of one group)."""
 
     run_id: int
     name: str
@@ -32,6 +69,7 @@ class RunCurve:
     optimum: float | None
     budget: int
     space: str = "nb201"
+    group: str = ""
 
 
 def _optimum(cfg: Mapping[str, Any]) -> float | None:
@@ -50,6 +88,7 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
 
     store = RunStore(store_path)
     curves = []
+    configs = []
     for rid in run_ids:
         try:
             run = store.get_run(int(rid))
@@ -57,12 +96,15 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
         except UnknownRunError:
             raise ValueError(f"run {rid} is not in the store") from None
         cfg = run.get("config") or {}
+        configs.append(cfg)
         values = np.array([float(e["value"]) if e["status"] == "ok" and e["value"] is not None else np.nan
                            for e in evals], dtype=float)
         curves.append(RunCurve(int(rid), str(run.get("name") or ""), str(cfg.get("strategy", "?")),
                                int(cfg.get("seed") or 0), str(cfg.get("metric") or "value"), values,
                                [e["arch"] for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
                                str(cfg.get("space") or "nb201")))
+    for curve, group in zip(curves, configuration_groups(configs)):
+        curve.group = group
     return curves
 
 
