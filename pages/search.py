@@ -17,6 +17,7 @@ from nasviz.dashboard.sources import lookup_value
 from nasviz.dashboard.ui import (current_space, resume_and_rerun, run_through_app, serve_settings, session_token,
                                  source, store_path)
 from nasviz.dashboard.views import views
+from nasviz.dashboard.views.hyperparameters import bounds_message
 from nasviz.dashboard.watching import RunWatcher
 from nasviz.objectives import TableError
 from nasviz.spaces import get_space
@@ -149,6 +150,9 @@ def render(w: RunWatcher) -> None:
                                                      if st.session_state.get("paused") else ""))
     if w.run.get("error"):
         st.error(f"The search failed: {w.run['error']}")
+    fit = w.last_fit()
+    if fit is not None and fit.bounds_hit:
+        st.warning(bounds_message(fit), icon=":material/warning:")
     st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value")), key="chart_history")
     registered = views()
     # Lazy tabs: only the open tab's view is computed on a refresh (the pool embedding and the

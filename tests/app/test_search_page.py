@@ -75,6 +75,26 @@ def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table)
     assert run["config"]["step_delay"] == 0.5
 
 
+def test_a_gp_fit_on_a_bound_is_a_visible_warning(store_path, synthetic_table):
+    """A TW GP fitted to pure noise (the table's ``other`` column) cannot pin its hyperparameters
+    down: the run's page warns above the views and names them with their values."""
+    from nasviz.dashboard.watching import RunWatcher
+
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="metric").set_value("other")
+    at.selectbox(key="strategy").set_value("bo-tw2g-ucb").run()
+    at.number_input(key="budget").set_value(16)
+    at.button(key="start").click().run()
+    assert not errors(at), [e.value for e in at.error]
+    run_id = int(at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"])
+    watcher = RunWatcher(store_path, run_id)
+    watcher.refresh()
+    hit = watcher.last_fit().bounds_hit
+    assert hit  # noise: at least one of the lambdas, the amplitude or the noise ends on its bound
+    warnings = [w.value for w in at.warning if "on a bound" in w.value]
+    assert len(warnings) == 1 and all(name in warnings[0] for name in hit)
+
+
 def test_random_search_says_it_has_no_pool(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("random").run()

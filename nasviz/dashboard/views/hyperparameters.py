@@ -9,6 +9,7 @@ from nasviz.dashboard.views.base import View, ViewOutput, no_model
 
 if TYPE_CHECKING:
     from nasviz.dashboard.watching import RunWatcher
+    from nasviz.state import GPFit
 
 
 class HyperparameterView(View):
@@ -26,8 +27,19 @@ class HyperparameterView(View):
 
         rows = [{"step": s.step, "strategy": {"hyperparameters": s.gp.traced()}} for s in run.steps if s.gp is not None]
         last = run.last_fit()
-        caption = None
-        if last is not None and last.bounds_hit:
-            caption = (f"At the last fit {', '.join(last.bounds_hit)} sat on a bound of the search box: the data do "
-                       f"not pin {'it' if len(last.bounds_hit) == 1 else 'them'} down yet.")
+        caption = bounds_message(last) if last is not None else None
         return ViewOutput([("chart_hyperparameters", viz.plot_hyperparameters(rows))], caption)
+
+
+def bounds_message(fit: "GPFit") -> str | None:
+    """One sentence naming the hyperparameters of ``fit`` that ended on a bound of their search
+    box, with their values (None when none did). Shown as a warning above a run's views: the
+    pool view and the batch choices of such a fit rest on values the data did not determine."""
+    if not fit.bounds_hit:
+        return None
+    values = fit.traced()
+    named = ", ".join(f"{name} = {values[name]:.3g}" if name in values else name for name in fit.bounds_hit)
+    one = len(fit.bounds_hit) == 1
+    return (f"The GP's last fit ({fit.n_observations} observations) left {named} on a bound of "
+            f"{'its' if one else 'their'} search box: the data do not pin {'it' if one else 'them'} down yet, so "
+            f"the surrogate's view (pool, acquisition, batch) rests on {'an arbitrary value' if one else 'arbitrary values'}.")
