@@ -143,7 +143,7 @@ def render(w: RunWatcher) -> None:
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric("Step", progress.step)
     m2.metric("Evaluations", f"{progress.n_evaluations} / {progress.budget}")
-    m3.metric("Elapsed", viz.format_seconds(progress.elapsed))
+    m3.metric("Elapsed", viz.format_seconds(w.elapsed()))
     m4.metric("Time per step", viz.format_seconds(progress.seconds_per_step))
     m5.metric("Best", "-" if progress.best_value is None else f"{progress.best_value:.4g}")
     st.caption(f"Status: {progress.status_line}" + (" · view paused (the search goes on)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -21,7 +22,7 @@ from nasviz.dashboard.sources import table_from_path
 from nasviz.objectives import TableError
 from nasviz.spaces.base import SearchSpace
 from nasviz.state import FeatureGradients, GPFit, StepState
-from nasviz.store import RunStore, to_json
+from nasviz.store import RUNNING, RunStore, to_json
 
 T = TypeVar("T")
 
@@ -78,6 +79,8 @@ class RunWatcher:
         self.features: FeatureGradients | None = None
         self.kernels = KernelSet()
         self._memo: dict[Any, Any] = {}
+        #: When the newest snapshot was written (wall clock), for the live elapsed time.
+        self.last_snapshot_at: float | None = None
 
     def refresh(self) -> "RunWatcher":
         self.run = self.store.get_run(self.run_id)
@@ -91,7 +94,21 @@ class RunWatcher:
             self.steps.append(StepSummary.of(snap, state))
             self.features = state.features or self.features
             self.latest, self.state = snap, state
+            self.last_snapshot_at = None
+        if self.last_snapshot_at is None and self.steps:
+            self.last_snapshot_at = self.store.latest_snapshot_time(self.run_id)
         return self
+
+    def elapsed(self, now: float | None = None) -> float:
+        """Seconds the search has run: the newest step's ``elapsed`` (resumed sessions included),
+        plus, while it runs, the time since that step was stored, so the figure keeps moving
+        during a long step instead of standing at the last step's value."""
+        if not self.steps:
+            return 0.0
+        base = self.steps[-1].elapsed
+        if self.status != RUNNING or self.last_snapshot_at is None:
+            return base
+        return base + max(0.0, (time.time() if now is None else now) - self.last_snapshot_at)
 
     # ------------------------------------------------------------------ what the views ask
     @property

@@ -133,6 +133,13 @@ class Results(SQLiteFile):
             return [r[0] for r in conn.execute("SELECT step FROM snapshots WHERE run_id=? ORDER BY step",
                                                (int(run_id),))]
 
+    def latest_snapshot_time(self, run_id: int) -> float | None:
+        """When the newest snapshot was written (``time.time()`` seconds), or ``None`` before the first."""
+        with self._read() as conn:
+            self._require(conn, run_id)
+            row = conn.execute("SELECT MAX(created) FROM snapshots WHERE run_id=?", (int(run_id),)).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     def latest_snapshot(self, run_id: int) -> dict[str, Any] | None:
         """The snapshot with the highest step, or ``None`` before the first step."""
         with self._read() as conn:

@@ -52,6 +52,24 @@ def test_synchronous_run_writes_every_step_to_the_store(tmp_path, synthetic_tabl
     assert len(watcher.evaluations) == 12 and len(watcher.steps) == 4
 
 
+def test_elapsed_keeps_moving_while_a_run_waits_on_its_next_step(tmp_path, synthetic_table):
+    """The Elapsed figure of a running search is its last step's time plus the time since that
+    step was stored (a long step no longer looks frozen); a finished run shows its last step's."""
+    store_path = tmp_path / "s.sqlite"
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=4, batch_size=2)
+    run_id = launching.start_run(store_path, cfg, background=False)
+    watcher = RunWatcher(store_path, run_id).refresh()
+    stored_at = RunStore(store_path).latest_snapshot_time(run_id)
+    last = watcher.steps[-1].elapsed
+    assert stored_at is not None and watcher.last_snapshot_at == stored_at
+    assert watcher.elapsed(now=stored_at + 30) == last  # finished: the last step's time
+    RunStore(store_path).set_status(run_id, "running")
+    watcher.refresh()
+    assert watcher.elapsed(now=stored_at + 30) == pytest.approx(last + 30)
+    assert watcher.elapsed(now=stored_at - 5) == last  # a clock behind the store never subtracts
+    assert RunWatcher(store_path, run_id).elapsed() == 0.0  # nothing read yet
+
+
 def test_background_run_survives_its_starter_and_stops_and_resumes(tmp_path, synthetic_table):
     store_path = tmp_path / "s.sqlite"
     cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=60, step_delay=0.05)
