@@ -50,7 +50,8 @@ def classical_mds(distances: np.ndarray, dim: int = 2) -> np.ndarray:
 
 @dataclass
 class PoolInfo:
-    """The pool plot's data; all arrays have shape ``(n_pool,)``."""
+    """The pool plot's data; the pool's arrays have shape ``(n_pool,)``, the evaluated
+    architectures' ``(n_evaluated,)`` (embedded in the same MDS as the pool)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -62,6 +63,10 @@ class PoolInfo:
     step: int | None = None
     distance_name: str = ""
     note: str | None = None
+    evaluated_x: np.ndarray | None = None
+    evaluated_y: np.ndarray | None = None
+    evaluated_archs: list[str] | None = None
+    evaluated_values: np.ndarray | None = None
 
 
 def _optional(values, n: int, name: str) -> np.ndarray | None:
@@ -82,23 +87,33 @@ def _get_pool_info(
     qualities=None,
     step: int | None = None,
     distance_name: str = "",
+    evaluated: Sequence[str] = (),
+    evaluated_values=None,
 ) -> PoolInfo:
-    """Embed the pool with :func:`classical_mds` of ``distances`` (n, n) and attach GP data.
+    """Embed the pool with :func:`classical_mds` of ``distances`` and attach GP data.
 
+    ``distances`` is ``(n + m, n + m)``: the ``n`` pool members first, then the ``m``
+    ``evaluated`` architectures (already observed, with ``evaluated_values`` ``(m,)``), embedded
+    together so a teacher sees where the pool lies relative to what the search has measured.
     ``mean``/``std``/``qualities`` are per pool member (n,), ``selected`` indices into the pool.
     """
-    n = len(archs)
+    n, m = len(archs), len(evaluated)
     D = np.asarray(distances, dtype=float)
-    if D.shape != (n, n):
-        raise ValueError(f"distances has shape {D.shape} for a pool of {n}")
-    coords = classical_mds(D, 2) if n else np.zeros((0, 2))
+    if D.shape != (n + m, n + m):
+        raise ValueError(f"distances has shape {D.shape} for a pool of {n} and {m} evaluated architectures")
+    coords = classical_mds(D, 2) if n + m else np.zeros((0, 2))
     mask = np.zeros(n, dtype=bool)
     for i in selected:
         if not 0 <= int(i) < n:
             raise ValueError(f"selected index {i} is outside the pool of {n}")
         mask[int(i)] = True
-    return PoolInfo(coords[:, 0], coords[:, 1], list(archs), _optional(mean, n, "mean"), _optional(std, n, "std"),
+    info = PoolInfo(coords[:n, 0], coords[:n, 1], list(archs), _optional(mean, n, "mean"), _optional(std, n, "std"),
                     mask, _optional(qualities, n, "qualities"), step, distance_name)
+    if m:
+        info.evaluated_x, info.evaluated_y = coords[n:, 0], coords[n:, 1]
+        info.evaluated_archs = list(evaluated)
+        info.evaluated_values = _optional(evaluated_values, m, "evaluated_values")
+    return info
 
 
 def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
@@ -127,6 +142,15 @@ def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
         marker.update(color=info.mean, colorscale="Viridis", showscale=True, colorbar=dict(title="GP mean"))
     fig = go.Figure(go.Scatter(x=info.x, y=info.y, mode="markers", marker=marker, text=hover,
                                hovertemplate="%{text}<extra></extra>", name="pool"))
+    if info.evaluated_archs:
+        values = info.evaluated_values
+        text = [a if values is None or not np.isfinite(values[i]) else f"{a}<br>measured {values[i]:.4g}"
+                for i, a in enumerate(info.evaluated_archs)]
+        fig.add_trace(go.Scatter(
+            x=info.evaluated_x, y=info.evaluated_y, mode="markers", name="evaluated so far", text=text,
+            marker=dict(symbol="x-thin", size=9, line=dict(width=1.5, color="#555")),
+            hovertemplate="%{text}<extra>evaluated</extra>",
+        ))
     sel = np.flatnonzero(info.selected)
     if len(sel):
         fig.add_trace(go.Scatter(
@@ -139,11 +163,13 @@ def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
         title += f", step {info.step}"
     fig.update_layout(height=height, margin=dict(l=40, r=20, t=50, b=30), title=dict(text=title, x=0),
                       xaxis=dict(title="MDS 1", zeroline=False), yaxis=dict(title="MDS 2", zeroline=False),
-                      legend=dict(orientation="h", y=-0.12), showlegend=bool(len(sel)))
+                      legend=dict(orientation="h", y=-0.12), showlegend=bool(len(sel)) or bool(info.evaluated_archs))
     note = "size = GP std" if info.std is not None else None
     return add_note(fig, info.note or note)
 
 
-def plot_pool(archs, distances, mean=None, std=None, selected=(), qualities=None, step=None, distance_name="") -> go.Figure:
-    """Pool embedding figure (see :func:`_get_pool_info`)."""
-    return _get_pool_plot(_get_pool_info(archs, distances, mean, std, selected, qualities, step, distance_name))
+def plot_pool(archs, distances, mean=None, std=None, selected=(), qualities=None, step=None, distance_name="",
+              evaluated=(), evaluated_values=None) -> go.Figure:
+    """Pool embedding figure, evaluated architectures overlaid (see :func:`_get_pool_info`)."""
+    return _get_pool_plot(_get_pool_info(archs, distances, mean, std, selected, qualities, step, distance_name,
+                                         evaluated, evaluated_values))

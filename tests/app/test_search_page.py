@@ -43,6 +43,8 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     charts = [c.key for c in at.get("plotly_chart")]
     # lazy tabs: only the open one (the pool, first) is drawn on a refresh
     assert charts == ["chart_history", "chart_pool"]
+    pool_figure = at.get("plotly_chart")[1].proto.spec
+    assert '"evaluated so far"' in pool_figure  # the measured architectures, embedded with the pool
     assert [t.label for t in at.tabs] == ["Candidate pool", "Hyperparameters", "Distances", "WL features",
                                           "Selected architectures"]
     for tab, expected in [("Hyperparameters", ["chart_hyperparameters"]), ("Distances", ["chart_distances"]),

@@ -116,6 +116,20 @@ def test_pool_info_marks_the_selected_batch_and_checks_lengths():
     assert [t.name for t in fig.data] == ["pool", "selected batch"]
 
 
+def test_evaluated_architectures_share_the_pool_embedding():
+    """Pool and evaluated points are embedded together: distances between a pool member and an
+    evaluated architecture are kept, and the evaluated ones are their own trace with values."""
+    D = np.array([[0, 1, 3, 2], [1, 0, 2, 1], [3, 2, 0, 1], [2, 1, 1, 0]], dtype=float)  # points on a line 0,1,3,2
+    info = _get_pool_info(["a", "b"], D, mean=[1, 2], evaluated=["c", "d"], evaluated_values=[0.5, 0.7])
+    assert len(info.x) == 2 and info.evaluated_archs == ["c", "d"] and info.evaluated_values.tolist() == [0.5, 0.7]
+    assert abs(info.x[0] - info.evaluated_x[0]) == pytest.approx(3.0)  # a to c, across the two sets
+    with pytest.raises(ValueError, match="shape \(3, 3\) for a pool of 2 and 2 evaluated"):
+        _get_pool_info(["a", "b"], D[:3, :3], evaluated=["c"] * 2)
+    fig = viz.plot_pool(["a", "b"], D, mean=[1, 2], selected=[0], evaluated=["c", "d"], evaluated_values=[0.5, 0.7])
+    assert [t.name for t in fig.data] == ["pool", "evaluated so far", "selected batch"]
+    assert "measured 0.5" in fig.data[1].text[0]
+
+
 # ----------------------------------------------------------------------------- hyperparameters
 def test_flatten_hyperparameters_keeps_theta_amplitude_noise():
     hp = {"theta": {"lambda_1": 0.1, "lambda_2": 0.2}, "amplitude": 2.0, "noise": 0.01, "seconds": 0.3,

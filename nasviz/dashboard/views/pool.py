@@ -52,19 +52,38 @@ class PoolView(View):
         step = run.steps[-1].step if run.steps else None
         theta = state.gp.hyperparameters if state.gp is not None else None
 
+        evaluated, values, left_out = evaluated_before(run, step)
+
         def embed():
-            archs = parse_archs(pool.candidates, run.space_name)
+            archs = parse_archs([*pool.candidates, *evaluated], run.space_name)
             return kernel_distance(run.kernels.get(kernel, run.space_name), archs, theta)
 
-        D = run.memo(("pool", step, kernel), embed)
+        D = run.memo(("pool", step, kernel, len(evaluated)), embed)
         n = len(pool)
         batch = state.batch
         fig = viz.plot_pool(list(pool.candidates), D, pool.mean if len(pool.mean) == n else None,
                             pool.std if len(pool.std) == n else None, batch.indices if batch else (),
                             batch.qualities if batch and batch.qualities and len(batch.qualities) == n else None,
-                            step, f"the {kernel} kernel's distance")
-        caption = None
+                            step, f"the {kernel} kernel's distance", evaluated, values)
+        parts = ["Crosses: the architectures evaluated before this step, embedded with the pool"
+                 + (f" (the best {len(evaluated)}; {left_out} more are not drawn)" if left_out else "") + "."]
         if batch is not None:
-            caption = f"Batch selector: {batch.method}" + ("; hover a point for its k-DPP quality." if batch.qualities
-                                                           else ".")
-        return ViewOutput([("chart_pool", fig)], caption)
+            parts.append(f"Batch selector: {batch.method}" + ("; hover a point for its k-DPP quality." if batch.qualities
+                                                              else "."))
+        return ViewOutput([("chart_pool", fig)], " ".join(parts))
+
+
+#: At most this many evaluated architectures are drawn with the pool (the MDS is cubic in the total).
+MAX_EVALUATED_DRAWN = 200
+
+
+def evaluated_before(run: "RunWatcher", step: int | None) -> tuple[list[str], list[float], int]:
+    """The distinct architectures measured before ``step`` (the best :data:`MAX_EVALUATED_DRAWN`),
+    their values and how many more were left out."""
+    best: dict[str, float] = {}
+    for e in run.successful():
+        if step is None or int(e.get("step") or 0) < step:
+            best[e["arch"]] = max(float(e["value"]), best.get(e["arch"], float("-inf")))
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    kept = ranked[:MAX_EVALUATED_DRAWN]
+    return [a for a, _ in kept], [v for _, v in kept], len(ranked) - len(kept)
