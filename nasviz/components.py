@@ -303,6 +303,8 @@ for _name, _title, _description, _factory in (
      "features:FeatureGradientView"),
     ("selection", "Selected architectures", "graphs of the architectures the latest step chose",
      "selection:SelectionView"),
+    ("evaluations", "Evaluations", "every evaluation as a table: sort, filter, open one on the Architectures page",
+     "evaluations:EvaluationView"),
 ):
     VIEWS.register(Entry(_name, _description, f"nasviz.dashboard.views.{_factory}", capabilities={"title": _title}))
 

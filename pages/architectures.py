@@ -12,7 +12,8 @@ from nasviz import viz
 from nasviz.components import kernels_for
 from nasviz.dashboard.explorer import pairs
 from nasviz.dashboard.sources import current_table, lookup_value
-from nasviz.dashboard.ui import current_space, run_through_app, session_kernels, source, store_path
+from nasviz.dashboard.ui import (adopt_from_url, current_space, publish_to_url, run_through_app, session_kernels,
+                                 source, store_path)
 from nasviz.objectives import TableError
 from nasviz.spaces import get_space
 from nasviz.store import RunStore, StoreError
@@ -55,8 +56,17 @@ def from_run(side: str) -> str | None:
 
 
 def choose(side: str, default_rank: int):
-    """Widgets for one architecture; returns ``(arch, string)`` or ``(None, None)`` after an error."""
-    modes = (["rank in the table"] if table is not None else []) + [f"typed {space} string", "a run's evaluation"]
+    """Widgets for one architecture; returns ``(arch, string)`` or ``(None, None)`` after an error.
+
+    A link may name the architecture (``?a=<string>`` / ``?b=<string>``, e.g. from the Search
+    page's evaluations table): it is shown as a typed string, and the URL keeps what is shown.
+    """
+    typed = f"typed {space} string"
+    modes = (["rank in the table"] if table is not None else []) + [typed, "a run's evaluation"]
+    param = side.lower()
+    if st.query_params.get(param) and st.session_state.get("_url_seen", {}).get(param) != st.query_params.get(param):
+        st.session_state[f"a_mode_{side}"] = typed
+    adopt_from_url(param, f"a_text_{side}")
     mode = st.radio(f"Architecture {side} from", modes, key=f"a_mode_{side}", horizontal=True)
     try:
         if mode == "rank in the table":
@@ -72,6 +82,7 @@ def choose(side: str, default_rank: int):
                 st.info(f"Type architecture {side}.")
         if text is None:
             return None, None
+        publish_to_url(param, text if mode == typed else None)
         return SPACE.parse(text), text
     except (ValueError, StoreError) as err:
         st.error(f"Architecture {side} is invalid: {err}")

@@ -178,5 +178,9 @@ def show_view(view: "View", run: "RunWatcher") -> None:
     else:
         for key, fig in output.charts:
             st.plotly_chart(fig, key=key)
+    for table in output.tables:
+        st.dataframe(table.frame, key=table.key, hide_index=True, width="stretch",
+                     column_config={column: st.column_config.LinkColumn(column, display_text=text)
+                                    for column, text in table.links.items()})
     if output.caption:
         st.caption(output.caption)

@@ -16,7 +16,7 @@ import streamlit as st
 
 from nasviz.dashboard import sources
 from nasviz.dashboard.locations import EMBEDDED_TABLE, default_store_path
-from nasviz.dashboard.ui import serve_settings
+from nasviz.dashboard.ui import adopt_from_url, publish_to_url, serve_settings
 from nasviz.errors import InputError
 from nasviz.settings import ServeSettings
 
@@ -109,8 +109,10 @@ def _space_box() -> str:
     from nasviz.components import SPACES
 
     names = SPACES.names()
+    adopt_from_url("space", "space", allowed=names)  # a shared link names its space
     space = st.sidebar.selectbox("Search space", names, key="space", index=names.index("nb201") if "nb201" in names else 0,
                                  help="\n".join(f"- **{n}**: {SPACES.get(n).description}" for n in names))
+    publish_to_url("space", space)
     st.sidebar.caption(SPACES.get(space).description)
     return space
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
 import streamlit as st
 
@@ -116,3 +116,37 @@ def serve_settings() -> ServeSettings:
         return ServeSettings.from_env()
     except InputError as err:
         stop_with(f"The server is misconfigured: {err}")
+
+
+# ------------------------------------------------------------------------------ state in the URL
+def adopt_from_url(param: str, key: str, allowed: Sequence[str] | None = None, convert=str) -> None:
+    """Before the widget with session key ``key`` is drawn: take its value from the URL's
+    ``param`` when the URL holds one this session has not seen yet (a shared or typed link).
+
+    Values not in ``allowed`` (when given) are ignored, so a link cannot select something the
+    widget would refuse. Pair with :func:`publish_to_url` after the widget.
+    """
+    seen: dict[str, str] = st.session_state.setdefault("_url_seen", {})
+    wanted = st.query_params.get(param)
+    if wanted is None or seen.get(param) == wanted:
+        return
+    seen[param] = wanted
+    if allowed is not None and wanted not in allowed:
+        return
+    try:
+        st.session_state[key] = convert(wanted)
+    except (TypeError, ValueError):
+        return
+
+
+def publish_to_url(param: str, value: Any) -> None:
+    """Write a widget's value to the URL (``None`` removes it), so the view can be shared."""
+    seen: dict[str, str] = st.session_state.setdefault("_url_seen", {})
+    if value is None:
+        st.query_params.pop(param, None)
+        seen.pop(param, None)
+        return
+    text = str(value)
+    seen[param] = text
+    if st.query_params.get(param) != text:
+        st.query_params[param] = text

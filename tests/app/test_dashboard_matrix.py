@@ -166,7 +166,7 @@ def test_every_search_view_shows_data_or_says_why(app, matrix, space, strategy):
         app.run()
         assert not errors(app), (name, [e.value for e in errors(app)])
         tab = next(t for t in app.tabs if t.label == title)
-        charts, infos = tab.get("plotly_chart"), [i.value for i in tab.info]
+        charts, infos = tab.get("plotly_chart") + tab.get("dataframe"), [i.value for i in tab.info]
         assert charts or (len(infos) == 1 and one_sentence(infos[0])), (name, infos)
         assert not (charts and infos), (name, infos)
 

@@ -46,7 +46,7 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     pool_figure = at.get("plotly_chart")[1].proto.spec
     assert '"evaluated so far"' in pool_figure  # the measured architectures, embedded with the pool
     assert [t.label for t in at.tabs] == ["Candidate pool", "Hyperparameters", "Distances", "WL features",
-                                          "Selected architectures"]
+                                          "Selected architectures", "Evaluations"]
     for tab, expected in [("Hyperparameters", ["chart_hyperparameters"]), ("Distances", ["chart_distances"]),
                           ("Selected architectures", ["chart_arch_0", "chart_arch_1"]), ("WL features", [])]:
         at.session_state["view_tab"] = tab
@@ -95,6 +95,38 @@ def test_a_gp_fit_on_a_bound_is_a_visible_warning(store_path, synthetic_table):
     assert hit  # noise: at least one of the lambdas, the amplitude or the noise ends on its bound
     warnings = [w.value for w in at.warning if "on a bound" in w.value]
     assert len(warnings) == 1 and all(name in warnings[0] for name in hit)
+
+
+def test_the_evaluations_table_filters_and_links_to_the_architectures_page(store_path, synthetic_table):
+    """Every evaluation in one table (sortable by Streamlit), filtered by status, each row with a
+    link that opens the architecture on the Architectures page; the link's page shows it."""
+    from urllib.parse import parse_qs, urlparse
+
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="strategy").set_value("random").run()
+    at.number_input(key="budget").set_value(6)
+    at.button(key="start").click().run()
+    at.session_state["view_tab"] = "Evaluations"
+    at.run()
+    assert not errors(at), [e.value for e in at.error]
+    assert len(at.dataframe) == 1  # the evaluations table (AppTest does not expose a dataframe's key)
+    frame = at.dataframe[0].value
+    assert list(frame.columns) == ["#", "step", "architecture", "acc", "status", "error", "open"]
+    assert frame["#"].tolist() == [1, 2, 3, 4, 5, 6] and set(frame["status"]) == {"ok"}
+    at.radio(key="eval_show").set_value("failed").run()
+    assert len(at.dataframe[0].value) == 0
+    link = urlparse(frame["open"].iloc[2])
+    assert link.path == "architectures"
+    params = {k: v[0] for k, v in parse_qs(link.query).items()}
+    assert params == {"space": "nb201", "a": frame["architecture"].iloc[2]}
+    # the link's page: architecture A is the linked one, typed, and stays in the URL
+    page = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    page.query_params.update(params)
+    page.switch_page("pages/architectures.py").run()
+    assert not errors(page), [e.value for e in page.error]
+    assert page.radio(key="a_mode_A").value == "typed nb201 string"
+    assert page.text_input(key="a_text_A").value == params["a"]
+    assert page.query_params["a"] in (params["a"], [params["a"]])
 
 
 def test_random_search_says_it_has_no_pool(store_path, synthetic_table):

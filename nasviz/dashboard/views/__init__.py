@@ -6,6 +6,7 @@
 ``distances``                 a kernel's distance components between the evaluations
 ``features``                  WL feature gradients of the GP (NAS-BOWL)
 ``selection``                 the architectures the last step chose
+``evaluations``               every evaluation as a sortable, filterable table
 ============================  =====================================================
 
 The page builds one tab per registered view (:func:`views`), asks each whether it applies to
@@ -14,7 +15,7 @@ the watched run and draws it, or shows the one sentence saying why not.
 
 from __future__ import annotations
 
-from nasviz.dashboard.views.base import Control, View, ViewOutput
+from nasviz.dashboard.views.base import Control, TableOutput, View, ViewOutput
 
 
 def views() -> list[tuple[str, str, View]]:
@@ -24,4 +25,4 @@ def views() -> list[tuple[str, str, View]]:
     return [(e.name, str(e.capabilities.get("title", e.name)), VIEWS.create(e.name)) for e in VIEWS]
 
 
-__all__ = ["Control", "View", "ViewOutput", "views"]
+__all__ = ["Control", "TableOutput", "View", "ViewOutput", "views"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pandas as pd
     import plotly.graph_objects as go
 
     from nasviz.dashboard.watching import RunWatcher
@@ -38,13 +39,24 @@ class Control:
 
 
 @dataclass
+class TableOutput:
+    """A table a view draws: ``frame`` under widget ``key``; ``links`` maps a column of
+    addresses to the text its cells show."""
+
+    key: str
+    frame: "pd.DataFrame"
+    links: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class ViewOutput:
     """What a view draws: ``charts`` as ``(widget key, figure)`` pairs, side by side when
-    ``columns``, and an optional ``caption`` under them."""
+    ``columns``, then ``tables``, and an optional ``caption`` under them."""
 
     charts: list[tuple[str, "go.Figure"]] = field(default_factory=list)
     caption: str | None = None
     columns: bool = False
+    tables: list[TableOutput] = field(default_factory=list)
 
 
 class View(ABC):
