@@ -12,8 +12,8 @@ from nasviz import viz
 from nasviz.components import kernels_for
 from nasviz.dashboard.explorer import pairs
 from nasviz.dashboard.sources import current_table, lookup_value
-from nasviz.dashboard.ui import (adopt_from_url, current_space, publish_to_url, run_through_app, session_kernels,
-                                 source, store_path)
+from nasviz.dashboard.ui import (adopt_from_url, current_space, literal, publish_to_url, run_through_app,
+                                 session_kernels, source, store_path)
 from nasviz.objectives import TableError
 from nasviz.spaces import get_space
 from nasviz.store import RunStore, StoreError
@@ -76,7 +76,7 @@ def choose(side: str, default_rank: int):
         elif mode == "a run's evaluation":
             text = from_run(side)
         else:
-            example = f", e.g. {SPACE.examples[0]}" if SPACE.examples else ""
+            example = f", e.g. {literal(SPACE.examples[0])}" if SPACE.examples else ""
             text = st.text_input(f"{space} string{example}", key=f"a_text_{side}").strip() or None
             if text is None:
                 st.info(f"Type architecture {side}.")

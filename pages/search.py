@@ -14,7 +14,7 @@ from nasviz.components import problems
 from nasviz.config import MAX_STEP_DELAY
 from nasviz.dashboard import forms, launching
 from nasviz.dashboard.sources import lookup_value
-from nasviz.dashboard.ui import (current_space, resume_and_rerun, run_through_app, serve_settings, session_token,
+from nasviz.dashboard.ui import (current_space, literal, resume_and_rerun, run_through_app, serve_settings, session_token,
                                  source, store_path)
 from nasviz.dashboard.views import views
 from nasviz.dashboard.views.hyperparameters import bounds_message
@@ -91,7 +91,7 @@ with st.expander("New search", expanded=run_id is None):
 
 with st.expander("Inspect an architecture"):
     examples = get_space(space).examples
-    text = st.text_input("Architecture string" + (f" (e.g. {examples[0]})" if examples else ""), key="inspect")
+    text = st.text_input("Architecture string" + (f" (e.g. {literal(examples[0])})" if examples else ""), key="inspect")
     if text.strip():
         try:
             arch = get_space(space).parse(text)

@@ -40,6 +40,13 @@ def run_through_app() -> None:
         st.rerun()
 
 
+def literal(text: str) -> str:
+    """``text`` for a widget label, caption or message, where Streamlit renders Markdown:
+    NAS-Bench-201's ``~`` (``|nor_conv_3x3~0|``) would otherwise strike the text through, and
+    ``*`` / ``_`` / backticks would change its style."""
+    return "".join("\\" + ch if ch in "~*_`[]<>#" else ch for ch in str(text))
+
+
 def stop_with(message: str, kind: str = "error") -> NoReturn:
     """Show ``message`` (``st.error`` or ``st.info``) and end the page's run here."""
     (st.info if kind == "info" else st.error)(message)

@@ -12,6 +12,8 @@ import plotly.graph_objects as go
 MAX_SCATTER_POINTS = 2000
 #: Heatmaps show at most this many rows/columns by default (n^2 cells are sent to the browser).
 MAX_HEATMAP_SIZE = 150
+#: Marker outlines: a mid grey that stays visible on the light and on the dark theme.
+OUTLINE = "#8a8a8a"
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import add_note, empty_figure
+from nasviz.viz._common import OUTLINE, add_note, empty_figure
 
 
 def classical_mds(distances: np.ndarray, dim: int = 2) -> np.ndarray:
@@ -137,7 +137,7 @@ def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
         size = 7 + 18 * (info.std - info.std.min()) / np.ptp(info.std)
     else:
         size = np.full(n, 10.0)
-    marker = dict(size=size, line=dict(width=0.5, color="#333"), opacity=0.85)
+    marker = dict(size=size, line=dict(width=0.5, color=OUTLINE), opacity=0.85)
     if info.mean is not None:
         marker.update(color=info.mean, colorscale="Viridis", showscale=True, colorbar=dict(title="GP mean"))
     fig = go.Figure(go.Scatter(x=info.x, y=info.y, mode="markers", marker=marker, text=hover,
@@ -148,7 +148,7 @@ def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
                 for i, a in enumerate(info.evaluated_archs)]
         fig.add_trace(go.Scatter(
             x=info.evaluated_x, y=info.evaluated_y, mode="markers", name="evaluated so far", text=text,
-            marker=dict(symbol="x-thin", size=9, line=dict(width=1.5, color="#555")),
+            marker=dict(symbol="x-thin", size=9, line=dict(width=1.5, color=OUTLINE)),
             hovertemplate="%{text}<extra>evaluated</extra>",
         ))
     sel = np.flatnonzero(info.selected)

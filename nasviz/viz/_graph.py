@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from nasviz.arch import Architecture
+from nasviz.viz._common import OUTLINE
 
 #: Fixed colours for the operations people look for; others get a palette colour by first use.
 OP_COLOURS: dict[str, str] = {
@@ -86,7 +87,7 @@ def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
     fig.add_trace(go.Scatter(
         x=info.x, y=info.y, mode="markers+text", text=[l.replace("_", " ") for l in info.labels],
         textposition="top center", textfont=dict(size=12),
-        marker=dict(size=22, color=info.colours, line=dict(width=1, color="#333")),
+        marker=dict(size=22, color=info.colours, line=dict(width=1, color=OUTLINE)),
         hovertext=info.labels, hovertemplate="%{hovertext}<extra></extra>",
     ))
     pad = 0.15
@@ -95,7 +96,7 @@ def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
     fig.update_yaxes(visible=False, range=[info.y.min() - 2 * pad - 0.4 * span, info.y.max() + 2 * pad + 0.4 * span]
                      if len(info.y) else None)
     fig.update_layout(height=height, showlegend=False, margin=dict(l=10, r=10, t=40, b=10),
-                      title=dict(text=info.title, x=0, font=dict(size=12)), plot_bgcolor="white")
+                      title=dict(text=info.title, x=0, font=dict(size=12)), plot_bgcolor="rgba(0,0,0,0)")
     return fig
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from nasviz.viz._common import empty_figure
+from nasviz.viz._common import OUTLINE, empty_figure
 from nasviz.viz._graph import OP_COLOURS
 
 
@@ -106,11 +106,11 @@ def _get_feature_graph_plot(info: FeatureGraphInfo, height: int = 220) -> go.Fig
     colours = [OP_COLOURS.get(l, "#9467bd") for l in info.labels]
     fig.add_trace(go.Scatter(x=info.x, y=info.y, mode="markers+text", text=[l.replace("_", " ") for l in info.labels],
                              textposition="top center", textfont=dict(size=10),
-                             marker=dict(size=16, color=colours, line=dict(width=1, color="#333")),
+                             marker=dict(size=16, color=colours, line=dict(width=1, color=OUTLINE)),
                              hovertext=info.labels, hovertemplate="%{hovertext}<extra></extra>"))
     fig.update_xaxes(visible=False, range=[info.x.min() - 0.6, info.x.max() + 0.6])
     fig.update_yaxes(visible=False, range=[info.y.min() - 0.5, info.y.max() + 0.6])
-    fig.update_layout(height=height, showlegend=False, margin=dict(l=5, r=5, t=30, b=5), plot_bgcolor="white",
+    fig.update_layout(height=height, showlegend=False, margin=dict(l=5, r=5, t=30, b=5), plot_bgcolor="rgba(0,0,0,0)",
                       title=dict(text=info.title, x=0, font=dict(size=12)))
     return fig
 
