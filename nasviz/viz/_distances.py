@@ -80,14 +80,17 @@ def _get_distance_matrix_plot(info: DistanceMatrixInfo, height: int = 380) -> go
     labels = [f"{i}: {a} ({v:.4g})" for i, (a, v) in enumerate(zip(info.archs, info.values))]
     for c, name in enumerate(names, start=1):
         fig.add_trace(go.Heatmap(
-            z=info.components[name], x=labels, y=labels, colorscale="Magma_r",
+            # Viridis: no end near white or black, so neither theme's background can swallow the
+            # nearest or the farthest pair (Magma's black end vanished on the dark theme)
+            z=info.components[name], x=labels, y=labels, colorscale="Viridis", zmin=0.0,
             hovertemplate="%{y}<br>%{x}<br>distance %{z:.4g}<extra>" + name + "</extra>",
         ), row=1, col=c)
         fig.update_yaxes(autorange="reversed", showticklabels=False, row=1, col=c)
         fig.update_xaxes(showticklabels=False, title_text="architectures in display order", row=1, col=c)
     for c in range(1, len(names) + 1):  # components differ in scale: one colour bar per panel
         domain = fig.layout["xaxis" if c == 1 else f"xaxis{c}"].domain
-        fig.data[c - 1].colorbar = dict(x=domain[1] + 0.005, thickness=8, len=0.9, tickfont=dict(size=9))
+        fig.data[c - 1].colorbar = dict(x=domain[1] + 0.005, thickness=8, len=0.9, tickfont=dict(size=9),
+                                        title=dict(text="far" if c == len(names) else "", side="top"))
     axis = "evaluation order" if info.order == "evaluation" else "ordered by value (best first)"
     fig.update_layout(height=height, margin=dict(l=40, r=20, t=60, b=40),
                       title=dict(text=f"Distances between evaluated architectures, {axis}", x=0))

@@ -49,4 +49,9 @@ class DistanceView(View):
 
         comps = run.memo(("dist", kernel, dist_order, len(evals)), compute)
         fig = viz.plot_distance_matrices(comps, strings, [values[i] for i in idx], dist_order, n_total=len(evals))
-        return ViewOutput([("chart_distances", fig)])
+        shown = len(strings)
+        return ViewOutput([("chart_distances", fig)],
+                          f"{kernel} distances between {shown:,} evaluated architectures "
+                          f"({'in evaluation order' if dist_order == 'evaluation' else 'best value first'}): dark = "
+                          f"near, yellow = far; each component has its own colour bar (they differ in scale), and the "
+                          f"diagonal is each architecture against itself (0).")
