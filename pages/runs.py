@@ -1,4 +1,4 @@
-"""Runs page: every search in the run store; watch, stop, resume, delete, export."""
+"""Runs page: every search in the run store; watch, stop, resume, delete, export, keep notes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import streamlit as st
 from nasviz.dashboard import launching
 from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, store_path as default_store
 from nasviz.dashboard.watching import export_bytes
-from nasviz.store import RUNNING, StoreError
+from nasviz.store import MAX_NOTES_CHARS, RUNNING, StoreError
 
 run_through_app()
 
@@ -28,6 +28,7 @@ table = pd.DataFrame([{
     "id": r["id"], "name": r["name"], "status": r["status"], "strategy": r["strategy"], "metric": r["metric"],
     "best value": r["best_value"], "evaluations": f"{r['n_evaluations']} / {r['budget']}",
     "created": _when(r["created"]), "updated": _when(r["updated"]),
+    "notes": (r["notes"][:60] + "…") if len(r["notes"]) > 60 else r["notes"],
 } for r in runs])
 st.dataframe(table, hide_index=True, width="stretch", key="runs_table")
 if st.button("Refresh", key="refresh"):
@@ -43,6 +44,18 @@ st.caption(f"Status: {run['status']} · {run['n_evaluations']}/{run['budget']} e
            + (f" (`{run['best_arch']}`)" if run["best_arch"] else ""))  # code span: '~' is markdown
 if run.get("error"):
     st.error(f"Run {run_id} failed: {run['error']}")
+
+with st.form(key=f"notes_form_{run_id}", border=False):
+    notes = st.text_area("Notes (kept with the run, shown in the table above)", value=run["notes"],
+                         max_chars=MAX_NOTES_CHARS, key=f"notes_{run_id}", height=90,
+                         placeholder="What this run tried, what it showed, what to do next ...")
+    if st.form_submit_button("Save notes"):
+        try:
+            store.set_notes(run_id, notes)
+        except StoreError as err:
+            st.error(str(err))
+        else:
+            st.rerun()
 
 c1, c2, c3, c4, c5, c6 = st.columns(6)
 if c1.button("Watch", key="watch", type="primary"):

@@ -172,13 +172,14 @@ def test_json_export_round_trips_through_import(store, tmp_path):
     run_id = store.create_run(CONFIG, name="demo")
     store.add_step(run_id, 1, evs(2), 0, {"step": 1, "pool": ["a", "b"]})
     store.add_step(run_id, 2, evs(2, 2), 2, {"step": 2, "pool": []})
+    store.set_notes(run_id, "a run to show the class")
     path = tmp_path / "run.json"
     doc = store.export_json(run_id, path)
     assert json.loads(path.read_text()) == doc and doc["run"]["config"] == CONFIG
     other = RunStore(tmp_path / "other.sqlite")
     new_id = other.import_json(path)
     run = other.get_run(new_id)
-    assert run["name"] == "demo" and run["config"] == CONFIG
+    assert run["name"] == "demo" and run["config"] == CONFIG and run["notes"] == "a run to show the class"
     assert run["status"] == "interrupted"  # exported while running: nobody owns it here
     assert [{k: v for k, v in e.items() if k != "created"} for e in other.evaluations(new_id)] == \
         [{k: v for k, v in e.items() if k != "created"} for e in store.evaluations(run_id)]
@@ -324,7 +325,7 @@ def test_a_version_1_store_gains_the_networks_table_and_keeps_its_runs(tmp_path)
     store = RunStore(path)
     assert store.n_evaluations(run_id) == 2
     store.add_network(run_id, "a0", {"w": np.ones(2)})
-    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
 #: The schema of version 2 exactly as nasviz wrote it before leases (its runs table has no

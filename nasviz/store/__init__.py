@@ -88,13 +88,13 @@ from nasviz.errors import StoreError
 from nasviz.store.database import SQLiteFile
 from nasviz.store.exchange import Exchange, read_csv_export
 from nasviz.store.networks import Networks
-from nasviz.store.records import (CSV_COLUMNS, FAILED, FINISHED, INTERRUPTED, RUNNING, STALE_AFTER_ENV, STATUSES,
-                                  STOPPED, UnknownRunError, default_stale_after, to_json)
+from nasviz.store.records import (CSV_COLUMNS, FAILED, FINISHED, INTERRUPTED, MAX_NOTES_CHARS, RUNNING, STALE_AFTER_ENV,
+                                  STATUSES, STOPPED, UnknownRunError, default_stale_after, to_json)
 from nasviz.store.results import Results
 from nasviz.store.runs import Runs
 from nasviz.store.schema import SCHEMA_VERSION, typed_snapshot
 
-__all__ = ["CSV_COLUMNS", "FAILED", "FINISHED", "INTERRUPTED", "RUNNING", "RunStore", "SCHEMA_VERSION",
+__all__ = ["CSV_COLUMNS", "FAILED", "FINISHED", "INTERRUPTED", "MAX_NOTES_CHARS", "RUNNING", "RunStore", "SCHEMA_VERSION",
            "STALE_AFTER_ENV", "STATUSES", "STOPPED", "StoreError", "UnknownRunError", "default_stale_after",
            "read_csv_export", "to_json", "typed_snapshot"]
 

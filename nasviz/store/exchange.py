@@ -11,7 +11,8 @@ from typing import Any, Mapping
 
 from nasviz.errors import StoreError
 from nasviz.store.database import SQLiteFile
-from nasviz.store.records import CSV_COLUMNS, INTERRUPTED, RUNNING, STOPPED, check_status, csv_cell, to_json
+from nasviz.store.records import (CSV_COLUMNS, INTERRUPTED, MAX_NOTES_CHARS, RUNNING, STOPPED, check_status, csv_cell,
+                                  to_json)
 from nasviz.store.schema import SCHEMA_VERSION
 
 
@@ -43,7 +44,7 @@ class Exchange(SQLiteFile):
         doc = {
             "format": "nasviz-run",
             "version": SCHEMA_VERSION,
-            "run": {k: run[k] for k in ("id", "name", "created", "updated", "status", "error", "config")},
+            "run": {k: run[k] for k in ("id", "name", "created", "updated", "status", "error", "config", "notes")},
             "evaluations": self.evaluations(run_id),
             "snapshots": self.snapshots(run_id) if snapshots else [],
         }
@@ -54,7 +55,7 @@ class Exchange(SQLiteFile):
     def import_json(self, source: str | os.PathLike | Mapping[str, Any]) -> int:
         """Add a run exported by :meth:`export_json` (a path or the dict) as a new run; return its id.
 
-        The imported run keeps its config, name, evaluations and snapshots; a run that was
+        The imported run keeps its config, name, notes, evaluations and snapshots; a run that was
         ``running`` when exported is imported as ``interrupted`` (no process owns it here).
         """
         if isinstance(source, Mapping):
@@ -81,9 +82,9 @@ class Exchange(SQLiteFile):
         def insert(conn):
             now = time.time()
             cur = conn.execute(
-                "INSERT INTO runs (created, updated, name, config, status, error) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (created, updated, name, config, status, error, notes) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (run.get("created", now), now, str(run.get("name", "")), to_json(run.get("config", {})),
-                 status, run.get("error")))
+                 status, run.get("error"), str(run.get("notes") or "")[:MAX_NOTES_CHARS]))
             new_id = int(cur.lastrowid)
             self._insert_evaluations(conn, new_id, evaluations, 0, None)
             for snap in doc["snapshots"]:

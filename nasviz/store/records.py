@@ -19,6 +19,9 @@ INTERRUPTED = "interrupted"
 #: Every status a run can have.
 STATUSES = (RUNNING, STOPPED, FINISHED, FAILED, INTERRUPTED)
 
+#: The longest notes a run keeps (a few pages of text: notes are for people, not data).
+MAX_NOTES_CHARS = 10_000
+
 #: Columns of :meth:`RunStore.export_csv`, in order.
 CSV_COLUMNS = ("index", "step", "arch", "value", "cost", "status", "error", "info", "created")
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from nasviz.errors import LeaseLostError, LimitError, StoreError
 from nasviz.store.database import SQLiteFile
-from nasviz.store.records import INTERRUPTED, RUNNING, UnknownRunError, check_status, default_name, to_json
+from nasviz.store.records import (INTERRUPTED, MAX_NOTES_CHARS, RUNNING, UnknownRunError, check_status, default_name,
+                                  to_json)
 
 if TYPE_CHECKING:
     from nasviz.settings import Limits
@@ -185,6 +186,19 @@ class Runs(SQLiteFile):
 
         self._write(update)
 
+    def set_notes(self, run_id: int, notes: str) -> None:
+        """Replace a run's notes (free text a visitor keeps with the run, at most
+        :data:`MAX_NOTES_CHARS` characters; longer text is refused, not cut)."""
+        text = str(notes)
+        if len(text) > MAX_NOTES_CHARS:
+            raise StoreError(f"notes of run {run_id} have {len(text):,} characters; at most {MAX_NOTES_CHARS:,} are kept")
+
+        def update(conn):
+            self._require(conn, run_id)
+            conn.execute("UPDATE runs SET notes=?, updated=? WHERE id=?", (text, time.time(), int(run_id)))
+
+        self._write(update)
+
     def _owner_gone(self, row: Mapping[str, Any], now: float, host: str) -> bool:
         """Whether the process recorded as running ``row`` is gone (dead pid here, or stale)."""
         if row["host"] == host and row["pid"] is not None and not _pid_alive(row["pid"]):
@@ -252,7 +266,7 @@ class Runs(SQLiteFile):
 
         Keys: ``id, name, created, updated, status, strategy, metric, table, seed, budget,
         batch_size, n_evaluations, n_failed, best_value, best_arch, last_step, pid, host,
-        heartbeat, stop_requested, error, config``.
+        heartbeat, stop_requested, error, config, lease, session, notes``.
         """
         self.mark_interrupted()
         with self._read() as conn:
@@ -285,7 +299,7 @@ class Runs(SQLiteFile):
                 "best_value": r["best_value"], "best_arch": r["best_arch"],
                 "pid": r["pid"], "host": r["host"], "heartbeat": r["heartbeat"],
                 "stop_requested": bool(r["stop_requested"]), "error": r["error"], "config": config,
-                "lease": r["lease"], "session": r["session"],
+                "lease": r["lease"], "session": r["session"], "notes": r["notes"],
             })
         return out
 

@@ -10,7 +10,7 @@ from nasviz.errors import StoreError
 from nasviz.state import STATE_VERSION, StepState
 from nasviz.store.records import to_json
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS runs (
     stop_requested INTEGER NOT NULL DEFAULT 0,
     error TEXT,
     lease INTEGER NOT NULL DEFAULT 0,
-    session TEXT
+    session TEXT,
+    notes TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS evaluations (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -59,7 +60,7 @@ CREATE TABLE IF NOT EXISTS networks (
 
 
 #: Columns added to ``runs`` after schema 1, with their definitions (added on open by the migration).
-_ADDED_RUN_COLUMNS = {"lease": "INTEGER NOT NULL DEFAULT 0", "session": "TEXT"}
+_ADDED_RUN_COLUMNS = {"lease": "INTEGER NOT NULL DEFAULT 0", "session": "TEXT", "notes": "TEXT NOT NULL DEFAULT ''"}
 
 
 def init_schema(conn: sqlite3.Connection) -> None:

@@ -79,3 +79,28 @@ def test_a_stopped_run_resumes_from_the_runs_page(store_path, synthetic_table):
     assert not errors(at)
     assert store.get_run(run_id)["status"] == "finished" and store.n_evaluations(run_id) == 6
     assert at.dataframe[0].value["status"].tolist() == ["finished"]
+
+
+def test_notes_are_kept_with_a_run_and_shown_in_the_table(store_path, synthetic_table):
+    """Notes typed on the Runs page are stored with the run (in the SQLite file), shown in the
+    table, survive a new session, and text over the limit is refused by the store, not cut."""
+    import pytest
+
+    from nasviz.errors import StoreError
+    from nasviz.store import MAX_NOTES_CHARS
+
+    first, second = make_runs(store_path, synthetic_table)
+    at = runs_page(AppTest.from_file(APP, default_timeout=120))
+    at.selectbox(key="selected_run").set_value(first).run()
+    at.text_area(key=f"notes_{first}").input("TW kernel, pool of 200: found the optimum at step 40")
+    at.button(key=f"FormSubmitter:notes_form_{first}-Save notes").click().run()
+    assert not errors(at), [e.value for e in at.error]
+    assert RunStore(store_path).get_run(first)["notes"] == "TW kernel, pool of 200: found the optimum at step 40"
+    assert RunStore(store_path).get_run(second)["notes"] == ""
+    table = at.dataframe[0].value
+    assert table.loc[table["id"] == first, "notes"].item().startswith("TW kernel, pool of 200")
+    again = runs_page(AppTest.from_file(APP, default_timeout=120))  # a new session reads them back
+    again.selectbox(key="selected_run").set_value(first).run()
+    assert again.text_area(key=f"notes_{first}").value.startswith("TW kernel")
+    with pytest.raises(StoreError, match="at most 10,000"):
+        RunStore(store_path).set_notes(first, "x" * (MAX_NOTES_CHARS + 1))

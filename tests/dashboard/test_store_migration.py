@@ -133,7 +133,7 @@ def old_store(store_path, synthetic_table):
 
 def test_a_schema_3_store_migrates_to_typed_step_states(old_store):
     store = RunStore(old_store)
-    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     for run in store.list_runs():
         for snap in store.snapshots(run["id"]):
             assert snap["strategy"]["version"] == STATE_VERSION, (run["strategy"], snap["step"])
