@@ -13,6 +13,7 @@ from nasviz import viz
 from nasviz.components import problems
 from nasviz.config import MAX_STEP_DELAY
 from nasviz.dashboard import forms, launching
+from nasviz.dashboard.explain import explain_step
 from nasviz.dashboard.sources import lookup_value
 from nasviz.dashboard.ui import (current_space, literal, resume_and_rerun, run_through_app, serve_settings, session_token,
                                  source, store_path)
@@ -154,6 +155,8 @@ def render(w: RunWatcher) -> None:
     if fit is not None and fit.bounds_hit:
         st.warning(bounds_message(fit), icon=":material/warning:")
     st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value")), key="chart_history")
+    shown = step_shown(w)
+    explain(shown)
     registered = views()
     # Lazy tabs: only the open tab's view is computed on a refresh (the pool embedding and the
     # heatmaps need kernel distances; the others are cheap).
@@ -161,7 +164,37 @@ def render(w: RunWatcher) -> None:
     for tab, (_, _, view) in zip(tabs, registered):
         if tab.open:
             with tab:
-                forms.show_view(view, w)
+                forms.show_view(view, shown)
+
+
+def step_shown(w: RunWatcher) -> RunWatcher:
+    """Teaching: the views show the newest step, or, with "Follow the newest step" off, any past
+    step chosen on the slider, as it was then (:meth:`RunWatcher.at_step`)."""
+    steps = [s.step for s in w.steps]
+    if len(steps) < 2:
+        return w
+    c1, c2 = st.columns([1, 4])
+    follow = c1.toggle("Follow the newest step", value=True, key="follow_latest",
+                       help="Off: replay any past step of the run with the slider.")
+    if follow:
+        c2.caption(f"Showing step {steps[-1]} (the newest).")
+        return w
+    chosen = c2.select_slider("Step shown", options=steps, value=st.session_state.get("replay_step", steps[-1])
+                              if st.session_state.get("replay_step") in steps else steps[-1], key="replay_step")
+    return w if chosen == steps[-1] else w.at_step(int(chosen))
+
+
+def explain(w: RunWatcher) -> None:
+    """The "what happened in this step" panel (:func:`nasviz.dashboard.explain.explain_step`)."""
+    if not w.steps:
+        return
+    step = w.steps[-1].step
+    before = [float(e["value"]) for e in w.evaluations if int(e["step"]) < step and e["status"] == "ok"
+              and e["value"] is not None]
+    own = [e for e in w.evaluations if int(e["step"]) == step]
+    with st.expander(f"What happened in step {step}", expanded=True):
+        for line in explain_step(step, w.state, own, max(before) if before else None):
+            st.markdown(line)
 
 
 @st.fragment(run_every=live_every)

@@ -10,6 +10,7 @@ one browser session's state, so sessions never share a kernel object.
 
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 import time
@@ -81,6 +82,8 @@ class RunWatcher:
         self._memo: dict[Any, Any] = {}
         #: When the newest snapshot was written (wall clock), for the live elapsed time.
         self.last_snapshot_at: float | None = None
+        #: The step a copy made by :meth:`at_step` shows (``None``: the newest, live).
+        self.replayed_step: int | None = None
 
     def refresh(self) -> "RunWatcher":
         self.run = self.store.get_run(self.run_id)
@@ -98,6 +101,21 @@ class RunWatcher:
         if self.last_snapshot_at is None and self.steps:
             self.last_snapshot_at = self.store.latest_snapshot_time(self.run_id)
         return self
+
+    def at_step(self, step: int) -> "RunWatcher":
+        """The run as it was just after ``step`` (teaching: replay a past step): a copy whose
+        steps, evaluations and state stop there, sharing this watcher's kernels and memo (their
+        keys name the step). Raises ``ValueError`` for a step without a stored snapshot."""
+        snapshot = self.store.snapshot(self.run_id, step)
+        if snapshot is None:
+            raise ValueError(f"run {self.run_id} has no stored step {step}")
+        past = copy.copy(self)
+        past.steps = [s for s in self.steps if s.step <= step]
+        past.evaluations = [e for e in self.evaluations if int(e["step"]) <= step]
+        past.latest, past.state = snapshot, StepState.from_dict(snapshot.get("strategy"))
+        past.features = past.state.features
+        past.replayed_step = step
+        return past
 
     def elapsed(self, now: float | None = None) -> float:
         """Seconds the search has run: the newest step's ``elapsed`` (resumed sessions included),

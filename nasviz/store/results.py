@@ -133,6 +133,13 @@ class Results(SQLiteFile):
             return [r[0] for r in conn.execute("SELECT step FROM snapshots WHERE run_id=? ORDER BY step",
                                                (int(run_id),))]
 
+    def snapshot(self, run_id: int, step: int) -> dict[str, Any] | None:
+        """The snapshot of one step (``None`` if that step has none)."""
+        with self._read() as conn:
+            self._require(conn, run_id)
+            row = conn.execute("SELECT data FROM snapshots WHERE run_id=? AND step=?", (int(run_id), int(step))).fetchone()
+        return None if row is None else json.loads(row["data"])
+
     def latest_snapshot_time(self, run_id: int) -> float | None:
         """When the newest snapshot was written (``time.time()`` seconds), or ``None`` before the first."""
         with self._read() as conn:

@@ -129,6 +129,29 @@ def test_the_evaluations_table_filters_and_links_to_the_architectures_page(store
     assert page.query_params["a"] in (params["a"], [params["a"]])
 
 
+def test_teaching_mode_replays_a_past_step_and_says_what_happened(store_path, synthetic_table):
+    """With "Follow the newest step" off, the slider shows a past step as it was: the pool and the
+    evaluations of that step, and a plain-language account of the step's fit and choice."""
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+    at.selectbox(key="strategy").set_value("bo-tw2g-kdpp5").run()
+    at.number_input(key="budget").set_value(25)
+    at.button(key="start").click().run()
+    assert not errors(at), [e.value for e in at.error]
+    newest = [e for e in at.expander if e.label.startswith("What happened in step")]
+    assert [e.label for e in newest] == ["What happened in step 5"]
+    at.toggle(key="follow_latest").set_value(False).run()
+    at.select_slider(key="replay_step").set_value(3).run()
+    assert not errors(at), [e.value for e in at.error]
+    panel = next(e for e in at.expander if e.label.startswith("What happened in step"))
+    text = " ".join(m.value for m in panel.markdown)
+    assert panel.label == "What happened in step 3"
+    assert "the GP with the `tw2g` kernel was fitted to 10 measured architectures" in text
+    assert "quality k-DPP" in text and "Measured: 5 values" in text
+    at.session_state["view_tab"] = "Evaluations"
+    at.run()
+    assert at.dataframe[0].value["step"].max() == 3 and len(at.dataframe[0].value) == 15
+
+
 def test_random_search_says_it_has_no_pool(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("random").run()

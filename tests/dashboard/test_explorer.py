@@ -176,3 +176,25 @@ def test_kernel_views_match_the_kernels_own_distances_and_matrix(table):
         assert np.allclose(K, k.matrix(archs, archs))
         D = induced_distance(K)
         assert np.allclose(np.diag(D), 0) and np.allclose(D, D.T)
+
+
+def test_explain_step_in_plain_language():
+    """The teaching panel's sentences: the initial design, a fit with its bound warning, the
+    selector's choice with each pick's prediction and rank, and what was measured."""
+    from nasviz.dashboard.explain import explain_step
+    from nasviz.state import BatchChoice, GPFit, PoolState, StepState
+
+    init = explain_step(1, StepState(strategy="bo", phase="init"), [{"arch": "a", "value": 1.0, "status": "ok"}])
+    assert "initial design" in init[0] and init[-1] == "Measured: 1 value, the best 1 (`a`) — the first measurement."
+    fit = GPFit(kernel="tw2g", hyperparameters={"lambda_1": 1000.0}, amplitude=1.0, noise=1e-6, log_likelihood=0.0,
+                n_observations=8, bounds_hit=("lambda_1",))
+    pool = PoolState(candidates=("p", "q", "r"), mean=(1.0, 2.0, 3.0), std=(0.1, 0.2, 0.3), acquisition=(1.0, 3.0, 2.0),
+                     acquisition_name="ucb", origin=("mutation", "mutation", "random"))
+    state = StepState(strategy="bo", phase="bo", gp=fit, pool=pool, batch=BatchChoice(method="topk", indices=(1, 2)))
+    lines = explain_step(4, state, [{"arch": "q", "value": 0.5, "status": "ok"}, {"arch": "r", "value": None,
+                                                                               "status": "failed"}], best_before=0.9)
+    text = "\n".join(lines)
+    assert "fitted to 8 measured architectures" in text and "lambda_1 ended on a bound" in text
+    assert "3 candidates (2 by mutation, 1 by random)" in text and "took the 2 candidates with the highest UCB" in text
+    assert "- `q`: predicted 2 ± 0.2, UCB 3 (rank 1 of 3)" in text and "- `r`: predicted 3 ± 0.3, UCB 2 (rank 2 of 3)" in text
+    assert lines[-1] == "Measured: 1 value, the best 0.5 (`q`); the best so far stays 0.9; 1 evaluation failed."

@@ -1,0 +1,104 @@
+"""A plain-language account of one search step, for teaching: what the surrogate knew, where the
+candidates came from, which ones the selector chose and why, and what they measured.
+
+:func:`explain_step` reads only a step's typed state (:class:`~nasviz.state.StepState`) and the
+evaluations that step produced, so it works for a past step replayed from the store as well as
+for the newest one. It returns Markdown sentences; architecture strings are put in code spans
+(NAS-Bench-201's ``~`` is Markdown).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from nasviz.state import StepState
+
+#: What the batch selectors do, in a sentence each (the registry's names).
+SELECTOR_SENTENCES = {
+    "topk": "took the {k} candidates with the highest {acq}",
+    "kdpp-quality": "sampled {k} candidates from a quality k-DPP: each candidate's quality grows with its {acq}, "
+                    "and the kernel's similarity between candidates makes near-duplicates unlikely together",
+    "kdpp": "sampled {k} candidates from a k-DPP on the GP's posterior covariance: as spread out as the surrogate "
+            "allows, whatever their {acq}",
+    "bucb": "picked {k} candidates one at a time by {acq}, each time pretending the previous pick had been measured "
+            "(its uncertainty shrinks, so the next pick goes elsewhere)",
+    "thompson": "drew {k} functions from the GP posterior and took the best candidate of each",
+    "random": "took {k} pool members at random (the pool without a selector)",
+}
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None or not np.isfinite(x) else f"{x:.4g}"
+
+
+def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str, Any]],
+                 best_before: float | None = None, max_listed: int = 5) -> list[str]:
+    """Sentences (Markdown) saying what step ``step`` did.
+
+    ``evaluations`` are the step's own evaluations (dicts with ``arch``, ``value``, ``status``),
+    ``best_before`` the best value measured before it (``None`` if none).
+    """
+    lines: list[str] = []
+    gp, pool, batch = state.gp, state.pool, state.batch
+    if gp is None:
+        if state.phase in ("", "init", "random"):
+            lines.append(f"**Step {step}** is part of the initial design: architectures drawn at random, because the "
+                         "surrogate needs a few measurements before it can predict anything.")
+        else:
+            lines.append(f"**Step {step}** ({state.phase or state.strategy}) used no surrogate model.")
+    else:
+        theta = ", ".join(f"{k} = {_fmt(v)}" for k, v in gp.hyperparameters.items())
+        lines.append(f"**Step {step}**: the GP with the {_code(gp.kernel)} kernel was fitted to "
+                     f"{gp.n_observations} measured architectures by maximising the marginal likelihood"
+                     + (f" ({theta}; amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)})." if theta else
+                        f" (amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)}).")
+                     + (f" {', '.join(gp.bounds_hit)} ended on a bound: the data do not determine "
+                        f"{'it' if len(gp.bounds_hit) == 1 else 'them'} yet." if gp.bounds_hit else ""))
+    if pool is not None and len(pool):
+        origins = {}
+        for o in pool.origin:
+            key = str(o).split("-")[0] or "?"
+            origins[key] = origins.get(key, 0) + 1
+        made = ", ".join(f"{n} by {o}" for o, n in sorted(origins.items(), key=lambda kv: -kv[1]))
+        acq = pool.acquisition_name.upper() or "acquisition"
+        lines.append(f"It scored {len(pool)} candidates" + (f" ({made})" if made else "")
+                     + f" with the {acq} acquisition, which trades the GP's predicted value (mean) against its "
+                       "uncertainty (standard deviation).")
+        if batch is not None and batch.indices:
+            k = len(batch.indices)
+            sentence = SELECTOR_SENTENCES.get(batch.method, "chose {k} candidates with the {method} selector")
+            lines.append("The selector " + sentence.format(k=k, acq=acq, method=batch.method) + ":")
+            ranks = np.argsort(-np.asarray(pool.acquisition, dtype=float)) if len(pool.acquisition) == len(pool) else None
+            for i in list(batch.indices)[:max_listed]:
+                parts = []
+                if len(pool.mean) == len(pool):
+                    parts.append(f"predicted {_fmt(pool.mean[i])} ± {_fmt(pool.std[i] if len(pool.std) == len(pool) else None)}")
+                if ranks is not None:
+                    parts.append(f"{acq} {_fmt(pool.acquisition[i])} (rank {int(np.flatnonzero(ranks == i)[0]) + 1} "
+                                 f"of {len(pool)})")
+                if batch.qualities and len(batch.qualities) == len(pool):
+                    parts.append(f"k-DPP quality {_fmt(batch.qualities[i])}")
+                lines.append(f"- {_code(pool.candidates[i])}: " + ", ".join(parts))
+            if k > max_listed:
+                lines.append(f"- ... and {k - max_listed} more.")
+    ok = [e for e in evaluations if e.get("status") == "ok" and e.get("value") is not None]
+    failed = len(evaluations) - len(ok)
+    if evaluations:
+        best = max(ok, key=lambda e: float(e["value"])) if ok else None
+        text = f"Measured: {len(ok)} value{'s' if len(ok) != 1 else ''}"
+        if best is not None:
+            text += f", the best {_fmt(float(best['value']))} ({_code(best['arch'])})"
+            if best_before is None or float(best["value"]) > best_before:
+                text += " — a new best so far" if best_before is not None else " — the first measurement"
+            else:
+                text += f"; the best so far stays {_fmt(best_before)}"
+        if failed:
+            text += f"; {failed} evaluation{'s' if failed != 1 else ''} failed"
+        lines.append(text + ".")
+    return lines
