@@ -1,7 +1,7 @@
 """Compare runs: best-so-far / regret vs evaluations (mean ± standard error across seeds), final
 regret table, distribution of final values, parallel coordinates of the evaluated architectures
 (spaces with operation slots); launch a study (strategies × seeds) in the background; export
-every figure's data as CSV."""
+every figure's data as CSV; two runs side by side, step by step."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from nasviz import viz
 from nasviz.components import strategies_for
 from nasviz.dashboard import launching
 from nasviz.dashboard.explorer import comparison
+from nasviz.dashboard.sidebyside import two_runs
 from nasviz.dashboard.ui import run_through_app, runs_or_stop, serve_settings, session_token, source, store_path
 from nasviz.objectives import TableError
 from nasviz.store import RUNNING, RunStore, StoreError
@@ -114,3 +115,8 @@ d2.download_button("Final values (CSV)", data=finals.to_csv(index=False), file_n
                    mime="text/csv", key="c_dl_final")
 d3.download_button("Evaluations (CSV)", data=viz.evaluations_table(curves, space).to_csv(index=False),
                    file_name="nasviz-evaluations.csv", mime="text/csv", key="c_dl_evals")
+
+st.subheader("Two runs side by side, step by step")
+st.caption("For teaching: start two searches on the same seed that differ in one choice (two kernels, two batch "
+           "selectors), then step through them together.")
+two_runs(path, by_id)

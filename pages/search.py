@@ -13,7 +13,7 @@ from nasviz import viz
 from nasviz.components import problems
 from nasviz.config import MAX_STEP_DELAY
 from nasviz.dashboard import forms, launching
-from nasviz.dashboard.explain import explain_step
+from nasviz.dashboard.explain import explain_run_step
 from nasviz.dashboard.sources import lookup_value
 from nasviz.dashboard.ui import (current_space, literal, resume_and_rerun, run_through_app, serve_settings, session_token,
                                  source, store_path)
@@ -188,12 +188,8 @@ def explain(w: RunWatcher) -> None:
     """The "what happened in this step" panel (:func:`nasviz.dashboard.explain.explain_step`)."""
     if not w.steps:
         return
-    step = w.steps[-1].step
-    before = [float(e["value"]) for e in w.evaluations if int(e["step"]) < step and e["status"] == "ok"
-              and e["value"] is not None]
-    own = [e for e in w.evaluations if int(e["step"]) == step]
-    with st.expander(f"What happened in step {step}", expanded=True):
-        for line in explain_step(step, w.state, own, max(before) if before else None):
+    with st.expander(f"What happened in step {w.steps[-1].step}", expanded=True):
+        for line in explain_run_step(w):
             st.markdown(line)
 
 

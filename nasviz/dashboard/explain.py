@@ -9,11 +9,14 @@ for the newest one. It returns Markdown sentences; architecture strings are put 
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from nasviz.state import StepState
+
+if TYPE_CHECKING:
+    from nasviz.dashboard.watching import RunWatcher
 
 #: What the batch selectors do, in a sentence each (the registry's names).
 SELECTOR_SENTENCES = {
@@ -102,3 +105,12 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
             text += f"; {failed} evaluation{'s' if failed != 1 else ''} failed"
         lines.append(text + ".")
     return lines
+
+
+def explain_run_step(run: "RunWatcher") -> list[str]:
+    """:func:`explain_step` for a watched run's newest (or, after ``at_step``, replayed) step."""
+    step = run.steps[-1].step
+    before = [float(e["value"]) for e in run.evaluations
+              if int(e["step"]) < step and e["status"] == "ok" and e["value"] is not None]
+    own = [e for e in run.evaluations if int(e["step"]) == step]
+    return explain_step(step, run.state, own, max(before) if before else None)

@@ -152,34 +152,35 @@ def batch_size_box(strategy: str, container: Any = st) -> int:
 # ----------------------------------------------------------------------------- views
 
 
-def _control_values(view: "View", run: "RunWatcher") -> dict[str, Any]:
+def _control_values(view: "View", run: "RunWatcher", prefix: str = "") -> dict[str, Any]:
     controls = view.controls(run)
     values: dict[str, Any] = {}
     for column, control in zip(st.columns(max(len(controls), 1)), controls):
         if control.radio:
             values[control.key] = column.radio(control.label, list(control.options), index=control.index(),
-                                               key=control.key, horizontal=True, help=control.help)
+                                               key=prefix + control.key, horizontal=True, help=control.help)
         else:
             values[control.key] = column.selectbox(control.label, list(control.options), index=control.index(),
-                                                   key=control.key, help=control.help)
+                                                   key=prefix + control.key, help=control.help)
     return values
 
 
-def show_view(view: "View", run: "RunWatcher") -> None:
-    """Draw ``view`` for ``run``: its controls and figures, or the one sentence why it does not apply."""
+def show_view(view: "View", run: "RunWatcher", key_prefix: str = "") -> None:
+    """Draw ``view`` for ``run``: its controls and figures, or the one sentence why it does not apply.
+    ``key_prefix`` keeps the widget keys of two runs drawn on one page apart."""
     reason = view.applies(run)
     if reason is not None:
         st.info(reason)
         return
-    output = view.render(run, **_control_values(view, run))
+    output = view.render(run, **_control_values(view, run, key_prefix))
     if output.columns and output.charts:
         for column, (key, fig) in zip(st.columns(len(output.charts)), output.charts):
-            column.plotly_chart(fig, key=key)
+            column.plotly_chart(fig, key=key_prefix + key)
     else:
         for key, fig in output.charts:
-            st.plotly_chart(fig, key=key)
+            st.plotly_chart(fig, key=key_prefix + key)
     for table in output.tables:
-        st.dataframe(table.frame, key=table.key, hide_index=True, width="stretch",
+        st.dataframe(table.frame, key=key_prefix + table.key, hide_index=True, width="stretch",
                      column_config={column: st.column_config.LinkColumn(column, display_text=text)
                                     for column, text in table.links.items()})
     if output.caption:

@@ -105,6 +105,26 @@ def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     assert any("seeds must be at least 1" in e.value for e in at.error)
 
 
+def test_two_runs_side_by_side_at_one_step(store_path, synthetic_table):
+    """Teaching: two searches on the same seed that differ in their batch selector, the same step
+    of each side by side, with what happened in it and the chosen view for both."""
+    source = DataSource.from_table(synthetic_table, table_from_path(synthetic_table))
+    ids = [launching.start_run(store_path, launching.search_config(source, metric="acc", strategy=name, budget=20,
+                                                                   seed=3), background=False)
+           for name in ("bo-tw2g-kdpp5", "bo-tw2g-topk5")]
+    at = open_page(synthetic_table, "pages/compare.py")
+    at.selectbox(key="sbs_left").set_value(ids[0])
+    at.selectbox(key="sbs_right").set_value(ids[1]).run()
+    at.select_slider(key="sbs_step").set_value(3).run()
+    assert not errors(at), [e.value for e in at.error]
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**Run {ids[0]}: bo-tw2g-kdpp5**" in text and f"**Run {ids[1]}: bo-tw2g-topk5**" in text
+    assert text.count("**Step 3**") == 2 and "quality k-DPP" in text and "took the 5 candidates with the highest" in text
+    assert {"sbs_l_chart_pool", "sbs_r_chart_pool"} <= chart_keys(at)  # the pool view, once per run
+    at.radio(key="sbs_view").set_value("Hyperparameters").run()
+    assert not errors(at) and {"sbs_l_chart_hyperparameters", "sbs_r_chart_hyperparameters"} <= chart_keys(at)
+
+
 def test_kernels_and_architectures_read_a_runs_evaluations(store_path, synthetic_table):
     src = DataSource.from_table(synthetic_table, table_from_path(synthetic_table))
     run_id = launching.start_run(store_path, launching.search_config(src, metric="acc", strategy="random", budget=12,
