@@ -1,9 +1,9 @@
 """Streamlit plumbing every page shares: running through ``app.py``, the browser session's token
 and kernels, the operator's settings, and stopping a page with a message instead of a traceback.
 
-With :mod:`nasviz.dashboard.forms` and :mod:`nasviz.dashboard.sidebar` this is where nasviz
-imports Streamlit (besides the pages); the engine, :mod:`nasviz.viz` and the rest of
-:mod:`nasviz.dashboard` never do.
+With :mod:`nasviz.dashboard.forms`, :mod:`nasviz.dashboard.sidebar` and
+:mod:`nasviz.dashboard.sidebyside` this is where nasviz imports Streamlit (besides the pages);
+the engine, :mod:`nasviz.viz` and the rest of :mod:`nasviz.dashboard` never do.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 #: The dashboard modules that draw widgets; every other one is plain Python.
-STREAMLIT_MODULES = {"nasviz.dashboard.ui", "nasviz.dashboard.forms", "nasviz.dashboard.sidebar"}
+STREAMLIT_MODULES = {"nasviz.dashboard.ui", "nasviz.dashboard.forms", "nasviz.dashboard.sidebar",
+                     "nasviz.dashboard.sidebyside"}
 
 
 def dashboard_modules() -> list[str]:
