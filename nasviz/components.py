@@ -305,6 +305,8 @@ for _name, _title, _description, _factory in (
      "selection:SelectionView"),
     ("evaluations", "Evaluations", "every evaluation as a table: sort, filter, open one on the Architectures page",
      "evaluations:EvaluationView"),
+    ("curves", "Learning curves", "per-epoch validation curves of the evaluated architectures (live training, or a "
+                                  "table's <metric>_epoch_<E> columns)", "curves:LearningCurveView"),
 ):
     VIEWS.register(Entry(_name, _description, f"nasviz.dashboard.views.{_factory}", capabilities={"title": _title}))
 

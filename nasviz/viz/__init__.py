@@ -7,6 +7,7 @@ public ``plot_*`` does both. Large runs stay responsive: scatter traces are down
 """
 
 from nasviz.viz._common import MAX_HEATMAP_SIZE, MAX_SCATTER_POINTS, empty_figure
+from nasviz.viz._curves import LearningCurveInfo, plot_learning_curves
 from nasviz.viz._distances import DistanceMatrixInfo, heatmap_indices, plot_distance_matrices
 from nasviz.viz._embedding import PoolInfo, classical_mds, plot_pool
 from nasviz.viz._features import FeatureGradientInfo, plot_feature_gradients
@@ -30,6 +31,8 @@ __all__ = [
     "plot_final_values", "plot_kernel_quality", "plot_mutation", "plot_operation_profile", "plot_parallel",
     "plot_surrogate_quality", "plot_transport_plan", "plot_tree_masses", "scale_to_unit",
     "DistanceMatrixInfo",
+    "LearningCurveInfo",
+    "plot_learning_curves",
     "FeatureGradientInfo",
     "GraphInfo",
     "HistoryInfo",

@@ -46,7 +46,7 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     pool_figure = at.get("plotly_chart")[1].proto.spec
     assert '"evaluated so far"' in pool_figure  # the measured architectures, embedded with the pool
     assert [t.label for t in at.tabs] == ["Candidate pool", "Hyperparameters", "Distances", "WL features",
-                                          "Selected architectures", "Evaluations"]
+                                          "Selected architectures", "Evaluations", "Learning curves"]
     for tab, expected in [("Hyperparameters", ["chart_hyperparameters"]), ("Distances", ["chart_distances"]),
                           ("Selected architectures", ["chart_arch_0", "chart_arch_1"]), ("WL features", [])]:
         at.session_state["view_tab"] = tab
@@ -150,6 +150,32 @@ def test_teaching_mode_replays_a_past_step_and_says_what_happened(store_path, sy
     at.session_state["view_tab"] = "Evaluations"
     at.run()
     assert at.dataframe[0].value["step"].max() == 3 and len(at.dataframe[0].value) == 15
+
+
+def test_learning_curves_from_a_tables_epoch_columns(store_path, tmp_path):
+    """A table with ``<metric>_epoch_<E>`` columns (as ``tabulate`` writes them): the Learning
+    curves tab draws the evaluated cells' curves; a table without them says why not."""
+    import numpy as np
+
+    from nasviz.spaces import nb201
+
+    rng = np.random.default_rng(0)
+    archs = list({nb201.format(a): a for a in nb201.sample(rng, 80)})[:60]
+    path = tmp_path / "curves.csv"
+    lines = ["arch,valid_accuracy,valid_accuracy_epoch_1,valid_accuracy_epoch_2,valid_accuracy_epoch_3"]
+    for a in archs:
+        final = float(rng.uniform(40, 90))
+        lines.append(f"{a},{final:.2f},{final * 0.4:.2f},{final * 0.8:.2f},{final:.2f}")
+    path.write_text("\n".join(lines) + "\n")
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), path)
+    at.selectbox(key="strategy").set_value("random").run()
+    at.number_input(key="budget").set_value(6)
+    at.button(key="start").click().run()
+    at.session_state["view_tab"] = "Learning curves"
+    at.run()
+    assert not errors(at), [e.value for e in at.error]
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id and "chart_curves" in c.proto.id)
+    assert chart.proto.spec.count('"mode":"lines+markers"') == 6  # one curve per evaluated cell
 
 
 def test_random_search_says_it_has_no_pool(store_path, synthetic_table):

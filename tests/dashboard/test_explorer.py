@@ -198,3 +198,14 @@ def test_explain_step_in_plain_language():
     assert "3 candidates (2 by mutation, 1 by random)" in text and "took the 2 candidates with the highest UCB" in text
     assert "- `q`: predicted 2 ± 0.2, UCB 3 (rank 1 of 3)" in text and "- `r`: predicted 3 ± 0.3, UCB 2 (rank 2 of 3)" in text
     assert lines[-1] == "Measured: 1 value, the best 0.5 (`q`); the best so far stays 0.9; 1 evaluation failed."
+
+
+def test_epoch_columns_are_found_in_epoch_order_for_the_runs_metric():
+    from nasviz.dashboard.views.curves import epoch_columns
+
+    metrics = ["valid_accuracy", "test_accuracy", "valid_accuracy_epoch_10", "valid_accuracy_epoch_2",
+               "loss_epoch_1", "valid_accuracy_epoch_1"]
+    assert epoch_columns(metrics, "valid_accuracy") == (
+        "valid_accuracy", ["valid_accuracy_epoch_1", "valid_accuracy_epoch_2", "valid_accuracy_epoch_10"])
+    assert epoch_columns(metrics, "test_accuracy")[0] == "loss"  # no curve of its own: the first that has one
+    assert epoch_columns(["acc", "cost"], "acc") is None

@@ -7,6 +7,7 @@
 ``features``                  WL feature gradients of the GP (NAS-BOWL)
 ``selection``                 the architectures the last step chose
 ``evaluations``               every evaluation as a sortable, filterable table
+``curves``                    learning curves (live training, or a table's epoch columns)
 ============================  =====================================================
 
 The page builds one tab per registered view (:func:`views`), asks each whether it applies to

@@ -1,0 +1,85 @@
+"""Learning curves of the evaluated architectures: from live training (each evaluation's
+per-epoch validation scores) or from a table with per-epoch columns (``<metric>_epoch_<E>``, as
+``python -m nasviz tabulate`` writes them)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from nasviz.dashboard.views.base import View, ViewOutput
+
+if TYPE_CHECKING:
+    from nasviz.dashboard.watching import RunWatcher
+
+#: A table column holding one epoch of a learning curve: ``<metric>_epoch_<E>``.
+EPOCH_COLUMN = re.compile(r"^(?P<metric>.+)_epoch_(?P<epoch>\d+)$")
+
+
+def epoch_columns(metrics: list[str], preferred: str | None = None) -> tuple[str, list[str]] | None:
+    """``(metric, its per-epoch columns in epoch order)`` of a table, the run's own metric first
+    if it has a curve; ``None`` when the table has no per-epoch column."""
+    by_metric: dict[str, list[tuple[int, str]]] = {}
+    for name in metrics:
+        m = EPOCH_COLUMN.match(name)
+        if m:
+            by_metric.setdefault(m.group("metric"), []).append((int(m.group("epoch")), name))
+    if not by_metric:
+        return None
+    metric = preferred if preferred in by_metric else sorted(by_metric)[0]
+    return metric, [name for _, name in sorted(by_metric[metric])]
+
+
+def run_curves(run: "RunWatcher") -> tuple[dict[str, list[float]], str] | None:
+    """``({architecture: curve}, what the curve measures)`` for the run's successful evaluations,
+    or ``None`` when neither the evaluations nor the table carry curves."""
+    cfg = run.config
+    if cfg.get("objective") == "train":
+        evaluations = run.store.evaluations(run.run_id)  # the watcher drops ``info``; read it here
+        curves = {e["arch"]: list(e["info"].get("valid_curve") or []) for e in evaluations
+                  if e["status"] == "ok" and (e.get("info") or {}).get("valid_curve")}
+        return (curves, "validation score") if curves else None
+    if not cfg.get("table"):
+        return None
+    from nasviz.dashboard.sources import table_from_path
+
+    try:
+        table = table_from_path(cfg["table"], run.space_name)
+    except (ValueError, OSError):
+        return None
+    found = epoch_columns(table.metrics, cfg.get("metric"))
+    if found is None:
+        return None
+    metric, columns = found
+    curves: dict[str, list[float]] = {}
+    for e in run.successful():
+        arch = run.space.parse(e["arch"])
+        if arch in table:
+            i = table.index_of(arch)
+            curves[e["arch"]] = [float(table.values[c][i]) for c in columns]
+    return (curves, f"{metric} (table)") if curves else None
+
+
+class LearningCurveView(View):
+    """Per-epoch validation curves of the evaluated architectures (the best ones)."""
+
+    def applies(self, run: "RunWatcher") -> str | None:
+        if not run.successful():
+            return "No successful evaluation yet."
+        if run_curves_memo(run) is None:
+            return ("No learning curves: the run's table has no per-epoch columns (<metric>_epoch_<E>) and its "
+                    "evaluations were not trained here.")
+        return None
+
+    def render(self, run: "RunWatcher", **choices: Any) -> ViewOutput:
+        from nasviz import viz
+
+        curves, what = run_curves_memo(run)
+        fig = viz.plot_learning_curves(curves, what)
+        return ViewOutput([("chart_curves", fig)],
+                          "Each line is one evaluated architecture's score after every epoch; short budgets rank "
+                          "architectures by how fast they learn, which is what low-fidelity values measure.")
+
+
+def run_curves_memo(run: "RunWatcher"):
+    return run.memo(("curves", len(run.evaluations)), lambda: run_curves(run))

@@ -1,0 +1,60 @@
+"""Learning curves: the validation score after every epoch of the evaluated architectures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from nasviz.viz._common import empty_figure
+
+
+@dataclass
+class LearningCurveInfo:
+    """``labels[i]``'s curve is ``curves[i]`` (length = its epochs), its final value ``finals[i]``."""
+
+    labels: list[str]
+    curves: list[np.ndarray]
+    finals: np.ndarray
+    metric: str
+    note: str | None = None
+
+
+def _get_learning_curve_info(curves: Mapping[str, Sequence[float]], metric: str = "validation accuracy",
+                             max_curves: int = 15) -> LearningCurveInfo:
+    """Keep the ``max_curves`` curves with the best final value (finite entries only)."""
+    items = []
+    for label, values in curves.items():
+        a = np.asarray([np.nan if v is None else float(v) for v in values], dtype=float)
+        if np.isfinite(a).any():
+            items.append((label, a, float(a[np.isfinite(a)][-1])))
+    items.sort(key=lambda t: -t[2])
+    kept = items[:max_curves]
+    note = f"the best {len(kept)} of {len(items)} curves" if len(items) > len(kept) else None
+    return LearningCurveInfo([t[0] for t in kept], [t[1] for t in kept], np.array([t[2] for t in kept]), metric, note)
+
+
+def _get_learning_curve_plot(info: LearningCurveInfo, height: int = 380) -> go.Figure:
+    if not info.labels:
+        return empty_figure("no learning curve recorded", height)
+    fig = go.Figure()
+    lo, hi = float(info.finals.min()), float(info.finals.max())
+    for label, curve, final in zip(info.labels, info.curves, info.finals):
+        shade = 0.0 if hi == lo else (final - lo) / (hi - lo)
+        colour = f"hsl({int(220 - 180 * shade)}, 70%, 50%)"  # blue (worst shown) to orange (best)
+        fig.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, mode="lines+markers", name=label,
+                                 line=dict(color=colour, width=1.5), marker=dict(size=4),
+                                 hovertemplate="epoch %{x}: %{y:.4g}<extra>" + label + "</extra>"))
+    fig.update_layout(height=height, showlegend=False, margin=dict(l=50, r=20, t=50, b=40),
+                      xaxis=dict(title="epoch", dtick=1), yaxis=dict(title=info.metric),
+                      title=dict(text="Learning curves (colour: final value, orange = best)" +
+                                 (f" — {info.note}" if info.note else ""), x=0))
+    return fig
+
+
+def plot_learning_curves(curves: Mapping[str, Sequence[float]], metric: str = "validation accuracy",
+                         max_curves: int = 15) -> go.Figure:
+    """Learning-curve figure (see :func:`_get_learning_curve_info`)."""
+    return _get_learning_curve_plot(_get_learning_curve_info(curves, metric, max_curves))
