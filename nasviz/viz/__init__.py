@@ -19,7 +19,7 @@ from nasviz.viz._kernels import (DistancePerformanceInfo, KernelQualityInfo, Sur
                                  plot_kernel_quality, plot_surrogate_quality, scale_to_unit)
 from nasviz.viz._pair import TransportPlanInfo, TreeMassInfo, plot_transport_plan, plot_tree_masses
 from nasviz.viz._interpret import (FeatureGraphInfo, MutationInfo, OperationProfileInfo, plot_feature_graph,
-                                   plot_mutation, plot_operation_profile)
+                                   plot_mutation, plot_operation_profile, plot_slot_importance)
 from nasviz.viz._compare import (CurvesInfo, FinalValuesInfo, ParallelInfo, best_so_far, curves_table, evaluations_table,
                                  final_table, plot_curves, plot_final_values, plot_parallel)
 
@@ -31,6 +31,7 @@ __all__ = [
     "plot_final_values", "plot_kernel_quality", "plot_mutation", "plot_operation_profile", "plot_parallel",
     "plot_surrogate_quality", "plot_transport_plan", "plot_tree_masses", "scale_to_unit",
     "DistanceMatrixInfo",
+    "plot_slot_importance",
     "LearningCurveInfo",
     "plot_learning_curves",
     "FeatureGradientInfo",

@@ -157,3 +157,16 @@ def _get_mutation_plot(info: MutationInfo, height: int = 340) -> go.Figure:
 
 def plot_mutation(probabilities: dict) -> go.Figure:
     return _get_mutation_plot(_get_mutation_info(probabilities))
+
+
+def plot_slot_importance(slots, drop, se, baseline: float) -> go.Figure:
+    """Bars of permutation importance per operation slot (with ± s.e.), largest first."""
+    drop, se = np.asarray(drop, dtype=float), np.asarray(se, dtype=float)
+    order = np.argsort(-drop)
+    fig = go.Figure(go.Bar(x=[slots[i] for i in order], y=drop[order], error_y=dict(type="data", array=se[order]),
+                           hovertemplate="%{x}: the correlation falls by %{y:.3f}<extra></extra>"))
+    fig.update_layout(height=320, margin=dict(l=50, r=20, t=50, b=40), yaxis_title="fall of Spearman's rho",
+                      xaxis_title="operation slot (edge)",
+                      title=dict(text=f"Operation-slot importance (GP's rank correlation before shuffling: "
+                                      f"{baseline:.3f})", x=0))
+    return fig

@@ -76,7 +76,8 @@ def test_interpretability_page_profiles_features_and_mutation(store_path, synthe
     at = open_page(synthetic_table, "pages/interpretability.py")
     assert not errors(at), errors(at)
     assert at.title[0].value == "Interpretability"
-    assert len(at.get("plotly_chart")) >= 6  # profile, bars, feature graphs, cell, mutation
+    assert len(at.get("plotly_chart")) >= 7  # profile, bars, feature graphs, slot importance, cell, mutation
+    assert "chart_importance" in chart_keys(at) and any("Permutation importance" in c.value for c in at.caption)
     at.text_input(key="i_cell").input("not a cell").run()
     assert any("Invalid architecture" in e.value for e in at.error)
 

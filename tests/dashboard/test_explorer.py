@@ -209,3 +209,26 @@ def test_epoch_columns_are_found_in_epoch_order_for_the_runs_metric():
         "valid_accuracy", ["valid_accuracy_epoch_1", "valid_accuracy_epoch_2", "valid_accuracy_epoch_10"])
     assert epoch_columns(metrics, "test_accuracy")[0] == "loss"  # no curve of its own: the first that has one
     assert epoch_columns(["acc", "cost"], "acc") is None
+
+
+def test_slot_importance_finds_the_slots_the_value_depends_on(tmp_path):
+    """A table whose value depends only on the operation of edge 1 (``e1``) and edge 4: shuffling
+    those slots costs the GP's rank correlation, shuffling the others costs nearly nothing."""
+    from nasviz.dashboard.explorer.samples import sample_table
+
+    rng = np.random.default_rng(1)
+    space = nb201.NB201Space()
+    cells = list({nb201.format(a): a for a in nb201.sample(rng, 400)}.values())[:150]
+    score = {"nor_conv_3x3": 3.0, "nor_conv_1x1": 2.0, "avg_pool_3x3": 1.0, "skip_connect": 0.5, "none": 0.0}
+    lines = ["arch,acc"]
+    for a in cells:
+        ops = space.slots(a)
+        lines.append(f"{nb201.format(a)},{60 + 4 * score[ops[1]] + 3 * score[ops[4]] + rng.normal(0, 0.1):.3f}")
+    path = tmp_path / "two_slots.csv"
+    path.write_text("\n".join(lines) + "\n")
+    imp = interpretation.slot_importance(sample_table(table_from_path(path), "acc", 150, 0), kernel="slots", repeats=3)
+    assert imp.baseline > 0.8
+    top_two = {imp.slots[i] for i in np.argsort(-imp.drop)[:2]}
+    assert top_two == {space.slot_names()[1], space.slot_names()[4]}, dict(zip(imp.slots, imp.drop.round(3)))
+    others = [d for s, d in zip(imp.slots, imp.drop) if s not in top_two]
+    assert max(others) < 0.5 * min(d for s, d in zip(imp.slots, imp.drop) if s in top_two)

@@ -148,3 +148,64 @@ def mutation_probabilities(arch: Architecture, op_gradients: Mapping[str, float]
     choices = list(sp.slot_choices())
     where, to = gradient_mutation_probabilities(ops, choices, op_gradients)
     return {"ops": ops, "where": where, "to": to, "joint": where[:, None] * to, "operations": choices}
+
+
+@dataclass
+class SlotImportance:
+    """Permutation importance of each operation slot for a GP surrogate: ``drop[j]`` is the mean
+    fall of the Spearman correlation between the GP's predictions and the true values when slot
+    ``j``'s operations are shuffled across the sample (``se[j]`` its standard error over repeats),
+    ``baseline`` the correlation before shuffling. Shapes ``(n_slots,)``."""
+
+    slots: list[str]
+    drop: np.ndarray
+    se: np.ndarray
+    baseline: float
+    repeats: int
+
+
+def slot_importance(sample: Sample, *, kernel: str = "slots", repeats: int = 5, seed: int = 0,
+                    kernels: KernelSet | None = None) -> SlotImportance:
+    """Which operation slots the surrogate relies on (as Optuna's parameter importances say which
+    parameters matter): fit a GP (``kernel``, ML-II) on the sample, then for each slot shuffle its
+    operations across the sample's architectures ``repeats`` times and measure how much the rank
+    correlation of the predictions with the true values falls. A slot whose operation the GP
+    ignores costs nothing when shuffled. Spaces with operation slots only (``ValueError`` else).
+
+    The default kernel is ``slots`` (an exponentiated Hamming kernel with one lengthscale per
+    slot), which tells the slots apart; WL and TW read the reduced graph, where an operation's
+    slot is only partly visible, so their importances smear across slots (on a value that depends
+    on two slots only, a WL GP ranked the sample at rho 0.42, the slot kernel above 0.8).
+    """
+    from scipy.stats import spearmanr
+
+    from nasviz.gp import GaussianProcess
+    from nasviz.surrogate import choose_transform
+
+    sp = get_space(sample.space)
+    if not sp.provides(OPERATION_SLOTS):
+        raise ValueError(f"space {sample.space!r} has no operation slots to shuffle")
+    if len(sample.archs) < 5:
+        raise ValueError(f"slot importance needs at least 5 architectures, got {len(sample.archs)}")
+    values = np.asarray(sample.values, dtype=float)
+    gp = GaussianProcess((kernels or KernelSet()).get(kernel, sample.space), transform=choose_transform(values, "auto"),
+                         n_restarts=1, seed=seed)
+    gp.fit(sample.archs, values)
+
+    def rho(archs: list[Architecture]) -> float:
+        mean, _ = gp.predict(archs, full_cov=False)
+        r = spearmanr(mean, values)[0]
+        return float(r) if np.isfinite(r) else 0.0
+
+    ops = [list(sp.slots(a)) for a in sample.archs]
+    baseline = rho(list(sample.archs))
+    rng = np.random.default_rng(seed)
+    names = list(sp.slot_names())
+    drops = np.zeros((len(names), repeats))
+    for j in range(len(names)):
+        for r in range(repeats):
+            perm = rng.permutation(len(ops))
+            shuffled = [sp.from_slots([*row[:j], ops[perm[i]][j], *row[j + 1:]]) for i, row in enumerate(ops)]
+            drops[j, r] = baseline - rho(shuffled)
+    se = drops.std(axis=1, ddof=1) / np.sqrt(repeats) if repeats > 1 else np.zeros(len(names))
+    return SlotImportance(names, drops.mean(axis=1), se, baseline, repeats)
