@@ -119,4 +119,5 @@ d3.download_button("Evaluations (CSV)", data=viz.evaluations_table(curves, space
 st.subheader("Two runs side by side, step by step")
 st.caption("For teaching: start two searches on the same seed that differ in one choice (two kernels, two batch "
            "selectors), then step through them together.")
-two_runs(path, by_id)
+if st.toggle("Show two runs side by side", key="sbs_on"):  # off by default: it reads two whole runs
+    two_runs(path, by_id)

@@ -22,4 +22,5 @@ BENCHMARKS: dict[str, str] = {
     "table-pilot": "nasviz.bench.table_pilot",
     "tuning": "nasviz.bench.tuning",
     "nb101": "nasviz.bench.nb101",
+    "browser": "nasviz.bench.browser",
 }

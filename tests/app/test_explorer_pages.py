@@ -114,6 +114,7 @@ def test_two_runs_side_by_side_at_one_step(store_path, synthetic_table):
                                                                    seed=3), background=False)
            for name in ("bo-tw2g-kdpp5", "bo-tw2g-topk5")]
     at = open_page(synthetic_table, "pages/compare.py")
+    at.toggle(key="sbs_on").set_value(True).run()
     at.selectbox(key="sbs_left").set_value(ids[0])
     at.selectbox(key="sbs_right").set_value(ids[1]).run()
     at.select_slider(key="sbs_step").set_value(3).run()
