@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.stats import norm
+from scipy.special import ndtri  # the standard normal quantile, without importing scipy.stats
 
 from nasviz.gp.linalg import cholesky_with_jitter, psd_sqrt
 
@@ -109,7 +109,7 @@ def central_interval(mean: np.ndarray, var: np.ndarray, level: float) -> tuple[n
     """Central ``level`` interval of ``N(mean, var)``, elementwise: ``(lower (m,), upper (m,))``."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    half = norm.ppf(0.5 + level / 2) * np.sqrt(var)
+    half = ndtri(0.5 + level / 2) * np.sqrt(var)
     return mean - half, mean + half
 
 
