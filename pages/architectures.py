@@ -13,7 +13,7 @@ from nasviz.components import kernels_for
 from nasviz.dashboard.explorer import pairs
 from nasviz.dashboard.sources import current_table, lookup_value
 from nasviz.dashboard.ui import (adopt_from_url, current_space, literal, publish_to_url, run_through_app,
-                                 session_kernels, source, store_path)
+                                 session_kernels, source, store_path, url_selectbox)
 from nasviz.objectives import TableError
 from nasviz.spaces import get_space
 from nasviz.store import RunStore, StoreError
@@ -34,7 +34,7 @@ except (TableError, ValueError, OSError) as err:
     table = None
 metric = None
 if table is not None:
-    metric = st.selectbox("Metric", table.metrics, key="a_metric")
+    metric = url_selectbox(st, "Metric", table.metrics, key="a_metric", param="metric")
     values = np.asarray(table.values[metric], dtype=float)
     ranked = np.argsort(np.where(np.isfinite(values), -values, np.inf), kind="stable")  # best first, missing last
 

@@ -10,7 +10,8 @@ import streamlit as st
 from nasviz import viz
 from nasviz.dashboard.explorer import interpretation as ix
 from nasviz.dashboard.explorer.samples import sample_table
-from nasviz.dashboard.ui import current_table_or_stop, run_through_app, session_kernels, source, stop_with
+from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session_kernels, source, stop_with,
+                                 url_selectbox)
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS
 
@@ -25,7 +26,7 @@ if table is None:
 space = table.space.name
 
 c1, c2, c3, c4 = st.columns(4)
-metric = c1.selectbox("Metric", table.metrics, key="i_metric")
+metric = url_selectbox(c1, "Metric", table.metrics, key="i_metric", param="metric")
 n = c2.number_input("Architectures in the sample N", min_value=3, max_value=2000, value=200, step=50, key="i_n")
 seed = c3.number_input("Seed", min_value=0, value=0, step=1, key="i_seed")
 top = c4.number_input("Top features", min_value=1, max_value=10, value=4, key="i_top")

@@ -11,7 +11,7 @@ from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.explorer.samples import sample_run, sample_table
 from nasviz.dashboard.kernels import KernelSet, parse_archs
 from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session_kernels, source, stop_with,
-                                 store_path)
+                                 store_path, url_selectbox)
 from nasviz.objectives import TableError
 from nasviz.store import RunStore, StoreError
 
@@ -39,7 +39,7 @@ try:
         if table is None:
             stop_with(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar "
                       "(live training has no table to sample).")
-        metric = c4.selectbox("Metric", table.metrics, key="k_metric")
+        metric = url_selectbox(c4, "Metric", table.metrics, key="k_metric", param="metric")
         sample = sample_table(table, metric, int(n), int(seed))
     else:
         runs = RunStore(store_path()).list_runs()

@@ -15,8 +15,8 @@ from nasviz.config import MAX_STEP_DELAY
 from nasviz.dashboard import forms, launching
 from nasviz.dashboard.explain import explain_run_step
 from nasviz.dashboard.sources import lookup_value
-from nasviz.dashboard.ui import (current_space, literal, resume_and_rerun, run_through_app, serve_settings, session_token,
-                                 source, store_path)
+from nasviz.dashboard.ui import (adopt_from_url, current_space, literal, publish_to_url, resume_and_rerun, run_through_app,
+                                 serve_settings, session_token, source, store_path, url_selectbox)
 from nasviz.dashboard.views import views
 from nasviz.dashboard.views.hyperparameters import bounds_message
 from nasviz.dashboard.watching import RunWatcher
@@ -54,7 +54,7 @@ def attach(new_id: int | None) -> None:
 # ------------------------------------------------------------------ new search
 def new_search_form() -> None:
     c1, c2, c3 = st.columns([1, 2, 1])
-    metric = c1.selectbox("Objective (metric to maximise)", src.metrics, key="metric")
+    metric = url_selectbox(c1, "Objective (metric to maximise)", src.metrics, key="metric", param="metric")
     strategy = forms.strategy_box(space, c2)
     batch_size = forms.batch_size_box(strategy, c3)
     options = forms.strategy_options(strategy, space, batch_size)
@@ -158,9 +158,12 @@ def render(w: RunWatcher) -> None:
     shown = step_shown(w)
     explain(shown)
     registered = views()
+    titles = [title for _, title, _ in registered]
+    adopt_from_url("tab", "view_tab", allowed=titles)  # a shared link opens on its tab
     # Lazy tabs: only the open tab's view is computed on a refresh (the pool embedding and the
     # heatmaps need kernel distances; the others are cheap).
-    tabs = st.tabs([title for _, title, _ in registered], key="view_tab", on_change="rerun")
+    tabs = st.tabs(titles, key="view_tab", on_change="rerun")
+    publish_to_url("tab", st.session_state.get("view_tab") or titles[0])
     for tab, (_, _, view) in zip(tabs, registered):
         if tab.open:
             with tab:

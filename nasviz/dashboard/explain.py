@@ -77,11 +77,12 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
             k = len(batch.indices)
             sentence = SELECTOR_SENTENCES.get(batch.method, "chose {k} candidates with the {method} selector")
             lines.append("The selector " + sentence.format(k=k, acq=acq, method=batch.method) + ":")
-            ranks = np.argsort(-np.asarray(pool.acquisition, dtype=float)) if len(pool.acquisition) == len(pool) else None
+            n = len(pool)
+            ranks = np.argsort(-np.asarray(pool.acquisition, dtype=float)) if len(pool.acquisition) == n else None
             for i in list(batch.indices)[:max_listed]:
                 parts = []
-                if len(pool.mean) == len(pool):
-                    parts.append(f"predicted {_fmt(pool.mean[i])} ± {_fmt(pool.std[i] if len(pool.std) == len(pool) else None)}")
+                if len(pool.mean) == n:
+                    parts.append(f"predicted {_fmt(pool.mean[i])} ± {_fmt(pool.std[i] if len(pool.std) == n else None)}")
                 if ranks is not None:
                     parts.append(f"{acq} {_fmt(pool.acquisition[i])} (rank {int(np.flatnonzero(ranks == i)[0]) + 1} "
                                  f"of {len(pool)})")

@@ -157,3 +157,12 @@ def publish_to_url(param: str, value: Any) -> None:
     seen[param] = text
     if st.query_params.get(param) != text:
         st.query_params[param] = text
+
+
+def url_selectbox(container: Any, label: str, options: Sequence[str], *, key: str, param: str, **kwargs: Any) -> Any:
+    """``container.selectbox`` whose choice is kept in the URL's ``param`` (a shared link opens
+    with the same choice; a value the box does not offer is ignored)."""
+    adopt_from_url(param, key, allowed=[str(o) for o in options])
+    value = container.selectbox(label, options, key=key, **kwargs)
+    publish_to_url(param, value)
+    return value

@@ -178,6 +178,31 @@ def test_learning_curves_from_a_tables_epoch_columns(store_path, tmp_path):
     assert chart.proto.spec.count('"mode":"lines+markers"') == 6  # one curve per evaluated cell
 
 
+def test_a_link_opens_the_run_on_its_metric_and_tab_and_the_url_follows_the_page(store_path):
+    """Every choice that makes a view is in the URL: a link with ``metric`` and ``tab`` opens the
+    form on that metric and the run on that tab (the embedded table: a data source a visitor
+    chose is their session's, not the link's), and changing them rewrites the URL."""
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.selectbox(key="strategy").set_value("random").run()
+    at.number_input(key="budget").set_value(4)
+    at.button(key="start").click().run()
+    run = at.query_params["run"]
+    link = AppTest.from_file(APP, default_timeout=120)
+    link.query_params.update({"run": run if isinstance(run, str) else run[0], "metric": "test_accuracy",
+                              "tab": "Evaluations"})
+    link.run()
+    assert not errors(link), [e.value for e in link.error]
+    assert link.selectbox(key="metric").value == "test_accuracy"
+    assert len(link.dataframe) == 1  # the Evaluations tab is the open one (the only view with a table)
+    assert link.query_params["tab"] in ("Evaluations", ["Evaluations"])
+    link.selectbox(key="metric").set_value("valid_accuracy").run()
+    assert link.query_params["metric"] in ("valid_accuracy", ["valid_accuracy"])
+    assert link.query_params["space"] in ("nb201", ["nb201"])
+    link.query_params.update({"metric": "nonsense"})  # a value the box does not offer is ignored
+    link.run()
+    assert not errors(link) and link.selectbox(key="metric").value == "valid_accuracy"
+
+
 def test_random_search_says_it_has_no_pool(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("random").run()
