@@ -14,6 +14,9 @@ MAX_SCATTER_POINTS = 2000
 MAX_HEATMAP_SIZE = 150
 #: Marker outlines: a mid grey that stays visible on the light and on the dark theme.
 OUTLINE = "#8a8a8a"
+#: Legends go under the plot, left-aligned: the top right corner is where the chart toolbar
+#: (zoom, download, full screen) appears, and a legend there is hidden under it.
+LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0)
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from nasviz.viz._common import empty_figure
+from nasviz.viz._common import LEGEND_BELOW, empty_figure
 
 _COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac")
 
@@ -106,7 +106,8 @@ def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
                                  hovertemplate="%{x} evaluations: %{y:.4g} ± %{customdata[0]:.3g} "
                                                "(%{customdata[1]} runs)<extra>" + g + "</extra>"))
     y = "regret (optimum − best so far)" if info.regret else f"best {info.metric} so far"
-    fig.update_layout(height=height, xaxis_title="evaluations", yaxis_title=y, margin=dict(l=50, r=20, t=50, b=40),
+    fig.update_layout(height=height, xaxis_title="evaluations", yaxis_title=y, margin=dict(l=50, r=20, t=50, b=80),
+                      legend=LEGEND_BELOW,
                       title=dict(text=f"{'Regret' if info.regret else 'Best so far'}: mean ± standard error across seeds", x=0))
     if info.regret and all(np.all(m > 0) for m in info.mean):
         fig.update_yaxes(type="log")
@@ -173,7 +174,7 @@ def _get_final_values_plot(info: FinalValuesInfo, height: int = 340) -> go.Figur
         fig.add_trace(go.Scatter(x=x, y=np.concatenate([[0.0], info.ecdf[k]]), mode="lines+markers", line_shape="hv", name=g,
                                  line=dict(color=_COLOURS[k % len(_COLOURS)])))
     fig.update_layout(height=height, xaxis_title=f"final best {info.metric}", yaxis_title="fraction of runs ≤ x",
-                      yaxis_range=[0, 1.05], margin=dict(l=50, r=20, t=50, b=40),
+                      yaxis_range=[0, 1.05], margin=dict(l=50, r=20, t=50, b=80), legend=LEGEND_BELOW,
                       title=dict(text="Empirical distribution of the final best value", x=0))
     return fig
 

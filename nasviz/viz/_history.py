@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure, even_subsample, finite_or_none
+from nasviz.viz._common import LEGEND_BELOW, MAX_SCATTER_POINTS, add_note, empty_figure, even_subsample, finite_or_none
 
 
 @dataclass
@@ -104,8 +104,8 @@ def _get_history_plot(info: HistoryInfo, height: int = 380) -> go.Figure:
         fig.add_hline(y=info.optimum, line=dict(color="#2ca02c", dash="dash"),
                       annotation_text=f"optimum {info.optimum:.4g}", annotation_position="top left")
     fig.update_layout(
-        height=height, margin=dict(l=50, r=20, t=40, b=40), xaxis_title="evaluation", yaxis_title=info.metric,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        height=height, margin=dict(l=50, r=20, t=40, b=70), xaxis_title="evaluation", yaxis_title=info.metric,
+        legend=LEGEND_BELOW,
         title=dict(text="Optimisation history", x=0, xanchor="left"),
     )
     return add_note(fig, info.note)

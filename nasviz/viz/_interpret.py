@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from nasviz.viz._common import OUTLINE, empty_figure
+from nasviz.viz._common import LEGEND_BELOW, OUTLINE, empty_figure
 from nasviz.viz._graph import OP_COLOURS
 
 
@@ -57,7 +57,7 @@ def _get_operation_profile_plot(info: OperationProfileInfo, metric: str = "value
     fig.add_hline(y=0, line=dict(color="#999", dash="dot"), row=1, col=1)
     for c in (1, 2):
         fig.update_xaxes(title_text="number of nodes with this operation", dtick=1, row=1, col=c)
-    fig.update_layout(height=height, margin=dict(l=50, r=20, t=60, b=40),
+    fig.update_layout(height=height, margin=dict(l=50, r=20, t=60, b=90), legend=LEGEND_BELOW,
                       title=dict(text="Operation feature derivatives vs how often the operation occurs (NAS-BOWL Fig. 2)", x=0))
     return fig
 

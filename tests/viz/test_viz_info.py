@@ -189,3 +189,16 @@ def test_graph_layout_puts_the_input_first_and_the_output_last():
     assert all(info.x[v] > info.x[u] for u, v in info.edges)
     fig = viz.plot_architecture(arch, "t")
     assert len(fig.layout.annotations) == 10  # one arrow per edge
+
+
+def test_legends_sit_under_the_plots_not_under_the_chart_toolbar():
+    """The chart toolbar appears in the top right corner: legends of the figures that have them
+    go below the plot area."""
+    from nasviz.viz._common import LEGEND_BELOW
+    from nasviz.dashboard.explorer.comparison import RunCurve
+
+    history = viz.plot_history([{"index": i, "step": i + 1, "arch": str(i), "value": float(i), "status": "ok"}
+                                for i in range(5)], optimum=5.0)
+    curve = RunCurve(1, "r", "random", 0, "acc", np.array([1.0, 2.0, 3.0]), ["a", "b", "c"], 4.0, 3)
+    for fig in (history, viz.plot_curves([curve]), viz.plot_final_values([curve])):
+        assert fig.layout.legend.orientation == "h" and fig.layout.legend.y == LEGEND_BELOW["y"] < 0
