@@ -159,7 +159,9 @@ def test_the_views_of_a_finished_bo_run(tmp_path, synthetic_table):
     assert w.model_kernel == "tw2g" and w.state.pool is not None and w.state.gp.kernel == "tw2g"
     view = {name: v for name, _, v in views()}
     fig = dict(view["pool"].render(w).charts)["chart_pool"]
-    assert fig.data[1].name == "selected batch" and len(fig.data[1].x) == 2
+    traces = {t.name: t for t in fig.data}
+    assert len(traces["selected batch"].x) == 2
+    assert len(traces["evaluated so far"].x) == len({e["arch"] for e in w.evaluations if e["step"] < w.steps[-1].step})
     fig = dict(view["distances"].render(w, view_kernel="tw2g", dist_order="value").charts)["chart_distances"]
     assert [a.text for a in fig.layout.annotations][:3] == ["operations", "in_degree", "out_degree"]
     assert len(view["selection"].render(w).charts) == 2
