@@ -11,6 +11,9 @@ import plotly.graph_objects as go
 from nasviz.arch import Architecture
 from nasviz.viz._common import OUTLINE
 
+#: Graphs with more nodes than this show their labels on hover only (written out they overlap).
+MAX_LABELLED_NODES = 16
+
 #: Fixed colours for the operations people look for; others get a palette colour by first use.
 OP_COLOURS: dict[str, str] = {
     "input": "#7f7f7f", "output": "#7f7f7f", "none": "#e0e0e0", "skip_connect": "#bcbd22",
@@ -84,10 +87,11 @@ def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
                            standoff=12, text=""))
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#999", width=1.2), hoverinfo="skip"))
     fig.update_layout(annotations=arrows)  # one layout update: add_annotation per edge is slow
+    crowded = len(info.labels) > MAX_LABELLED_NODES  # 32-node wired graphs: labels on hover only
     fig.add_trace(go.Scatter(
-        x=info.x, y=info.y, mode="markers+text", text=[l.replace("_", " ") for l in info.labels],
-        textposition="top center", textfont=dict(size=12),
-        marker=dict(size=22, color=info.colours, line=dict(width=1, color=OUTLINE)),
+        x=info.x, y=info.y, mode="markers" if crowded else "markers+text",
+        text=[l.replace("_", " ") for l in info.labels], textposition="top center", textfont=dict(size=12),
+        marker=dict(size=14 if crowded else 22, color=info.colours, line=dict(width=1, color=OUTLINE)),
         hovertext=info.labels, hovertemplate="%{hovertext}<extra></extra>",
     ))
     pad = 0.15

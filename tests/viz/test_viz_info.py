@@ -202,3 +202,14 @@ def test_legends_sit_under_the_plots_not_under_the_chart_toolbar():
     curve = RunCurve(1, "r", "random", 0, "acc", np.array([1.0, 2.0, 3.0]), ["a", "b", "c"], 4.0, 3)
     for fig in (history, viz.plot_curves([curve]), viz.plot_final_values([curve])):
         assert fig.layout.legend.orientation == "h" and fig.layout.legend.y == LEGEND_BELOW["y"] < 0
+
+
+def test_large_graphs_show_their_labels_on_hover_only():
+    """A cell's labels are written beside its nodes; a 32-node randomly wired graph's would
+    overlap, so they move to the hover text."""
+    from nasviz.spaces import get_space
+
+    cell = viz.plot_architecture(nb201.parse("|nor_conv_3x3~0|+|skip_connect~0|none~1|+|avg_pool_3x3~0|none~1|nor_conv_1x1~2|"))
+    wired = viz.plot_architecture(get_space("wired").sample(np.random.default_rng(0), 1)[0])
+    assert cell.data[-1].mode == "markers+text" and wired.data[-1].mode == "markers"
+    assert list(wired.data[-1].hovertext)  # the labels are still there, on hover
