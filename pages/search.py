@@ -84,6 +84,7 @@ def new_search_form() -> None:
     st.caption(limits.summary())
 
 
+launching.prewarm(path)  # a worker ready before Start: the first evaluation comes seconds sooner
 with st.expander("New search", expanded=run_id is None):
     if src is None:
         st.error(st.session_state.get("source_error") or "Choose a data source in the sidebar.")

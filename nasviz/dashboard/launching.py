@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from nasviz.config import TABLE, TRAIN, SearchConfig
 from nasviz.dashboard.locations import REPO_ROOT, sync_runs
-from nasviz.dashboard.sources import DataSource, table_from_path
+from nasviz.dashboard.sources import DataSource, default_table_path, table_from_path
 from nasviz.dashboard.worker import run_worker
 from nasviz.errors import ConfigError, InputError
 from nasviz.settings import Limits, ServeSettings
@@ -107,17 +107,63 @@ def _reap() -> None:
             del _CHILDREN[run_id]
 
 
+#: One warm worker per run store (:func:`prewarm`), waiting for its run id on stdin.
+_WARM: dict[Path, subprocess.Popen] = {}
+
+
+def _worker_env() -> dict[str, str]:
+    return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+
+
+def prewarm(store_path: str | os.PathLike) -> subprocess.Popen | None:
+    """Keep one *warm* worker ready for ``store_path``: a process that has already imported the
+    engine and parsed the embedded table, so the next search started from the page skips those
+    seconds before its first evaluation (``python -m nasviz.dashboard.worker --wait``). Returns
+    it, or ``None`` when searches run in the page's own process (``NASVIZ_SYNC_RUNS``).
+
+    The warm process reads its run id from a pipe held by this server process; if the server
+    stops first, the pipe closes and the process ends without touching the store.
+    """
+    if sync_runs():
+        return None
+    store = Path(store_path)
+    warm = _WARM.get(store)
+    if warm is not None and warm.poll() is None:
+        return warm
+    table = default_table_path()
+    command = [sys.executable, "-m", "nasviz.dashboard.worker", "--store", str(store), "--wait"]
+    if table is not None:
+        command += ["--table", str(table), "--space", "nb201"]
+    _WARM[store] = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True, cwd=str(REPO_ROOT),
+                                    env=_worker_env())
+    return _WARM[store]
+
+
 def _launch(store_path: Path, run_id: int) -> subprocess.Popen:
-    log_dir = Path(store_path).parent / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    with open(log_dir / f"run-{run_id}.log", "ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "nasviz.dashboard.worker", "--store", str(store_path), "--run-id", str(run_id)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,  # a closed tab or a restarted server does not end the search
-            cwd=str(REPO_ROOT), env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")},
-        )
+    """Hand ``run_id`` to the store's warm worker if one is ready, else start a worker for it;
+    either way start a new warm one for the next search."""
+    warm = _WARM.pop(Path(store_path), None)
+    proc = None
+    if warm is not None and warm.poll() is None:
+        try:
+            warm.stdin.write(f"{run_id}\n".encode())
+            warm.stdin.close()
+            proc = warm
+        except OSError:  # it died between the check and the write: start a cold one
+            proc = None
+    if proc is None:
+        log_dir = Path(store_path).parent / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with open(log_dir / f"run-{run_id}.log", "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "nasviz.dashboard.worker", "--store", str(store_path), "--run-id", str(run_id)],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,  # a closed tab or a restarted server does not end the search
+                cwd=str(REPO_ROOT), env=_worker_env(),
+            )
     _CHILDREN[run_id] = proc
+    prewarm(store_path)
     return proc
 
 

@@ -1,4 +1,5 @@
-"""The background search worker: ``python -m nasviz.dashboard.worker --store FILE --run-id ID``.
+"""The background search worker: ``python -m nasviz.dashboard.worker --store FILE --run-id ID``
+(or ``--wait``: start warm and read the run id from stdin, see :func:`wait_for_run`).
 
 A search started from the browser runs in this process, which never imports Streamlit. It reads
 the run's :class:`~nasviz.config.SearchConfig` from the run store, writes every step (evaluations,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import sys
 import time
 import traceback
@@ -57,12 +59,52 @@ def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
         return FAILED
 
 
+def wait_for_run(table: str | None, space: str) -> int | None:
+    """A *warm* worker (:func:`nasviz.dashboard.launching.prewarm`): do the work every search
+    starts with -- import the runner and the strategies, parse the embedded table -- while no
+    one waits, then read the run id from stdin. ``None`` when stdin closes first (the server
+    stopped or no longer needs this worker): the process then ends without touching the store."""
+    from nasviz import runner  # noqa: F401 - imported for its side effect: the modules are loaded
+    from nasviz.strategies import bo  # noqa: F401
+
+    # A run handed over while this process was still importing does not wait for a table it may
+    # not use: parse the embedded table only while nothing is waiting on stdin.
+    if table and not select.select([sys.stdin], [], [], 0)[0]:
+        from nasviz.objectives import table as tables
+
+        try:
+            tables.preload_table(table, space)
+        except (ValueError, OSError):
+            pass  # the run reports its own table errors when it loads it
+    line = sys.stdin.readline().strip()
+    return int(line) if line.isdigit() else None
+
+
+def _log_to(path: Path) -> None:
+    """Send this process's output to the run's log (a warm worker learns its run late)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nasviz.dashboard.worker",
                                      description="Run one stored search to its end (started by the dashboard).")
     parser.add_argument("--store", type=Path, required=True, help="the run store file")
-    parser.add_argument("--run-id", type=int, required=True, help="the run to run")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--run-id", type=int, help="the run to run")
+    which.add_argument("--wait", action="store_true", help="start warm, then read the run id from stdin")
+    parser.add_argument("--table", help="with --wait: the table to parse while waiting (the embedded one)")
+    parser.add_argument("--space", default="nb201", help="with --wait: the space of --table")
     args = parser.parse_args(argv)
+    if args.wait:
+        run_id = wait_for_run(args.table, args.space)
+        if run_id is None:
+            return 0
+        _log_to(Path(args.store).parent / "logs" / f"run-{run_id}.log")
+        args.run_id = run_id
     start = time.time()
     status = run_worker(args.store, args.run_id)
     print(f"run {args.run_id}: {status} after {time.time() - start:.1f} s", flush=True)

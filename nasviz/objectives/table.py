@@ -261,6 +261,26 @@ class Table:
         }
 
 
+#: Tables parsed ahead of use in this process (:func:`preload_table`), by path, space and the
+#: file's size and modification time, so a changed file is read again.
+_PRELOADED: dict[tuple[str, str, int, int], "Table"] = {}
+
+
+def _file_key(path: str | os.PathLike, space: str) -> tuple[str, str, int, int]:
+    resolved = Path(path).resolve()
+    st = resolved.stat()
+    return str(resolved), space, st.st_size, st.st_mtime_ns
+
+
+def preload_table(path: str | os.PathLike, space: str = "nb201") -> "Table":
+    """Parse a table now so that a later :func:`load_table` of the same unchanged file (same
+    space, default options) returns it at once: a warm search worker parses the embedded table
+    before it knows its run (``nasviz.dashboard.worker --wait``)."""
+    table = load_table(path, space=space)
+    _PRELOADED[_file_key(path, space)] = table
+    return table
+
+
 def load_table(
     source: str | os.PathLike | bytes | Iterable[str],
     *,
@@ -297,6 +317,14 @@ def load_table(
         UTF-8, malformed CSV (an unclosed quote, a field over 131,072 characters), an empty file,
         no metric column, no usable row.
     """
+    if _PRELOADED and isinstance(source, (str, os.PathLike)) and arch_column is None and name is None \
+            and max_bytes is None and duplicates is None:
+        try:
+            table = _PRELOADED.get(_file_key(source, space))
+        except OSError:
+            table = None
+        if table is not None:
+            return table
     space_module = get_space(space)
     policy = space_module.table_duplicates if duplicates is None else duplicates
     if policy not in DUPLICATE_POLICIES:

@@ -70,6 +70,33 @@ def test_elapsed_keeps_moving_while_a_run_waits_on_its_next_step(tmp_path, synth
     assert RunWatcher(store_path, run_id).elapsed() == 0.0  # nothing read yet
 
 
+def test_a_warm_worker_takes_the_next_search_and_a_new_one_waits(tmp_path, synthetic_table, monkeypatch):
+    """Real processes: ``prewarm`` starts a worker that imports the engine and parses the
+    embedded table before any search exists; the next background search is handed to it (its
+    pid runs the search, which finishes), a new warm worker waits for the one after, and a warm
+    worker whose server lets go of it (stdin closed) ends without touching the store."""
+    monkeypatch.delenv("NASVIZ_SYNC_RUNS", raising=False)
+    store_path = tmp_path / "s.sqlite"
+    warm = launching.prewarm(store_path)
+    assert warm is not None and warm.poll() is None and launching.prewarm(store_path) is warm  # one per store
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=6)
+    run_id = launching.start_run(store_path, cfg, background=True)
+    store = RunStore(store_path)
+    deadline = time.time() + 120
+    while store.get_run(run_id)["status"] == "running":
+        assert time.time() < deadline, store.get_run(run_id)
+        time.sleep(0.1)
+    assert store.get_run(run_id)["status"] == "finished" and store.n_evaluations(run_id) == 6
+    assert store.get_run(run_id)["pid"] == warm.pid  # the warm process ran it
+    assert warm.wait(timeout=30) == 0
+    assert "finished" in (tmp_path / "logs" / f"run-{run_id}.log").read_text()
+    nxt = launching._WARM[store_path]
+    assert nxt.pid != warm.pid and nxt.poll() is None
+    nxt.stdin.close()  # the server lets go: the waiting worker ends, and the store has no new run
+    assert nxt.wait(timeout=60) == 0 and [r["id"] for r in store.list_runs()] == [run_id]
+    launching._WARM.pop(store_path, None)
+
+
 def test_background_run_survives_its_starter_and_stops_and_resumes(tmp_path, synthetic_table):
     store_path = tmp_path / "s.sqlite"
     cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=60, step_delay=0.05)
