@@ -115,7 +115,12 @@ def one_session(url: str, browser) -> dict[str, float]:
     out["tab_switch"] = max(out["tab_switch_Hyperparameters"], out["tab_switch_Candidate pool"])
     toast = page.locator('[data-testid="stToast"]').filter(has_text="Stop requested")
     stop_start = time.perf_counter()
-    out["stop_ack"] = _timed(lambda: page.locator(".st-key-stop button").click(), lambda: toast.count() > 0)
+    try:
+        out["stop_ack"] = _timed(lambda: page.locator(".st-key-stop button").click(), lambda: toast.count() > 0,
+                                 timeout=15)
+    except RuntimeError:  # the click was lost (it landed during a rerun): counted, then pressed again
+        out["stop_clicks_lost"] = 1.0
+        out["stop_ack"] = _timed(lambda: page.locator(".st-key-stop button").click(), lambda: toast.count() > 0)
     page.get_by_text("Status: stopped").first.wait_for(timeout=60_000)
     out["stop_status"] = time.perf_counter() - stop_start
     page.close()
