@@ -64,7 +64,7 @@ def choose(side: str, default_rank: int):
     typed = f"typed {space} string"
     modes = (["rank in the table"] if table is not None else []) + [typed, "a run's evaluation"]
     param = side.lower()
-    if st.query_params.get(param) and st.session_state.get("_url_seen", {}).get(param) != st.query_params.get(param):
+    if st.query_params.get(param) and param not in st.session_state.get("_url_seen", {}):  # a link, first load
         st.session_state[f"a_mode_{side}"] = typed
     adopt_from_url(param, f"a_text_{side}")
     mode = st.radio(f"Architecture {side} from", modes, key=f"a_mode_{side}", horizontal=True)

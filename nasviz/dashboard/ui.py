@@ -128,14 +128,18 @@ def serve_settings() -> ServeSettings:
 # ------------------------------------------------------------------------------ state in the URL
 def adopt_from_url(param: str, key: str, allowed: Sequence[str] | None = None, convert=str) -> None:
     """Before the widget with session key ``key`` is drawn: take its value from the URL's
-    ``param`` when the URL holds one this session has not seen yet (a shared or typed link).
+    ``param`` once per browser session, the first time the page sees it (a shared or typed
+    link opens a new session).
 
-    Values not in ``allowed`` (when given) are ignored, so a link cannot select something the
-    widget would refuse. Pair with :func:`publish_to_url` after the widget.
+    Only once: after that the widget leads and :func:`publish_to_url` writes it to the URL. A
+    browser can send its address before it has applied the server's last change to it, and
+    adopting that stale value would undo the visitor's click (a tab switched back during a
+    live refresh). Values not in ``allowed`` (when given) are ignored, so a link cannot select
+    something the widget would refuse.
     """
     seen: dict[str, str] = st.session_state.setdefault("_url_seen", {})
     wanted = st.query_params.get(param)
-    if wanted is None or seen.get(param) == wanted:
+    if wanted is None or param in seen:
         return
     seen[param] = wanted
     if allowed is not None and wanted not in allowed:

@@ -201,6 +201,14 @@ def test_a_link_opens_the_run_on_its_metric_and_tab_and_the_url_follows_the_page
     link.query_params.update({"metric": "nonsense"})  # a value the box does not offer is ignored
     link.run()
     assert not errors(link) and link.selectbox(key="metric").value == "valid_accuracy"
+    # A browser can send its old address after a click (the server's URL update still on its
+    # way): the URL is read once per session, so the visitor's choice stands.
+    link.session_state["view_tab"] = "Hyperparameters"  # the click
+    link.run()
+    assert link.query_params["tab"] in ("Hyperparameters", ["Hyperparameters"])
+    link.query_params.update({"tab": "Evaluations"})  # the browser's stale address on the next refresh
+    link.run()
+    assert link.query_params["tab"] in ("Hyperparameters", ["Hyperparameters"]) and len(link.dataframe) == 0
 
 
 def test_random_search_says_it_has_no_pool(store_path, synthetic_table):
