@@ -183,8 +183,7 @@ def step_shown(w: RunWatcher) -> RunWatcher:
     if follow:
         c2.caption(f"Showing step {steps[-1]} (the newest).")
         return w
-    chosen = c2.select_slider("Step shown", options=steps, value=st.session_state.get("replay_step", steps[-1])
-                              if st.session_state.get("replay_step") in steps else steps[-1], key="replay_step")
+    chosen = c2.select_slider("Step shown", options=steps, value=steps[-1], key="replay_step")
     return w if chosen == steps[-1] else w.at_step(int(chosen))
 
 

@@ -82,8 +82,6 @@ class RunWatcher:
         self._memo: dict[Any, Any] = {}
         #: When the newest snapshot was written (wall clock), for the live elapsed time.
         self.last_snapshot_at: float | None = None
-        #: The step a copy made by :meth:`at_step` shows (``None``: the newest, live).
-        self.replayed_step: int | None = None
 
     def refresh(self) -> "RunWatcher":
         self.run = self.store.get_run(self.run_id)
@@ -106,7 +104,8 @@ class RunWatcher:
         """The run as it was just after ``step`` (teaching: replay a past step): a copy whose
         steps, evaluations and state stop there, sharing this watcher's kernels and memo (their
         keys name the step). Raises ``ValueError`` for a step without a stored snapshot."""
-        snapshot = self.store.snapshot(self.run_id, step)
+        # memoised: a replayed step is read from the store once, not on every live refresh
+        snapshot = self.memo(("snapshot", step), lambda: self.store.snapshot(self.run_id, step))
         if snapshot is None:
             raise ValueError(f"run {self.run_id} has no stored step {step}")
         past = copy.copy(self)
@@ -114,7 +113,6 @@ class RunWatcher:
         past.evaluations = [e for e in self.evaluations if int(e["step"]) <= step]
         past.latest, past.state = snapshot, StepState.from_dict(snapshot.get("strategy"))
         past.features = past.state.features
-        past.replayed_step = step
         return past
 
     def elapsed(self, now: float | None = None) -> float:

@@ -8,6 +8,17 @@ from streamlit.testing.v1 import AppTest
 from tests_app_helpers import APP, errors, use_server_csv  # noqa: F401  (path set in conftest)
 
 
+def search_on_tab(table, strategy: str, budget: int, tab: str) -> AppTest:
+    """A finished search of ``strategy`` on ``table`` (a server CSV), its page open on ``tab``."""
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), table)
+    at.selectbox(key="strategy").set_value(strategy).run()
+    at.number_input(key="budget").set_value(budget)
+    at.button(key="start").click().run()
+    at.session_state["view_tab"] = tab
+    at.run()
+    return at
+
+
 def test_search_page_has_every_control(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     for key in ("space", "metric", "strategy"):
@@ -102,12 +113,7 @@ def test_the_evaluations_table_filters_and_links_to_the_architectures_page(store
     link that opens the architecture on the Architectures page; the link's page shows it."""
     from urllib.parse import parse_qs, urlparse
 
-    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
-    at.selectbox(key="strategy").set_value("random").run()
-    at.number_input(key="budget").set_value(6)
-    at.button(key="start").click().run()
-    at.session_state["view_tab"] = "Evaluations"
-    at.run()
+    at = search_on_tab(synthetic_table, "random", 6, "Evaluations")
     assert not errors(at), [e.value for e in at.error]
     assert len(at.dataframe) == 1  # the evaluations table (AppTest does not expose a dataframe's key)
     frame = at.dataframe[0].value
@@ -167,12 +173,7 @@ def test_learning_curves_from_a_tables_epoch_columns(store_path, tmp_path):
         final = float(rng.uniform(40, 90))
         lines.append(f"{a},{final:.2f},{final * 0.4:.2f},{final * 0.8:.2f},{final:.2f}")
     path.write_text("\n".join(lines) + "\n")
-    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), path)
-    at.selectbox(key="strategy").set_value("random").run()
-    at.number_input(key="budget").set_value(6)
-    at.button(key="start").click().run()
-    at.session_state["view_tab"] = "Learning curves"
-    at.run()
+    at = search_on_tab(path, "random", 6, "Learning curves")
     assert not errors(at), [e.value for e in at.error]
     chart = next(c for c in at.get("plotly_chart") if c.proto.id and "chart_curves" in c.proto.id)
     assert chart.proto.spec.count('"mode":"lines+markers"') == 6  # one curve per evaluated cell
