@@ -177,7 +177,7 @@ def step_shown(w: RunWatcher) -> RunWatcher:
     steps = [s.step for s in w.steps]
     if len(steps) < 2:
         return w
-    c1, c2 = st.columns([1, 4])
+    c1, c2 = st.columns([2, 3])
     follow = c1.toggle("Follow the newest step", value=True, key="follow_latest",
                        help="Off: replay any past step of the run with the slider.")
     if follow:

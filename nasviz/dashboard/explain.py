@@ -76,7 +76,10 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
         if batch is not None and batch.indices:
             k = len(batch.indices)
             sentence = SELECTOR_SENTENCES.get(batch.method, "chose {k} candidates with the {method} selector")
-            lines.append("The selector " + sentence.format(k=k, acq=acq, method=batch.method) + ":")
+            sentence = sentence.format(k=k, acq=acq, method=batch.method)
+            if k == 1:  # "took the 1 candidates with ..." -> "took the candidate with ..."
+                sentence = sentence.replace("the 1 candidates", "the candidate").replace("1 candidates", "1 candidate")
+            lines.append("The selector " + sentence + ":")
             n = len(pool)
             ranks = np.argsort(-np.asarray(pool.acquisition, dtype=float)) if len(pool.acquisition) == n else None
             for i in list(batch.indices)[:max_listed]:
