@@ -368,9 +368,6 @@ def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None
         missing = sorted(kernel_reads(kernel) - space_provides(space))
         found.append(f"kernel {kernel!r} cannot read the {space!r} space: it needs {', '.join(missing)}")
     config = {**entry.preset, **options}
-    missing = sorted(set(entry.capabilities.get("needs", ())) - space_provides(space))
-    if missing:
-        found.append(f"strategy {strategy!r} needs the {', '.join(missing)} representation, which {space!r} lacks")
     pool = config.get("pool") or entry.capabilities.get("pool")
     if pool:
         needs = POOLS.get(str(pool)).capabilities.get("needs", frozenset())

@@ -201,3 +201,24 @@ def test_lazy_exports_resolve():
         assert getattr(gp, name) is not None
     with pytest.raises(AttributeError, match="no attribute"):
         gp.not_a_name  # noqa: B018
+
+
+def test_the_first_page_does_not_import_torch_pot_or_scipy_stats():
+    """What the sidebar and the Search form need (the default table, which strategies fit the
+    space, the figures module) must not import torch, POT (which imports torch) or scipy.stats:
+    together about three seconds of a cold first page on a small machine. The solvers are
+    imported when a search or a figure first needs them."""
+    code = (
+        "import sys\n"
+        "import nasviz.dashboard.sidebar, nasviz.viz\n"
+        "from nasviz.components import kernels_for, strategies_for\n"
+        "from nasviz.dashboard import sources\n"
+        "for space in ('nb201', 'nb101', 'layers', 'cnn'):\n"
+        "    strategies_for(space), kernels_for(space)\n"
+        "path = sources.default_table_path()\n"
+        "if path is not None:\n"
+        "    sources.table_from_path(path)\n"
+        "print(sorted(m for m in ('torch', 'ot', 'scipy.stats') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -42,28 +42,25 @@ from itertools import product
 from typing import Mapping, Sequence
 
 import numpy as np
-import ot
 
 from nasviz.arch import Architecture
+from nasviz.kernels.pot_solver import network_simplex, pot
 from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, make_psd, unique_reduced
 from nasviz.kernels.tw import OperationTree, Tree
 
-try:  # the exact network simplex behind ot.emd2, without its per-call Python checks (20x faster)
-    from ot.lp.emd_wrap import emd_c as _emd_c
-except ImportError:  # pragma: no cover - other POT layouts
-    _emd_c = None
 
 __all__ = ["GWKernel", "OTKernel", "gromov_wasserstein_square", "layer_path_lengths", "structure_matrix"]
 
 
 def _emd_value(a: np.ndarray, b: np.ndarray, M: np.ndarray) -> float:
     """Exact OT cost ``min <P, M>`` over plans with marginals ``a`` ``(n,)``, ``b`` ``(m,)``."""
-    if _emd_c is not None:
-        _, cost, _, _, code = _emd_c(a, b, np.ascontiguousarray(M, dtype=float), 100000, 1)
+    solve = network_simplex()
+    if solve is not None:
+        _, cost, _, _, code = solve(a, b, np.ascontiguousarray(M, dtype=float), 100000, 1)
         if code == 1:  # OPTIMAL
             return float(cost)
-    return float(ot.emd2(a, b, M))  # pragma: no cover - solver fallback
+    return float(pot().emd2(a, b, M))  # pragma: no cover - solver fallback
 
 
 def layer_path_lengths(arch: Architecture) -> np.ndarray:
@@ -263,14 +260,14 @@ class OTKernel(_PairwiseKernel):
 
     def _solve_plain(self, px, pz) -> float:
         C = self._cost(px, pz)
-        return float(ot.emd2(np.full(C.shape[0], 1.0 / C.shape[0]), np.full(C.shape[1], 1.0 / C.shape[1]), C))
+        return float(pot().emd2(np.full(C.shape[0], 1.0 / C.shape[0]), np.full(C.shape[1], 1.0 / C.shape[1]), C))
 
     def transport_plan(self, x: Architecture, z: Architecture) -> tuple[np.ndarray, np.ndarray]:
         """The optimal plan ``(n_x, n_z)`` between the reduced graphs' layers and its cost matrix."""
         px, pz = self._prepare(x.reduced()), self._prepare(z.reduced())
         (lx, sx), (lz, sz) = px, pz
         C = self._label_cost[np.ix_(lx, lz)] + self.nu_str * np.abs(sx[:, None, :] - sz[None, :, :]).mean(axis=2)
-        return ot.emd(np.full(len(lx), 1.0 / len(lx)), np.full(len(lz), 1.0 / len(lz)), C), C
+        return pot().emd(np.full(len(lx), 1.0 / len(lx)), np.full(len(lz), 1.0 / len(lz)), C), C
 
 
 class GWKernel(_PairwiseKernel):
@@ -296,13 +293,13 @@ class GWKernel(_PairwiseKernel):
 
     def _solve(self, Cx, Cz) -> float:
         p, q = np.full(len(Cx), 1.0 / len(Cx)), np.full(len(Cz), 1.0 / len(Cz))
-        if _emd_c is None:  # pragma: no cover - other POT layouts
-            return ot.gromov.gromov_wasserstein2(Cx, Cz, p, q, loss_fun="square_loss", max_iter=self.max_iter)
+        if network_simplex() is None:  # pragma: no cover - other POT layouts
+            return pot().gromov.gromov_wasserstein2(Cx, Cz, p, q, loss_fun="square_loss", max_iter=self.max_iter)
         return gromov_wasserstein_square(Cx, Cz, p, q, self.max_iter)
 
     def _solve_plain(self, Cx, Cz) -> float:
         p, q = np.full(len(Cx), 1.0 / len(Cx)), np.full(len(Cz), 1.0 / len(Cz))
-        return float(ot.gromov.gromov_wasserstein2(Cx, Cz, p, q, loss_fun="square_loss", max_iter=self.max_iter))
+        return float(pot().gromov.gromov_wasserstein2(Cx, Cz, p, q, loss_fun="square_loss", max_iter=self.max_iter))
 
 
 def gromov_wasserstein_square(
@@ -333,7 +330,7 @@ def gromov_wasserstein_square(
     for _ in range(int(max_iter)):
         old = cost
         grad = 2.0 * tensor(G)
-        target = _emd_c(p, q_lp, np.asarray(grad, dtype=np.float64, order="C"), 100000, 1, None, None)[0]
+        target = network_simplex()(p, q_lp, np.asarray(grad, dtype=np.float64, order="C"), 100000, 1, None, None)[0]
         delta = target - G
         dot = np.dot(np.dot(C1, delta), hC2.T)
         a = -float(np.sum(dot * delta))

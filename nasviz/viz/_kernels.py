@@ -8,7 +8,6 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy.stats import spearmanr
 
 from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure
 
@@ -41,6 +40,8 @@ def _get_distance_performance_info(kernel: str, D: np.ndarray, values: Sequence[
     iu, ju = np.triu_indices(n, k=1)
     d, dy = D[iu, ju], np.abs(y[iu] - y[ju])
     if len(d) >= 3 and np.ptp(d) > 0 and np.ptp(dy) > 0:
+        from scipy.stats import spearmanr  # here, not at import: scipy.stats costs ~0.3 s on a cold page
+
         res = spearmanr(d, dy)
         rho, p = float(res[0]), float(res[1])
     else:

@@ -32,18 +32,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import ot
 
 from nasviz.arch import Architecture
+from nasviz.kernels.pot_solver import network_simplex, pot
 from nasviz.kernels.otmann.costs import LABEL_MISMATCH, NON_ASSIGNMENT_COST
 from nasviz.kernels.otmann.labels import BUILTIN, LabelTable
 from nasviz.kernels.otmann.masses import ZETA, layer_masses
 from nasviz.kernels.otmann.paths import check_structure, structural_features
-
-try:  # the exact network simplex behind ot.emd, without its per-call Python overhead
-    from ot.lp.emd_wrap import emd_c as _emd_c
-except ImportError:  # pragma: no cover - older / newer POT layouts
-    _emd_c = None
 
 
 # ---------------------------------------------------------------------------- one network
@@ -119,11 +114,12 @@ def emd_value(y1: np.ndarray, y2: np.ndarray, cost: np.ndarray) -> float:
     """Optimum of the OT program (6) for supplies ``y1`` ``(n,)``, demands ``y2`` ``(m,)`` and
     costs ``(n, m)``. The C solver is called directly; anything but an optimal exit (code 1)
     goes through ``ot.emd2``, which retries and warns."""
-    if _emd_c is not None:
-        result = _emd_c(y1, y2, cost, 100000, 1)
+    solve = network_simplex()
+    if solve is not None:
+        result = solve(y1, y2, cost, 100000, 1)
         if result[-1] == 1:
             return float(result[1])
-    return float(ot.emd2(y1, y2, cost, numItermax=1_000_000))
+    return float(pot().emd2(y1, y2, cost, numItermax=1_000_000))
 
 
 # ---------------------------------------------------------------------------- many pairs
@@ -281,7 +277,7 @@ def transport_plan(
     net_b = summarise(red_b, zeta, cell_channels, structure, table)
     c_lmm, c_str = cost_blocks(net_a, net_b, table.mismatch)
     y1, y2 = supplies(net_a, net_b)
-    plan = ot.emd(y1, y2, augmented(c_lmm + nu_str * c_str))
+    plan = pot().emd(y1, y2, augmented(c_lmm + nu_str * c_str))
     n_a, n_b = c_lmm.shape
     core = plan[:n_a, :n_b]
     label_cost = float((core * c_lmm).sum())
