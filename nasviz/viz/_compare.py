@@ -11,6 +11,10 @@ import plotly.graph_objects as go
 
 from nasviz.viz._common import LEGEND_BELOW, empty_figure
 
+#: Parallel coordinates draw at most this many lines (a random sample beyond it): thousands of
+#: WebGL lines take seconds to draw on a small machine and read as one colour anyway.
+MAX_PARALLEL_LINES = 1000
+
 _COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac")
 
 
@@ -88,13 +92,31 @@ def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
     return CurvesInfo(list(groups), xs, means, ses, ns, regret, metric)
 
 
+def _corners(*series: np.ndarray) -> np.ndarray:
+    """Indices ``(K,)`` of the points a line through ``series`` (equal-length ``(L,)`` arrays) needs:
+    the ends and every point where some series changes on either side. Dropping the rest is
+    lossless for a piecewise-linear line, and best-so-far curves are flat almost everywhere, so a
+    5,000-evaluation run draws a few dozen points instead of 5,000 (a lighter page)."""
+    L = len(series[0])
+    if L <= 2:
+        return np.arange(L)
+    stacked = np.stack([np.nan_to_num(np.asarray(a, dtype=float), nan=np.inf) for a in series])
+    step = np.any(stacked[:, 1:] != stacked[:, :-1], axis=0)  # (L-1,) change between i and i+1
+    keep = np.zeros(L, dtype=bool)
+    keep[[0, -1]] = True
+    keep[1:] |= step
+    keep[:-1] |= step
+    return np.flatnonzero(keep)
+
+
 def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
     if not info.groups:
         return empty_figure("no evaluation in the chosen runs yet", height)
     fig = go.Figure()
     for k, g in enumerate(info.groups):
         c = _COLOURS[k % len(_COLOURS)]
-        x, m, s = info.x[k], info.mean[k], info.se[k]
+        keep = _corners(info.mean[k], info.se[k], info.n[k])
+        x, m, s, n = info.x[k][keep], info.mean[k][keep], info.se[k][keep], info.n[k][keep]
         lower = m - s
         if info.regret and np.all(m > 0):  # log axis: keep the band's lower edge on the plot
             lower = np.maximum(lower, m / 10)
@@ -102,7 +124,7 @@ def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
                                  fill="toself", fillcolor=c, opacity=0.2, line=dict(width=0), hoverinfo="skip",
                                  showlegend=False, legendgroup=g))
         fig.add_trace(go.Scatter(x=x, y=m, mode="lines", name=f"{g} ({int(info.n[k].max())} runs)", legendgroup=g,
-                                 line=dict(color=c, width=2), customdata=np.stack([s, info.n[k]], axis=1),
+                                 line=dict(color=c, width=2), customdata=np.stack([s, n], axis=1),
                                  hovertemplate="%{x} evaluations: %{y:.4g} ± %{customdata[0]:.3g} "
                                                "(%{customdata[1]} runs)<extra>" + g + "</extra>"))
     y = "regret (optimum − best so far)" if info.regret else f"best {info.metric} so far"
@@ -219,6 +241,10 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
     if info.frame.empty:
         return empty_figure("no successful evaluation in the chosen runs", height)
     f = info.frame
+    shown = f"{len(f):,}"
+    if len(f) > MAX_PARALLEL_LINES:
+        f = f.sample(MAX_PARALLEL_LINES, random_state=0)
+        shown = f"a random {MAX_PARALLEL_LINES:,} of {len(info.frame):,}"
     index = {op: i for i, op in enumerate(info.operations)}
     short = [op.replace("nor_conv_", "conv ").replace("avg_pool_3x3", "pool").replace("skip_connect", "skip")
              for op in info.operations]
@@ -233,7 +259,7 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
                                            cmax=float(values.max()), colorbar=dict(title=info.metric)),
                                  dimensions=dims))
     fig.update_layout(height=height, margin=dict(l=60, r=40, t=110, b=30),
-                      title=dict(text=f"Evaluated cells by edge operation ({len(f):,})<br>"
+                      title=dict(text=f"Evaluated cells by edge operation ({shown})<br>"
                                       f"<sup>colour: {info.metric}, from its 10th percentile up</sup>", x=0))
     return fig
 

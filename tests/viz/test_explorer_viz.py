@@ -13,7 +13,7 @@ from nasviz.dashboard.explorer.pairs import TreeEdgeMass
 from nasviz.interpret import OperationProfile
 from nasviz.kernels.otmann import transport_plan
 from nasviz.spaces import nb201
-from nasviz.viz._compare import _get_curves_info, _get_final_values_info, _get_parallel_info, best_so_far, final_table
+from nasviz.viz._compare import MAX_PARALLEL_LINES, _corners, _get_curves_info, _get_final_values_info, _get_parallel_info, best_so_far, final_table
 from nasviz.viz._interpret import _get_feature_graph_info, _get_mutation_info, _get_operation_profile_info
 from nasviz.viz._kernels import _get_distance_performance_info, _get_kernel_quality_info, scale_to_unit
 from nasviz.viz._pair import _get_transport_plan_info, _get_tree_mass_info
@@ -114,6 +114,22 @@ def test_curves_average_seeds_with_standard_error_and_regret():
         _get_curves_info([curve([1], optimum=None)], regret=True)
 
 
+def test_curves_draw_only_the_corners_of_flat_stretches_and_lose_nothing():
+    """A 5,000-evaluation run drew 5,000 points per trace; the drawn line must be the same line."""
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=600)
+    curves = [curve(values), curve(values[::-1].copy(), seed=1)]
+    info = _get_curves_info(curves)
+    line = viz.plot_curves(curves).data[1]
+    x, y = np.asarray(line.x, dtype=float), np.asarray(line.y, dtype=float)
+    assert len(x) < 100  # best-so-far curves are flat almost everywhere
+    assert np.allclose(np.interp(info.x[0], x, y), info.mean[0])  # the full curve, interpolated back
+    band = viz.plot_curves(curves).data[0]
+    assert len(band.x) == 2 * len(x)
+    assert np.array_equal(_corners(np.array([1.0, 1.0, 1.0])), [0, 2])
+    assert np.array_equal(_corners(np.array([1.0, np.nan, np.nan, 2.0])), [0, 1, 2, 3])
+
+
 def test_runs_of_different_lengths_count_only_the_runs_reaching_each_evaluation():
     info = _get_curves_info([curve([1, 2, 3]), curve([5], seed=1)])
     assert info.n[0].tolist() == [2, 1, 1] and info.mean[0].tolist() == [3.0, 2.0, 3.0]
@@ -153,6 +169,15 @@ def test_parallel_coordinates_have_one_row_per_successful_evaluation():
     assert tuple(info.frame.iloc[1][info.edges]) == nb201.operations(nb201.parse(archs[2]))
     fig = viz.plot_parallel([curve([1.0, np.nan, 3.0], archs=archs)])
     assert [d.label for d in fig.data[0].dimensions][-1] == "acc"
+
+
+def test_parallel_coordinates_draw_a_random_sample_of_a_long_run_and_say_so():
+    n = MAX_PARALLEL_LINES + 200
+    archs = [nb201.format(a) for a in nb201.sample(np.random.default_rng(6), n)]
+    fig = viz.plot_parallel([curve(np.arange(n, dtype=float), archs=archs)])
+    assert len(fig.data[0].dimensions[-1].values) == MAX_PARALLEL_LINES
+    assert f"a random {MAX_PARALLEL_LINES:,} of {n:,}" in fig.layout.title.text
+    assert len(viz.evaluations_table([curve(np.arange(n, dtype=float), archs=archs)])) == n  # the export keeps all
 
 
 def test_surrogate_panel_shows_errors_on_log_axes_for_percent_accuracies():
