@@ -87,6 +87,23 @@ class Architecture:
             raise ValueError("the edges contain a cycle: an architecture must be a DAG")
         self._cache["order"] = order
 
+    def relabelled(self, labels: Sequence[str]) -> Architecture:
+        """The same graph (edges, widths) with other node labels, ``len(labels) == n_nodes``.
+
+        Equal to ``Architecture(labels, self.edges, self.widths)`` but skips re-validating a graph
+        that was validated when ``self`` was built: fixed-graph spaces (NAS-Bench-201 parses
+        15,625 table rows on a cold first page) build every cell from one template.
+        """
+        labels = tuple(str(label) for label in labels)
+        if len(labels) != len(self.labels):
+            raise ValueError(f"{len(labels)} labels for an architecture of {len(self.labels)} nodes")
+        new = object.__new__(Architecture)
+        object.__setattr__(new, "labels", labels)
+        object.__setattr__(new, "edges", self.edges)
+        object.__setattr__(new, "widths", self.widths)
+        object.__setattr__(new, "_cache", {"order": self._cache["order"]})
+        return new
+
     # ------------------------------------------------------------------ basic views
     @property
     def n_nodes(self) -> int:

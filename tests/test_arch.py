@@ -1,4 +1,5 @@
 import networkx as nx
+import numpy as np
 import pytest
 
 from nasviz.arch import Architecture, term_expression
@@ -139,3 +140,19 @@ def test_reduced_graph_evaluates_to_the_cells_output_with_per_node_functions():
         for x in (0.3, -1.1):
             full, reduced = _evaluate(arch, x, functions), _evaluate(arch.reduced(), x, functions)
             assert (full is None and reduced is None) or abs(full - reduced) < 1e-12, ops
+
+
+def test_relabelled_equals_building_the_same_graph_anew():
+    from nasviz.spaces import nb201
+
+    rng = np.random.default_rng(3)
+    for cell in nb201.sample(rng, 20):
+        anew = Architecture(cell.labels, cell.edges, cell.widths)
+        assert cell == anew and hash(cell) == hash(anew)
+        assert cell.topological_order() == anew.topological_order()
+        assert cell.predecessors() == anew.predecessors()
+    base = nb201.parse(nb201.format(nb201.sample(rng, 1)[0]))
+    other = base.relabelled(("input", *["skip_connect"] * 6, "output"))
+    assert other.labels[1:-1] == ("skip_connect",) * 6 and base.labels != other.labels  # base untouched
+    with pytest.raises(ValueError, match="3 labels for an architecture of 8 nodes"):
+        base.relabelled(("a", "b", "c"))

@@ -61,6 +61,8 @@ DAG_EDGES: tuple[tuple[int, int], ...] = tuple(
 )
 
 N_EDGES = len(CELL_EDGES)
+#: The operation DAG, validated once; every cell is this graph with its own labels.
+_TEMPLATE = Architecture((INPUT, *["none"] * N_EDGES, OUTPUT), DAG_EDGES)
 SPACE_SIZE = len(OPERATIONS) ** N_EDGES  # 15,625
 
 
@@ -71,7 +73,7 @@ def from_operations(ops: Sequence[str]) -> Architecture:
     for k, op in enumerate(ops):
         if op not in OPERATIONS:
             raise ValueError(f"unknown operation {op!r} on edge {k} {CELL_EDGES[k]}; expected one of {', '.join(OPERATIONS)}")
-    return Architecture((INPUT, *ops, OUTPUT), DAG_EDGES)
+    return _TEMPLATE.relabelled((INPUT, *ops, OUTPUT))
 
 
 def operations(arch: Architecture) -> tuple[str, ...]:
