@@ -12,7 +12,8 @@ from nasviz.components import strategies_for
 from nasviz.dashboard import launching
 from nasviz.dashboard.explorer import comparison
 from nasviz.dashboard.sidebyside import two_runs
-from nasviz.dashboard.ui import run_through_app, runs_or_stop, serve_settings, session_token, source, store_path
+from nasviz.dashboard.ui import (run_through_app, runs_or_stop, serve_settings, session_token, source, store_path,
+                                 url_multiselect)
 from nasviz.objectives import TableError
 from nasviz.store import RUNNING, RunStore, StoreError
 
@@ -78,7 +79,7 @@ if "c_selected" in st.session_state:  # drop runs deleted since
     st.session_state["c_selected"] = [i for i in st.session_state["c_selected"] if i in by_id]
 else:
     st.session_state["c_selected"] = comparison.default_selection(runs)
-chosen = st.multiselect("Runs", list(by_id), key="c_selected",
+chosen = url_multiselect(st, "Runs", list(by_id), key="c_selected", param="runs", convert=int,
                         format_func=lambda i: f"{i}: {by_id[i]['strategy']} seed {by_id[i]['seed']} "
                                               f"({by_id[i]['n_evaluations']}/{by_id[i]['budget']}, {by_id[i]['status']})")
 if not chosen:

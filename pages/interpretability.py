@@ -11,7 +11,7 @@ from nasviz import viz
 from nasviz.dashboard.explorer import interpretation as ix
 from nasviz.dashboard.explorer.samples import sample_table
 from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session_kernels, source, stop_with,
-                                 url_selectbox)
+                                 url_number, url_selectbox)
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS
 
@@ -27,9 +27,9 @@ space = table.space.name
 
 c1, c2, c3, c4 = st.columns(4)
 metric = url_selectbox(c1, "Metric", table.metrics, key="i_metric", param="metric")
-n = c2.number_input("Architectures in the sample N", min_value=3, max_value=2000, value=200, step=50, key="i_n")
-seed = c3.number_input("Seed", min_value=0, value=0, step=1, key="i_seed")
-top = c4.number_input("Top features", min_value=1, max_value=10, value=4, key="i_top")
+n = url_number(c2, "Architectures in the sample N", min_value=3, max_value=2000, value=200, step=50, key="i_n", param="n")
+seed = url_number(c3, "Seed", min_value=0, value=0, step=1, key="i_seed", param="seed")
+top = url_number(c4, "Top features", min_value=1, max_value=10, value=4, key="i_top", param="top")
 
 key = (src.path, space, metric, int(n), int(seed), int(top))
 if st.session_state.get("i_result", (None,))[0] != key:

@@ -10,8 +10,9 @@ from nasviz.components import kernels_for
 from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.explorer.samples import sample_run, sample_table
 from nasviz.dashboard.kernels import KernelSet, parse_archs
-from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session_kernels, source, stop_with,
-                                 store_path, url_selectbox)
+from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
+                                 session_kernels, source, stop_with, store_path, url_multiselect, url_number,
+                                 url_selectbox)
 from nasviz.objectives import TableError
 from nasviz.store import RunStore, StoreError
 
@@ -30,9 +31,12 @@ src = source()
 table = current_table_or_stop(src)
 
 c1, c2, c3, c4 = st.columns([1.2, 1, 1, 1])
-origin = c1.radio("Architectures from", ["table sample", "a run's evaluations"], horizontal=True, key="k_origin")
-n = c2.number_input("Number of architectures N", min_value=2, max_value=1000, value=100, step=10, key="k_n")
-seed = c3.number_input("Seed", min_value=0, value=0, step=1, key="k_seed")
+ORIGINS = {"table": "table sample", "run": "a run's evaluations"}  # URL value -> radio label
+adopt_from_url("from", "k_origin", allowed=list(ORIGINS), convert=ORIGINS.__getitem__)
+origin = c1.radio("Architectures from", list(ORIGINS.values()), horizontal=True, key="k_origin")
+publish_to_url("from", next(k for k, v in ORIGINS.items() if v == origin))
+n = url_number(c2, "Number of architectures N", min_value=2, max_value=1000, value=100, step=10, key="k_n", param="n")
+seed = url_number(c3, "Seed", min_value=0, value=0, step=1, key="k_seed", param="seed")
 
 try:
     if origin == "table sample":
@@ -46,7 +50,7 @@ try:
         if not runs:
             stop_with("No runs in the store yet: start one on the Search page, or sample the table.", "info")
         by_id = {r["id"]: r for r in runs}
-        run_id = c4.selectbox("Run", list(by_id), key="k_run",
+        run_id = url_selectbox(c4, "Run", list(by_id), key="k_run", param="run", convert=int,
                               format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['n_evaluations']} evals)")
         metric = by_id[run_id]["metric"] or "value"
         evals = RunStore(store_path()).evaluations(run_id)
@@ -58,9 +62,10 @@ space = sample.space
 offered = kernels_for(space)
 if "k_kernels" in st.session_state:  # a sample of another space: keep the kernels that can read this one
     st.session_state["k_kernels"] = [k for k in st.session_state["k_kernels"] if k in offered]
-chosen = st.multiselect("Kernels", offered, key="k_kernels", help=f"The kernels that can read the {space} space.",
-                        **({} if "k_kernels" in st.session_state else
-                           {"default": [k for k in ("tw2g", "wl") if k in offered]}))
+chosen = url_multiselect(st, "Kernels", offered, key="k_kernels", param="kernels",
+                         help=f"The kernels that can read the {space} space.",
+                         **({} if "k_kernels" in st.session_state else
+                            {"default": [k for k in ("tw2g", "wl") if k in offered]}))
 st.caption(f"{len(sample.archs)} architectures from the {sample.source}, ordered by {metric} (best first; "
            f"best {sample.values[0]:.4g}, worst {sample.values[-1]:.4g}).")
 if not chosen:

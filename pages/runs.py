@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from nasviz.dashboard import launching
-from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, store_path as default_store
+from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, url_selectbox
+from nasviz.dashboard.ui import store_path as default_store
 from nasviz.dashboard.watching import export_bytes
 from nasviz.store import MAX_NOTES_CHARS, RUNNING, StoreError
 
@@ -35,7 +36,7 @@ if st.button("Refresh", key="refresh"):
     st.rerun()
 
 by_id = {r["id"]: r for r in runs}
-run_id = st.selectbox("Run", list(by_id), key="selected_run",
+run_id = url_selectbox(st, "Run", list(by_id), key="selected_run", param="run", convert=int,
                       format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['status']})")
 run = by_id[run_id]
 st.subheader(f"Run {run_id}: {run['name']}")

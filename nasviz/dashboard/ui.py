@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
 import streamlit as st
 
@@ -163,10 +163,59 @@ def publish_to_url(param: str, value: Any) -> None:
         st.query_params[param] = text
 
 
-def url_selectbox(container: Any, label: str, options: Sequence[str], *, key: str, param: str, **kwargs: Any) -> Any:
+def _bounded(convert: Callable[[str], Any], low: Any = None, high: Any = None) -> Callable[[str], Any]:
+    """``convert`` that raises ``ValueError`` outside ``[low, high]`` (a widget refuses such a value)."""
+    def parse(text: str) -> Any:
+        value = convert(text)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ValueError(f"{value} is outside [{low}, {high}]")
+        return value
+    return parse
+
+
+def url_number(container: Any, label: str, *, key: str, param: str, min_value: int | float,
+               max_value: int | float | None = None, **kwargs: Any) -> Any:
+    """``container.number_input`` (integer if ``min_value`` is an int) kept in the URL's ``param``;
+    a value outside the input's bounds is ignored."""
+    convert = int if isinstance(min_value, int) and not isinstance(min_value, bool) else float
+    adopt_from_url(param, key, convert=_bounded(convert, min_value, max_value))
+    if key in st.session_state:
+        kwargs.pop("value", None)  # the session value leads; a default beside it would warn
+    value = container.number_input(label, min_value=min_value, max_value=max_value, key=key, **kwargs)
+    publish_to_url(param, value)
+    return value
+
+
+def url_multiselect(container: Any, label: str, options: Sequence[Any], *, key: str, param: str,
+                    convert: Callable[[str], Any] = str, **kwargs: Any) -> list:
+    """``container.multiselect`` kept in the URL's ``param`` as a comma-separated list; items the
+    box does not offer are dropped (a link to a deleted run still opens)."""
+    seen: dict[str, str] = st.session_state.setdefault("_url_seen", {})
+    wanted = st.query_params.get(param)
+    if wanted is not None and param not in seen:
+        seen[param] = wanted
+        chosen = []
+        for item in str(wanted).split(","):
+            try:
+                value = convert(item.strip())
+            except (TypeError, ValueError):
+                continue
+            if value in options and value not in chosen:
+                chosen.append(value)
+        if chosen:
+            st.session_state[key] = chosen
+            kwargs.pop("default", None)  # the session value leads; a default beside it would warn
+    values = container.multiselect(label, options, key=key, **kwargs)
+    publish_to_url(param, ",".join(str(v) for v in values) if values else None)
+    return values
+
+
+def url_selectbox(container: Any, label: str, options: Sequence[Any], *, key: str, param: str,
+                  convert: Callable[[str], Any] = str, **kwargs: Any) -> Any:
     """``container.selectbox`` whose choice is kept in the URL's ``param`` (a shared link opens
-    with the same choice; a value the box does not offer is ignored)."""
-    adopt_from_url(param, key, allowed=[str(o) for o in options])
+    with the same choice; a value the box does not offer is ignored). ``convert`` turns the URL's
+    text into an option (``int`` for run ids)."""
+    adopt_from_url(param, key, allowed=[str(o) for o in options], convert=convert)
     value = container.selectbox(label, options, key=key, **kwargs)
     publish_to_url(param, value)
     return value

@@ -140,3 +140,47 @@ def test_kernels_and_architectures_read_a_runs_evaluations(store_path, synthetic
     assert not errors(at), errors(at)
     best = RunStore(store_path).get_run(run_id)["best_arch"]
     assert at.selectbox(key="a_eval_A").value == best  # best first
+
+
+def _param(at: AppTest, name: str):
+    value = at.query_params.get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def test_explorer_settings_are_in_the_url_and_a_shared_link_restores_them(store_path, synthetic_table):
+    """Optuna Dashboard parity: a view can be shared. Each explorer page writes its settings to the
+    URL, and a new session opened on that URL (a colleague's browser) shows the same view; values a
+    widget would refuse are ignored rather than breaking the page."""
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=180), synthetic_table)
+    at.query_params.update({"n": "30", "seed": "2", "kernels": "wl,not-a-kernel", "from": "table"})
+    at.switch_page("pages/kernels.py").run()
+    assert not errors(at), errors(at)
+    assert at.number_input(key="k_n").value == 30 and at.number_input(key="k_seed").value == 2
+    assert at.multiselect(key="k_kernels").value == ["wl"]
+    assert "30 architectures from the table" in at.caption[0].value
+    at.multiselect(key="k_kernels").set_value(["tw2g", "wl"]).run()
+    at.number_input(key="k_n").set_value(40).run()
+    assert _param(at, "kernels") == "tw2g,wl" and _param(at, "n") == "40" and _param(at, "from") == "table"
+
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=180), synthetic_table)
+    at.query_params.update({"n": "99999", "seed": "1", "top": "3"})  # n beyond the input's maximum: ignored
+    at.switch_page("pages/interpretability.py").run()
+    assert not errors(at), errors(at)
+    assert at.number_input(key="i_n").value == 200 and at.number_input(key="i_seed").value == 1
+    assert at.number_input(key="i_top").value == 3 and _param(at, "n") == "200"
+
+    at = open_page(synthetic_table, "pages/compare.py")
+    at.number_input(key="c_seeds").set_value(2).run()
+    at.number_input(key="c_budget").set_value(4).run()
+    at.button(key="c_launch").click().run()
+    ids = sorted(r["id"] for r in RunStore(store_path).list_runs())
+    assert sorted(int(i) for i in _param(at, "runs").split(",")) == ids
+    shared = AppTest.from_file(APP, default_timeout=180)
+    shared = use_server_csv(shared, synthetic_table)
+    shared.query_params.update({"runs": f"{ids[1]},{ids[2]},12345"})  # a deleted run is dropped
+    shared.switch_page("pages/compare.py").run()
+    assert not errors(shared), errors(shared)
+    assert shared.multiselect(key="c_selected").value == [ids[1], ids[2]]
+    shared.query_params.update({"run": str(ids[2])})
+    shared.switch_page("pages/runs.py").run()
+    assert shared.selectbox(key="selected_run").value == ids[2]
