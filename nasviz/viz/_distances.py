@@ -69,30 +69,42 @@ def _get_distance_matrix_info(
     return DistanceMatrixInfo(comps, list(archs), vals, order, n_total, note)
 
 
+#: Heatmaps per row: OTMANN's eight components in one row left ~120 px per panel at 1280 px.
+MAX_PANELS_PER_ROW = 4
+
+
 def _get_distance_matrix_plot(info: DistanceMatrixInfo, height: int = 380) -> go.Figure:
-    """One heatmap per component side by side, sharing the architecture axis."""
+    """One heatmap per component, at most :data:`MAX_PANELS_PER_ROW` to a row (``height`` per row)."""
     if not info.components or not info.archs:
         return empty_figure("no evaluated architectures to compare yet", height)
     names = list(info.components)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.09)
+    cols = min(len(names), MAX_PANELS_PER_ROW)
+    rows = -(-len(names) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.09,
+                        vertical_spacing=0.12 if rows > 1 else 0.0)
     # Rows and columns are labelled "position: arch (value)" so the hover names both cells'
     # architectures while sending only 2m strings (per-cell text would be m^2 per refresh).
     labels = [f"{i}: {a} ({v:.4g})" for i, (a, v) in enumerate(zip(info.archs, info.values))]
-    for c, name in enumerate(names, start=1):
+    for k, name in enumerate(names):
+        r, c = divmod(k, cols)
         fig.add_trace(go.Heatmap(
             # Viridis: no end near white or black, so neither theme's background can swallow the
             # nearest or the farthest pair (Magma's black end vanished on the dark theme)
             z=info.components[name], x=labels, y=labels, colorscale="Viridis", zmin=0.0,
             hovertemplate="%{y}<br>%{x}<br>distance %{z:.4g}<extra>" + name + "</extra>",
-        ), row=1, col=c)
-        fig.update_yaxes(autorange="reversed", showticklabels=False, row=1, col=c)
-        fig.update_xaxes(showticklabels=False, title_text="architectures in display order", row=1, col=c)
-    for c in range(1, len(names) + 1):  # components differ in scale: one colour bar per panel
-        domain = fig.layout["xaxis" if c == 1 else f"xaxis{c}"].domain
-        fig.data[c - 1].colorbar = dict(x=domain[1] + 0.005, thickness=8, len=0.9, tickfont=dict(size=9),
-                                        title=dict(text="far" if c == len(names) else "", side="top"))
+        ), row=r + 1, col=c + 1)
+        fig.update_yaxes(autorange="reversed", showticklabels=False, row=r + 1, col=c + 1)
+        fig.update_xaxes(showticklabels=False, row=r + 1, col=c + 1,
+                         title_text="architectures in display order" if r == rows - 1 else None)
+    for k in range(len(names)):  # components differ in scale: one colour bar per panel
+        suffix = "" if k == 0 else str(k + 1)
+        x_domain, y_domain = fig.layout[f"xaxis{suffix}"].domain, fig.layout[f"yaxis{suffix}"].domain
+        fig.data[k].colorbar = dict(x=x_domain[1] + 0.005, y=(y_domain[0] + y_domain[1]) / 2, yanchor="middle",
+                                    len=0.9 * (y_domain[1] - y_domain[0]), thickness=8, tickfont=dict(size=9),
+                                    title=dict(text="far" if k % cols == cols - 1 or k == len(names) - 1 else "",
+                                               side="top"))
     axis = "evaluation order" if info.order == "evaluation" else "ordered by value (best first)"
-    fig.update_layout(height=height, margin=dict(l=40, r=20, t=60, b=40),
+    fig.update_layout(height=height * rows, margin=dict(l=40, r=20, t=60, b=40),
                       title=dict(text=f"Distances between evaluated architectures, {axis}", x=0))
     return add_note(fig, info.note)
 

@@ -168,6 +168,20 @@ def test_distance_matrix_info_validates_shapes_and_notes_the_cap():
     assert len(fig.data) == 2 and all(t.type == "heatmap" for t in fig.data)
 
 
+def test_many_distance_components_wrap_into_rows_each_with_its_own_colour_bar():
+    """OTMANN's eight components in one row were ~120 px wide each at 1280 px: four to a row."""
+    comps = {f"c{k}": np.full((2, 2), float(k)) for k in range(8)}
+    fig = viz.plot_distance_matrices(comps, ["a", "b"], [1.0, 2.0])
+    assert len(fig.data) == 8 and fig.layout.height == 2 * 380
+    ys = sorted({round(t.colorbar.y, 3) for t in fig.data})
+    assert len(ys) == 2  # one colour-bar height per row, in the middle of it
+    for k, t in enumerate(fig.data):
+        domain = fig.layout["yaxis" if k == 0 else f"yaxis{k + 1}"].domain
+        assert domain[0] < t.colorbar.y < domain[1]
+    titles = [t.colorbar.title.text for t in fig.data]
+    assert titles == ["", "", "", "far"] * 2
+
+
 # ----------------------------------------------------------------------------- WL features
 def test_feature_gradient_info_splits_top_positive_and_negative():
     info = _get_feature_gradient_info(["a", "b", "c", "d", "e"], [0.5, -2.0, 0.0, 3.0, -0.1], top=1)
