@@ -9,6 +9,7 @@ from nasviz import viz
 from nasviz.components import kernels_for
 from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.explorer.samples import sample_run, sample_table
+from nasviz.dashboard.forms import chart_grid
 from nasviz.dashboard.kernels import KernelSet, parse_archs
 from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
                                  session_kernels, source, stop_with, store_path, url_multiselect, url_number,
@@ -82,9 +83,9 @@ st.subheader("Distance matrices, per component")
 st.caption("Rows and columns are the architectures ordered by performance, best first: a kernel that tracks "
            "performance shows dark (small-distance) blocks along the diagonal (cf. paper 000 Fig. 10).")
 for spec in chosen:
-    fig = viz.plot_distance_matrices(distances[spec], sample.strings, sample.values, order="value")
-    fig.update_layout(title=dict(text=f"{spec}: distance components, ordered by {metric} (best first)"))
-    st.plotly_chart(fig, key=f"chart_dist_{spec}")
+    st.markdown(f"**{spec}**: distance components, ordered by {metric} (best first)")
+    chart_grid([(f"chart_dist_{spec}_{name}", fig) for name, fig in
+                viz.plot_distance_panels(distances[spec], sample.strings, sample.values, order="value")])
 
 st.subheader("Distance vs performance difference")
 induced = {spec: kx.induced_distance(matrices[spec]) for spec in chosen}

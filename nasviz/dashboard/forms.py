@@ -20,6 +20,8 @@ from nasviz.errors import ConfigError
 from nasviz.registry import Entry, Option
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
     from nasviz.dashboard.views.base import View
     from nasviz.dashboard.watching import RunWatcher
 
@@ -165,6 +167,18 @@ def _control_values(view: "View", run: "RunWatcher", prefix: str = "") -> dict[s
     return values
 
 
+#: Charts per row of a grid (a narrow screen stacks Streamlit's columns, so a phone shows one per row).
+CHARTS_PER_ROW = 4
+
+
+def chart_grid(charts: Sequence[tuple[str, "go.Figure"]], key_prefix: str = "", per_row: int = CHARTS_PER_ROW) -> None:
+    """``(key, figure)`` pairs side by side, at most ``per_row`` to a row of page columns."""
+    for start in range(0, len(charts), per_row):
+        row = charts[start:start + per_row]
+        for column, (key, fig) in zip(st.columns(min(len(charts), per_row)), row):
+            column.plotly_chart(fig, key=key_prefix + key)
+
+
 def show_view(view: "View", run: "RunWatcher", key_prefix: str = "") -> None:
     """Draw ``view`` for ``run``: its controls and figures, or the one sentence why it does not apply.
     ``key_prefix`` keeps the widget keys of two runs drawn on one page apart."""
@@ -174,8 +188,7 @@ def show_view(view: "View", run: "RunWatcher", key_prefix: str = "") -> None:
         return
     output = view.render(run, **_control_values(view, run, key_prefix))
     if output.columns and output.charts:
-        for column, (key, fig) in zip(st.columns(len(output.charts)), output.charts):
-            column.plotly_chart(fig, key=key_prefix + key)
+        chart_grid(output.charts, key_prefix)
     else:
         for key, fig in output.charts:
             st.plotly_chart(fig, key=key_prefix + key)

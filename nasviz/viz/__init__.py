@@ -8,7 +8,7 @@ public ``plot_*`` does both. Large runs stay responsive: scatter traces are down
 
 from nasviz.viz._common import MAX_HEATMAP_SIZE, MAX_SCATTER_POINTS, empty_figure
 from nasviz.viz._curves import LearningCurveInfo, plot_learning_curves
-from nasviz.viz._distances import DistanceMatrixInfo, heatmap_indices, plot_distance_matrices
+from nasviz.viz._distances import DistanceMatrixInfo, distance_note, heatmap_indices, plot_distance_panels
 from nasviz.viz._embedding import PoolInfo, classical_mds, plot_pool
 from nasviz.viz._features import FeatureGradientInfo, plot_feature_gradients
 from nasviz.viz._graph import GraphInfo, plot_architecture
@@ -48,7 +48,8 @@ __all__ = [
     "get_progress_info",
     "heatmap_indices",
     "plot_architecture",
-    "plot_distance_matrices",
+    "plot_distance_panels",
+    "distance_note",
     "plot_feature_gradients",
     "plot_history",
     "plot_hyperparameters",

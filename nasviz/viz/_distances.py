@@ -7,9 +7,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from nasviz.viz._common import MAX_HEATMAP_SIZE, add_note, empty_figure, even_subsample, finite_or_none
+from nasviz.viz._common import MAX_HEATMAP_SIZE, empty_figure, even_subsample, finite_or_none
 
 ORDERS = ("evaluation", "value")
 
@@ -69,46 +68,38 @@ def _get_distance_matrix_info(
     return DistanceMatrixInfo(comps, list(archs), vals, order, n_total, note)
 
 
-#: Heatmaps per row: OTMANN's eight components in one row left ~120 px per panel at 1280 px.
-MAX_PANELS_PER_ROW = 4
-
-
-def _get_distance_matrix_plot(info: DistanceMatrixInfo, height: int = 380) -> go.Figure:
-    """One heatmap per component, at most :data:`MAX_PANELS_PER_ROW` to a row (``height`` per row)."""
-    if not info.components or not info.archs:
-        return empty_figure("no evaluated architectures to compare yet", height)
-    names = list(info.components)
-    cols = min(len(names), MAX_PANELS_PER_ROW)
-    rows = -(-len(names) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.09,
-                        vertical_spacing=0.12 if rows > 1 else 0.0)
+def _get_distance_panel(info: DistanceMatrixInfo, name: str, height: int = 300) -> go.Figure:
+    """One component's ``(m, m)`` heatmap, square, with its own colour bar (components differ in scale)."""
     # Rows and columns are labelled "position: arch (value)" so the hover names both cells'
     # architectures while sending only 2m strings (per-cell text would be m^2 per refresh).
     labels = [f"{i}: {a} ({v:.4g})" for i, (a, v) in enumerate(zip(info.archs, info.values))]
-    for k, name in enumerate(names):
-        r, c = divmod(k, cols)
-        fig.add_trace(go.Heatmap(
-            # Viridis: no end near white or black, so neither theme's background can swallow the
-            # nearest or the farthest pair (Magma's black end vanished on the dark theme)
-            z=info.components[name], x=labels, y=labels, colorscale="Viridis", zmin=0.0,
-            hovertemplate="%{y}<br>%{x}<br>distance %{z:.4g}<extra>" + name + "</extra>",
-        ), row=r + 1, col=c + 1)
-        fig.update_yaxes(autorange="reversed", showticklabels=False, row=r + 1, col=c + 1)
-        fig.update_xaxes(showticklabels=False, row=r + 1, col=c + 1,
-                         title_text="architectures in display order" if r == rows - 1 else None)
-    for k in range(len(names)):  # components differ in scale: one colour bar per panel
-        suffix = "" if k == 0 else str(k + 1)
-        x_domain, y_domain = fig.layout[f"xaxis{suffix}"].domain, fig.layout[f"yaxis{suffix}"].domain
-        fig.data[k].colorbar = dict(x=x_domain[1] + 0.005, y=(y_domain[0] + y_domain[1]) / 2, yanchor="middle",
-                                    len=0.9 * (y_domain[1] - y_domain[0]), thickness=8, tickfont=dict(size=9),
-                                    title=dict(text="far" if k % cols == cols - 1 or k == len(names) - 1 else "",
-                                               side="top"))
-    axis = "evaluation order" if info.order == "evaluation" else "ordered by value (best first)"
-    fig.update_layout(height=height * rows, margin=dict(l=40, r=20, t=60, b=40),
-                      title=dict(text=f"Distances between evaluated architectures, {axis}", x=0))
-    return add_note(fig, info.note)
+    fig = go.Figure(go.Heatmap(
+        # Viridis: no end near white or black, so neither theme's background can swallow the
+        # nearest or the farthest pair (Magma's black end vanished on the dark theme)
+        z=info.components[name], x=labels, y=labels, colorscale="Viridis", zmin=0.0,
+        hovertemplate="%{y}<br>%{x}<br>distance %{z:.4g}<extra>" + name + "</extra>",
+        colorbar=dict(thickness=8, len=0.9, tickfont=dict(size=9), title=dict(text="far", side="top")),
+    ))
+    fig.update_xaxes(showticklabels=False, constrain="domain")
+    fig.update_yaxes(autorange="reversed", showticklabels=False, scaleanchor="x", constrain="domain")
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=40, b=10), title=dict(text=name, x=0.5, xanchor="center"))
+    return fig
 
 
-def plot_distance_matrices(components, archs, values, order="evaluation", n_total=None) -> go.Figure:
-    """Distance heatmaps figure (see :func:`_get_distance_matrix_info`)."""
-    return _get_distance_matrix_plot(_get_distance_matrix_info(components, archs, values, order, n_total))
+def plot_distance_panels(components, archs, values, order="evaluation", n_total=None) -> list[tuple[str, go.Figure]]:
+    """One square heatmap per distance component, ``[(component, figure)]``, for a grid of page
+    columns (:func:`~nasviz.dashboard.forms.chart_grid`), which the page stacks on a narrow
+    screen: one multi-panel figure left OTMANN's eight components ~40 px wide on a phone.
+    Checks as :func:`_get_distance_matrix_info`; the cap's note belongs in the caption
+    (:func:`distance_note`)."""
+    info = _get_distance_matrix_info(components, archs, values, order, n_total)
+    if not info.components or not info.archs:
+        return [("empty", empty_figure("no evaluated architectures to compare yet", 300))]
+    return [(name, _get_distance_panel(info, name)) for name in info.components]
+
+
+def distance_note(n_shown: int, n_total: int, order: str) -> str:
+    """The caption's words for a set of distance panels: order, and the cap when there is one."""
+    axis = "in evaluation order" if order == "evaluation" else "best value first"
+    cap = f", an evenly spaced {n_shown:,} of {n_total:,}" if n_shown < n_total else ""
+    return f"rows and columns: the evaluated architectures {axis}{cap}"

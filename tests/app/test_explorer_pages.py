@@ -30,11 +30,13 @@ def test_kernels_page_draws_every_kernel_and_the_quality_views(store_path, synth
     assert not errors(at), errors(at)
     assert at.title[0].value == "Kernels"
     assert at.multiselect(key="k_kernels").value == ["tw2g", "wl"]
-    n_charts = len(at.get("plotly_chart"))
-    assert n_charts == 2 + 2  # one distance figure per kernel, scatter, quality
+    keys = [c.key for c in at.get("plotly_chart")]
+    # one panel per distance component (TW 2-gram: 3, WL: one per depth), scatter, quality
+    assert keys[:3] == ["chart_dist_tw2g_operations", "chart_dist_tw2g_in_degree", "chart_dist_tw2g_out_degree"]
+    assert keys[-2:] == ["chart_dist_perf", "chart_quality"] and keys[3].startswith("chart_dist_wl_")
     assert "100 architectures from the table" in at.caption[0].value
     at.multiselect(key="k_kernels").set_value(["tw2g"]).run()
-    assert len(at.get("plotly_chart")) == 3 and not errors(at)
+    assert len(at.get("plotly_chart")) == 3 + 2 and not errors(at)
 
 
 def test_kernels_page_surrogate_protocol_and_too_large_a_split(store_path, synthetic_table):

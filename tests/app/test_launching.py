@@ -189,8 +189,9 @@ def test_the_views_of_a_finished_bo_run(tmp_path, synthetic_table):
     traces = {t.name: t for t in fig.data}
     assert len(traces["selected batch"].x) == 2
     assert len(traces["evaluated so far"].x) == len({e["arch"] for e in w.evaluations if e["step"] < w.steps[-1].step})
-    fig = dict(view["distances"].render(w, view_kernel="tw2g", dist_order="value").charts)["chart_distances"]
-    assert [a.text for a in fig.layout.annotations][:3] == ["operations", "in_degree", "out_degree"]
+    panels = view["distances"].render(w, view_kernel="tw2g", dist_order="value").charts
+    assert [key for key, _ in panels] == ["chart_distances_operations", "chart_distances_in_degree",
+                                          "chart_distances_out_degree"]
     assert len(view["selection"].render(w).charts) == 2
     assert view["hyperparameters"].applies(w) is None
     assert view["features"].applies(w).startswith("WL feature gradients are shown when the search uses the WL kernel")

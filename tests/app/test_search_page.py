@@ -58,7 +58,7 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     assert '"evaluated so far"' in pool_figure  # the measured architectures, embedded with the pool
     assert [t.label for t in at.tabs] == ["Candidate pool", "Hyperparameters", "Distances", "WL features",
                                           "Selected architectures", "Evaluations", "Learning curves"]
-    for tab, expected in [("Hyperparameters", ["chart_hyperparameters"]), ("Distances", ["chart_distances"]),
+    for tab, expected in [("Hyperparameters", ["chart_hyperparameters"]), ("Distances", ["chart_distances_operations", "chart_distances_in_degree", "chart_distances_out_degree"]),
                           ("Selected architectures", ["chart_arch_0", "chart_arch_1"]), ("WL features", [])]:
         at.session_state["view_tab"] = tab
         at.run()

@@ -123,7 +123,7 @@ def test_evaluated_architectures_share_the_pool_embedding():
     info = _get_pool_info(["a", "b"], D, mean=[1, 2], evaluated=["c", "d"], evaluated_values=[0.5, 0.7])
     assert len(info.x) == 2 and info.evaluated_archs == ["c", "d"] and info.evaluated_values.tolist() == [0.5, 0.7]
     assert abs(info.x[0] - info.evaluated_x[0]) == pytest.approx(3.0)  # a to c, across the two sets
-    with pytest.raises(ValueError, match="shape \(3, 3\) for a pool of 2 and 2 evaluated"):
+    with pytest.raises(ValueError, match=r"shape \(3, 3\) for a pool of 2 and 2 evaluated"):
         _get_pool_info(["a", "b"], D[:3, :3], evaluated=["c"] * 2)
     fig = viz.plot_pool(["a", "b"], D, mean=[1, 2], selected=[0], evaluated=["c", "d"], evaluated_values=[0.5, 0.7])
     assert [t.name for t in fig.data] == ["pool", "evaluated so far", "selected batch"]
@@ -164,22 +164,24 @@ def test_distance_matrix_info_validates_shapes_and_notes_the_cap():
     assert info.note == "showing 2 of 10 evaluated architectures"
     with pytest.raises(ValueError, match="component 'x' has shape"):
         _get_distance_matrix_info({"x": np.zeros((3, 3))}, ["a", "b"], [1.0, 2.0])
-    fig = viz.plot_distance_matrices(comps, ["a", "b"], [1.0, 2.0])
-    assert len(fig.data) == 2 and all(t.type == "heatmap" for t in fig.data)
+    panels = viz.plot_distance_panels(comps, ["a", "b"], [1.0, 2.0])
+    assert [name for name, _ in panels] == ["operations", "in_degree"]
+    assert all(len(f.data) == 1 and f.data[0].type == "heatmap" for _, f in panels)
 
 
-def test_many_distance_components_wrap_into_rows_each_with_its_own_colour_bar():
-    """OTMANN's eight components in one row were ~120 px wide each at 1280 px: four to a row."""
+def test_each_distance_component_is_its_own_square_panel_with_its_own_colour_bar():
+    """OTMANN's eight components in one figure were ~120 px each at 1280 px and ~40 px on a phone:
+    one figure per component, for page columns that a narrow screen stacks."""
     comps = {f"c{k}": np.full((2, 2), float(k)) for k in range(8)}
-    fig = viz.plot_distance_matrices(comps, ["a", "b"], [1.0, 2.0])
-    assert len(fig.data) == 8 and fig.layout.height == 2 * 380
-    ys = sorted({round(t.colorbar.y, 3) for t in fig.data})
-    assert len(ys) == 2  # one colour-bar height per row, in the middle of it
-    for k, t in enumerate(fig.data):
-        domain = fig.layout["yaxis" if k == 0 else f"yaxis{k + 1}"].domain
-        assert domain[0] < t.colorbar.y < domain[1]
-    titles = [t.colorbar.title.text for t in fig.data]
-    assert titles == ["", "", "", "far"] * 2
+    panels = viz.plot_distance_panels(comps, ["a", "b"], [1.0, 2.0])
+    assert len(panels) == 8
+    for name, fig in panels:
+        assert fig.layout.title.text == name and fig.layout.yaxis.scaleanchor == "x"
+        assert fig.data[0].colorbar.title.text == "far"
+    assert viz.distance_note(2, 2, "value") == "rows and columns: the evaluated architectures best value first"
+    assert "an evenly spaced 150 of 400" in viz.distance_note(150, 400, "evaluation")
+    empty = viz.plot_distance_panels({}, [], [])
+    assert empty[0][1].layout.annotations
 
 
 # ----------------------------------------------------------------------------- WL features

@@ -48,10 +48,9 @@ class DistanceView(View):
             return distance_components(run.kernels.get(kernel, run.space_name), parse_archs(strings, run.space_name))
 
         comps = run.memo(("dist", kernel, dist_order, len(evals)), compute)
-        fig = viz.plot_distance_matrices(comps, strings, [values[i] for i in idx], dist_order, n_total=len(evals))
-        shown = len(strings)
-        return ViewOutput([("chart_distances", fig)],
-                          f"{kernel} distances between {shown:,} evaluated architectures "
-                          f"({'in evaluation order' if dist_order == 'evaluation' else 'best value first'}): dark = "
-                          f"near, yellow = far; each component has its own colour bar (they differ in scale), and the "
-                          f"diagonal is each architecture against itself (0).")
+        panels = viz.plot_distance_panels(comps, strings, [values[i] for i in idx], dist_order, n_total=len(evals))
+        return ViewOutput([(f"chart_distances_{name}", fig) for name, fig in panels],
+                          f"{kernel} distances, one panel per component; "
+                          f"{viz.distance_note(len(strings), len(evals), dist_order)}. Dark = near, yellow = far; each "
+                          f"component has its own colour bar (they differ in scale), and the diagonal is each "
+                          f"architecture against itself (0).", columns=True)
