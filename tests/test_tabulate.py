@@ -125,3 +125,40 @@ def test_killed_cli_process_resumes(tmp_path):
     summary = json.loads(rerun.stdout)
     assert summary["complete"] and summary["resumed"] == len(done) and summary["trained"] == 10 - len(done)
     assert len(_rows(out)) == LIMIT
+
+
+def test_reliability_of_per_seed_values():
+    from nasviz.bench.table_pilot import reliability, spearman_brown
+
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=200)
+    same = np.repeat(truth[:, None], 4, axis=1)
+    r = reliability(same)
+    assert r["seed_spearman"] == pytest.approx(1.0) and r["half_spearman"] == pytest.approx(1.0)
+    noisy = truth[:, None] + rng.normal(size=(200, 8))  # single-seed reliability about 0.5
+    r = reliability(noisy)
+    assert 0.35 < r["seed_spearman"] < 0.65 and r["half_spearman"] > r["seed_spearman"]
+    assert r["projected"]["4"] == pytest.approx(spearman_brown(r["seed_spearman"], 4))
+    assert r["classes"] == 200 and r["seeds"] == 8 and r["median"] == pytest.approx(np.median(noisy.mean(1)))
+
+
+def test_table_reliability_reads_only_finished_classes_with_a_path(tmp_path):
+    """The bench reads the tabulation's progress file: a class counts once all its seeds are ok,
+    and a class without an input -> output path (chance whatever the seed) never counts."""
+    from nasviz.bench.table_reliability import per_seed_values
+    from nasviz.tabulate import PARTIAL_COLUMNS
+
+    p = plan("nb201")
+    reps = {p.keys[m[0]]: nb201.format(p.cells[m[0]]) for m in p.members}
+    chosen = [k for k in reps if k != "0"][:3]
+    partial = tmp_path / "t.csv.partial.csv"
+    with partial.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(PARTIAL_COLUMNS)
+        for c, key in enumerate(["0", *chosen]):
+            for seed in range(2):
+                status = "failed" if (key == chosen[2] and seed == 1) else "ok"
+                w.writerow([reps[key], seed, status, 10 * c + seed, 5 * c, 0.1, 2, "1;2", ""])
+    values = per_seed_values(partial, "nb201", 2)
+    assert values["valid_accuracy"].tolist() == [[10.0, 11.0], [20.0, 21.0]]
+    assert values["test_accuracy"].tolist() == [[5.0, 5.0], [10.0, 10.0]]

@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "layer-retrain": "nasviz.bench.layer_retrain",
     "cnn-search": "nasviz.bench.cnn_search",
     "table-pilot": "nasviz.bench.table_pilot",
+    "table-reliability": "nasviz.bench.table_reliability",
     "tuning": "nasviz.bench.tuning",
     "nb101": "nasviz.bench.nb101",
     "browser": "nasviz.bench.browser",

@@ -7,7 +7,7 @@ class, as :mod:`nasviz.tabulate` would train them), ``--seeds`` times each with 
 setting, and reports, over the classes that have an input -> output path (the others sit at
 chance whatever the seed):
 
-* ``median_valid``: median over classes of the seed-mean validation accuracy;
+* ``median``: median over classes of the seed-mean validation accuracy;
 * ``seed_spearman``: mean Spearman correlation between two single seeds (the reliability of one
   training run), and ``half_spearman``: between the means of two disjoint halves of the seeds
   (the quantity ``data/README.md`` asks to be >= 0.8 for the table);
@@ -85,17 +85,33 @@ def spearman_brown(r: float, k: float) -> float:
     return k * r / (1 + (k - 1) * r)
 
 
+def reliability(values: np.ndarray) -> dict:
+    """How reproducible a ranking by ``values`` (shape ``(n_classes, n_seeds)``) is.
+
+    ``seed_spearman``: mean Spearman between two single seeds; ``half_spearman``: between the
+    means of the first and the second half of the seeds; ``projected``: Spearman-Brown of the
+    single-seed value to the mean of 2, 4, 8, 16 seeds; ``median``: median over classes of the seed mean.
+    """
+    n_seeds = values.shape[1]
+    pairs = [spearmanr(values[:, i], values[:, j])[0] for i, j in itertools.combinations(range(n_seeds), 2)]
+    r1 = float(np.mean(pairs)) if pairs else float("nan")
+    half = n_seeds // 2
+    half_rho = float(spearmanr(values[:, :half].mean(1), values[:, half:2 * half].mean(1))[0]) if half else float("nan")
+    return {
+        "classes": int(values.shape[0]), "seeds": n_seeds,
+        "median": float(np.median(values.mean(axis=1))),
+        "seed_spearman": r1,
+        "half_spearman": half_rho,
+        "projected": {str(k): spearman_brown(r1, k) for k in (2, 4, 8, 16)},
+    }
+
+
 def analyse(values: np.ndarray, archs: list, gp_train: int, gp_trials: int, seed: int = 0) -> dict:
     """Statistics of ``values`` (shape ``(n_classes, n_seeds)``, non-degenerate classes only)."""
     from nasviz.bench.surrogate import choose_transform
     from nasviz.gp import GaussianProcess
     from nasviz.kernels import make_kernel
 
-    n_seeds = values.shape[1]
-    pairs = [spearmanr(values[:, i], values[:, j])[0] for i, j in itertools.combinations(range(n_seeds), 2)]
-    r1 = float(np.mean(pairs)) if pairs else float("nan")
-    half = n_seeds // 2
-    half_rho = float(spearmanr(values[:, :half].mean(1), values[:, half:2 * half].mean(1))[0]) if half else float("nan")
     means = values.mean(axis=1)
     gp: dict[str, dict] = {}
     transform = choose_transform(means, "auto")
@@ -110,14 +126,7 @@ def analyse(values: np.ndarray, archs: list, gp_train: int, gp_trials: int, seed
             mean, _ = model.predict([archs[i] for i in test], full_cov=False)
             rhos.append(float(spearmanr(mean, means[test])[0]))
         gp[kernel] = {"spearman_mean": float(np.mean(rhos)), "spearman_se": float(np.std(rhos, ddof=1) / np.sqrt(len(rhos)))}
-    return {
-        "classes": int(values.shape[0]), "seeds": n_seeds,
-        "median_valid": float(np.median(means)),
-        "seed_spearman": r1,
-        "half_spearman": half_rho,
-        "projected": {str(k): spearman_brown(r1, k) for k in (2, 4, 8, 16)},
-        "gp": gp,
-    }
+    return {**reliability(values), "gp": gp}
 
 
 def run(args: argparse.Namespace) -> dict:
