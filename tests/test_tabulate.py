@@ -92,6 +92,7 @@ def test_worker_processes_give_the_same_table_as_in_process(tmp_path):
     a = tabulate(tmp_path / "a.csv", "nb201", TINY, workers=2, limit_cells=LIMIT, progress=False)
     assert a["complete"] and a["trained"] == 5 * SEEDS
     b = tabulate(tmp_path / "b.csv", "nb201", TINY, workers=0, limit_cells=LIMIT, progress=False)
+    assert b["complete"] and b["trained"] == 5 * SEEDS
     keep = [c for c in _rows(tmp_path / "a.csv")[0] if c != "train_seconds"]
     ra, rb = _rows(tmp_path / "a.csv"), _rows(tmp_path / "b.csv")
     assert [[r[c] for c in keep] for r in ra] == [[r[c] for c in keep] for r in rb]

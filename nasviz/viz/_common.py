@@ -19,6 +19,21 @@ OUTLINE = "#8a8a8a"
 LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0)
 
 
+def log_axis(values: Any) -> dict[str, Any]:
+    """Settings of a log axis for the positive ``values`` shown on it.
+
+    Over two decades or more Plotly labels 2 and 5 between the powers of ten and the labels run
+    together; there only the decades are labelled (as 10^k), with unlabelled minor ticks between.
+    Over a shorter span its default labels are kept (decades alone would leave one label or none).
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v) & (v > 0)]
+    axis: dict[str, Any] = {"type": "log"}
+    if v.size and np.log10(v.max() / v.min()) >= 2:
+        axis.update(dtick=1, exponentformat="power", minor=dict(ticks="outside", ticklen=3, showgrid=False))
+    return axis
+
+
 def finite_or_none(value: Any) -> float | None:
     """``float(value)`` if it is a finite number, else ``None`` (failed evaluations, NaN, text)."""
     try:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from nasviz.viz._common import LEGEND_BELOW, empty_figure
+from nasviz.viz._common import LEGEND_BELOW, empty_figure, log_axis
 
 #: Parallel coordinates draw at most this many lines (a random sample beyond it): thousands of
 #: WebGL lines take seconds to draw on a small machine and read as one colour anyway.
@@ -132,7 +132,7 @@ def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
                       legend=LEGEND_BELOW,
                       title=dict(text=f"{'Regret' if info.regret else 'Best so far'}: mean ± standard error across seeds", x=0))
     if info.regret and all(np.all(m > 0) for m in info.mean):
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(**log_axis(np.concatenate(info.mean)))
     return fig
 
 

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure, even_subsample, finite_or_none
+from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure, even_subsample, finite_or_none, log_axis
 
 
 @dataclass
@@ -77,7 +77,7 @@ def _get_hyperparameter_plot(info: HyperparameterInfo, height: int = 320) -> go.
     allv = np.concatenate([v[np.isfinite(v)] for v in info.series.values()])
     log = allv.size > 0 and np.all(allv > 0) and allv.max() / allv.min() > 100
     fig.update_layout(height=height, margin=dict(l=50, r=20, t=40, b=40), xaxis_title="step",
-                      yaxis=dict(title="value", type="log" if log else "linear"),
+                      yaxis=dict(title="value", **(log_axis(allv) if log else {"type": "linear"})),
                       title=dict(text="Learned hyperparameters", x=0), legend=dict(orientation="h", y=-0.25))
     return add_note(fig, info.note)
 

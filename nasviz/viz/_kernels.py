@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure
+from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure, log_axis
 
 
 # ----------------------------------------------------------------------------- distance vs performance
@@ -184,8 +184,9 @@ def _get_surrogate_plot(info: SurrogateInfo, metric: str = "value", height: int 
     fig.update_xaxes(title_text=f"true {what}", row=1, col=2)
     fig.update_yaxes(title_text=f"predicted {what}", row=1, col=2)
     if info.error_scale:  # log-log, as paper 002 Fig. 8
-        fig.update_xaxes(type="log", row=1, col=2)
-        fig.update_yaxes(type="log", row=1, col=2)
+        shown = np.concatenate([np.concatenate([t, m]) for t, m in zip(info.truth, info.mean)] or [np.ones(1)])
+        fig.update_xaxes(**log_axis(shown), row=1, col=2)
+        fig.update_yaxes(**log_axis(shown), row=1, col=2)
     fig.update_layout(height=height, margin=dict(l=50, r=20, t=60, b=40), legend=dict(orientation="h", y=-0.2))
     return fig
 

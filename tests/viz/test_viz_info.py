@@ -229,3 +229,15 @@ def test_large_graphs_show_their_labels_on_hover_only():
     wired = viz.plot_architecture(get_space("wired").sample(np.random.default_rng(0), 1)[0])
     assert cell.data[-1].mode == "markers+text" and wired.data[-1].mode == "markers"
     assert list(wired.data[-1].hovertext)  # the labels are still there, on hover
+
+
+def test_log_axes_label_only_decades_over_a_wide_span():
+    """Over several decades Plotly's 2-and-5 labels ran together; a short span keeps them."""
+    from nasviz.viz._common import log_axis
+
+    wide = log_axis([1e-6, 0.3, 1000.0])
+    assert wide["type"] == "log" and wide["dtick"] == 1 and wide["exponentformat"] == "power"
+    assert log_axis([2.0, 9.0]) == {"type": "log"}
+    assert log_axis([np.nan, -1.0]) == {"type": "log"}  # nothing positive to span
+    fig = viz.plot_hyperparameters([{"step": s, "strategy": {"hyperparameters": {"lam": 10.0 ** -s}}} for s in range(1, 6)])
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick == 1
