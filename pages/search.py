@@ -121,7 +121,7 @@ except UnknownRunError:
     st.stop()
 
 cfg = watcher.config
-head, b1, b2, b3, b4 = st.columns([4, 1, 1, 1, 1.4])
+head, b1, b2, b3, b4 = st.columns([3, 1, 1, 1, 1.6])  # room for the toggle's label at 1280 px
 head.subheader(f"Run {run_id}: {watcher.run.get('name') or cfg.get('strategy')}")
 if b1.button("Stop", key="stop", disabled=watcher.status != RUNNING):
     launching.request_stop(path, run_id)
