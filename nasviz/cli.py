@@ -243,6 +243,10 @@ def cmd_table_info(args: argparse.Namespace) -> int:
                   "were averaged into them")
         for m, v in info["optimum"].items():
             print(f"  optimum {m}: {v} ({info['best_arch'][m]})")
+            d = info["distribution"][m]
+            if d.get("rows"):
+                print(f"    median {d['median']:.4g} (q25 {d['q25']:.4g}, q75 {d['q75']:.4g}); "
+                      f"{d['within_0.5_of_optimum']} row(s) within 0.5 of the optimum")
         for b in info["bad_rows"]:
             print(f"  bad row: line {b['line']}, column {b['column']!r}: {b['problem']}")
     return 0

@@ -241,6 +241,17 @@ class Table:
         return {"policy": "refuse", "rows_refused": refused,
                 "note": "a later row of an architecture already read is a bad row"}
 
+    def distribution(self, metric: str, near: float = 0.5) -> dict[str, float | int]:
+        """Quartiles of ``metric`` over the rows with a value, and how many rows lie within
+        ``near`` of the optimum (how hard the optimum is to hit: a search finds it only if few do)."""
+        v = np.asarray(self.values[metric], dtype=float)
+        v = v[np.isfinite(v)]
+        if not v.size:
+            return {"rows": 0}
+        q25, median, q75 = (float(x) for x in np.quantile(v, [0.25, 0.5, 0.75]))
+        return {"rows": int(v.size), "q25": q25, "median": median, "q75": q75,
+                f"within_{near:g}_of_optimum": int(np.sum(v >= v.max() - near))}
+
     def info(self) -> dict:
         """Plain-data summary: rows, metrics, optimum per metric, the duplicate policy and the bad rows."""
         return {
@@ -256,6 +267,7 @@ class Table:
             "descriptive_columns": list(self.descriptive),
             "optimum": {m: self.optimum(m) for m in self.metrics},
             "best_arch": {m: self.strings[self.best_index(m)] for m in self.metrics},
+            "distribution": {m: self.distribution(m) for m in self.metrics},
             "bad_rows": [{"line": b.line, "column": b.column, "position": b.position, "problem": b.problem}
                          for b in self.bad_rows],
         }

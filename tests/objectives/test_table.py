@@ -173,3 +173,10 @@ def test_bad_rows_have_a_redacted_form_without_file_content():
     assert [b.redacted() for b in table.bad_rows] == ["line 2, column 1: cannot parse architecture",
                                                       "line 3, column 2: non-numeric value"]
     assert table.skipped_rows(redact=True) == {"count": 2, "first": [b.redacted() for b in table.bad_rows]}
+
+
+def test_info_gives_each_metrics_quartiles_and_how_many_rows_are_near_the_optimum():
+    table = load_table(lines(f"arch,acc\n{A},91.5\n{B},91.2\n{C},10.0\n"))
+    d = table.info()["distribution"]["acc"]
+    assert d == {"rows": 3, "q25": pytest.approx(50.6), "median": 91.2, "q75": pytest.approx(91.35),
+                 "within_0.5_of_optimum": 2}
