@@ -44,6 +44,20 @@ def test_table_info_json(nb201_table_path, capsys):
     assert info["optimum"]["cifar100"] == pytest.approx(73.5133) and info["bad_rows"] == []
 
 
+def test_table_info_ranks_a_table_against_another_over_their_common_cells(tmp_path, capsys):
+    from nasviz.spaces import nb201
+
+    cells = [nb201.format(a) for a in nb201.sample(np.random.default_rng(2), 6)]
+    mine, other = tmp_path / "mine.csv", tmp_path / "other.csv"
+    mine.write_text("arch,acc,bad\n" + "".join(f"{c},{k},{5 - k}\n" for k, c in enumerate(cells[:5])))
+    other.write_text("arch,x,y\n" + "".join(f"{c},{k * k},1\n" for k, c in enumerate(cells[1:], start=1)))
+    assert main(["table", "info", "--table", str(mine), "--rank-against", f"{other}:x", "--json"]) == 0
+    ranked = json.loads(capsys.readouterr().out)["rank_against"]
+    assert ranked["metric"] == "x"
+    assert ranked["by_metric"]["acc"] == {"spearman": pytest.approx(1.0), "architectures": 4}
+    assert ranked["by_metric"]["bad"]["spearman"] == pytest.approx(-1.0)
+
+
 def test_bad_input_gives_one_line_errors_not_tracebacks(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("arch,acc\nnonsense,1\n")
