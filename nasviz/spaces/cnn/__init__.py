@@ -16,16 +16,16 @@ returns.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.errors import ConfigError
-from nasviz.spaces.base import LABELLED_DAG, LAYERS, MODIFIERS, MORPHISMS, OPERATION_TREE, PATHS, SearchSpace
 from nasviz.spaces.cnn import graph as G
 from nasviz.spaces.cnn import modifiers
-from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layer_graph import space as common
+from nasviz.spaces.layer_graph.graph import DEFAULT_CONSTRAINTS, Constraints
 
 #: The TW operation tree's first level for CNN labels: the groups of App. A's grouped structure.
 OPERATION_GROUPS: dict[str, tuple[str, ...]] = {
@@ -42,46 +42,29 @@ def sample(rng: np.random.Generator, n: int = 1, constraints: Constraints = DEFA
     """``n`` random networks: a random member of the initial pool after 1-4 compound mutations
     (the space is unbounded: there is no uniform distribution; as for the layer space)."""
     pool = [a for a in G.initial_pool() if G.is_valid(a, constraints)]
-    out = []
-    for _ in range(n):
-        arch = pool[int(rng.integers(len(pool)))]
-        for _ in range(int(rng.integers(1, 5))):
-            arch = modifiers.mutate(arch, rng, constraints)
-        out.append(arch)
-    return out
+    return common.sample(pool, rng, n, constraints, modifiers.mutate)
 
 
-class CNNSpace(SearchSpace):
-    """CNNs as DAGs of layers (module docstring), with App. B.1's domain ``constraints``."""
+class CNNSpace(common.LayerSpace):
+    """CNNs as DAGs of layers (module docstring), with App. B.1's domain ``constraints``.
+
+    Strings, validity, moves and morphisms go through :class:`~nasviz.spaces.layer_graph.space.LayerSpace`
+    to :mod:`.graph`, :mod:`.modifiers` and :mod:`.morphisms`.
+    """
 
     name = G.NAME
     description = "NASBOT / Auto-Keras CNNs: DAGs of conv, res, pool and fc layers (1-d signals or 2-d images)"
-    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, MODIFIERS, MORPHISMS})
     examples = ("input;conv3:16<0;max-pool<1;conv5:32<2;fc:64<3;softmax<4;output<5",)
+    rules = G
+    moves = modifiers
 
-    def __init__(self, constraints: Constraints = DEFAULT_CONSTRAINTS) -> None:
-        self.constraints = constraints
+    def _morphisms(self) -> ModuleType:
+        from nasviz.spaces.cnn import morphisms
 
-    def parse(self, text: str) -> Architecture:
-        return G.parse(text, self.constraints)
-
-    def format(self, arch: Architecture) -> str:
-        return G.format(arch)
+        return morphisms
 
     def sample(self, rng: np.random.Generator, n: int = 1) -> list[Architecture]:
         return sample(rng, n, self.constraints)
-
-    def mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
-        return modifiers.mutate(arch, rng, self.constraints)
-
-    def neighbours(self, arch: Architecture) -> list[Architecture]:
-        return modifiers.one_step_neighbours(arch, self.constraints)
-
-    def initial_pool(self) -> list[Architecture]:
-        return [a for a in G.initial_pool() if G.is_valid(a, self.constraints)]
-
-    def contains(self, arch: Architecture) -> bool:
-        return G.is_valid(arch, self.constraints)
 
     def operation_groups(self) -> dict[str, tuple[str, ...]]:
         return OPERATION_GROUPS
@@ -99,33 +82,11 @@ class CNNSpace(SearchSpace):
         index = [CNN_LABELS.index(label) for label in G.LABELS]
         return G.LABELS, CNN_LABEL_MISMATCH[np.ix_(index, index)]
 
-    # ------------------------------------------------------------------ morphisms
-    def possible_morphs(self, arch: Architecture) -> dict:
-        from nasviz.spaces.cnn.morphisms import possible_morphs
-
-        return possible_morphs(arch, self.constraints)
-
-    def sample_morphs(self, arch: Architecture, rng: np.random.Generator, n: int) -> list:
-        from nasviz.spaces.cnn.morphisms import sample_morphs
-
-        return sample_morphs(arch, rng, n, self.constraints)
-
-    def apply_morphs(self, arch: Architecture, morphs: Sequence) -> list:
-        from nasviz.spaces.cnn.morphisms import apply_sequence
-
-        return apply_sequence(arch, morphs, self.constraints)
-
-    def morph_network(self, network: Any, morphs: Sequence, seed: int | None = None) -> Any:
-        from nasviz.spaces.cnn.morphisms import morph_network
-
-        return morph_network(network, morphs, self.constraints, seed=seed)
-
     # ------------------------------------------------------------------ training
     def build_network(self, arch: Architecture, input_shape: tuple[int, ...], n_outputs: int, **options: Any):
         from nasviz.spaces.cnn.networks import CNNNet
 
-        if options:
-            raise ConfigError(f"the {self.name!r} space's networks take no model options, got {sorted(options)}")
+        self._refuse_options(options)
         return CNNNet(arch, tuple(input_shape), n_outputs)
 
     def training_defaults(self) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The rules of the NASBOT CNN space: DAGs of convolution, residual, pooling and fc layers.
 
 Paper 001 Sec. 2.2 and App. A / B.1. A network is an :class:`~nasviz.arch.Architecture` whose
-nodes are layers, written with the string format of the layer space (``label[:units][<parents]``,
-:func:`nasviz.spaces.layers.graph.format`), e.g. ::
+nodes are layers, written with the string format of the layer spaces (``label[:units][<parents]``,
+:func:`nasviz.spaces.layer_graph.graph.format`), e.g. ::
 
     input;conv3:16<0;max-pool<1;conv5:32<2;fc:64<3;softmax<4;output<5
 
@@ -40,7 +40,7 @@ Deviations, and why:
 * Residual shortcuts are always 1 x 1 projections (He et al.'s option C), also when the input
   has as many channels as the block: then widening a block or its parent (Auto-Keras's ``wide``)
   never has to turn an identity shortcut into a projection or back.
-* Domain (App. B.1) as for MLPs (:class:`~nasviz.spaces.layers.graph.Constraints`); the mass is
+* Domain (App. B.1) as for MLPs (:class:`~nasviz.spaces.layer_graph.graph.Constraints`); the mass is
   OTMANN's (units x incoming channels; twice that for res, 0.1 times for fc, incoming channels
   for a pool), with the input's channels counted as 1 (the data's are unknown to an
   architecture).
@@ -51,7 +51,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints, format, normalise, parse_layer_string
+from nasviz.spaces.layer_graph import graph as common
+from nasviz.spaces.layer_graph.graph import (
+    DEFAULT_CONSTRAINTS, Constraints, decision_layers, end_problems, format, normalise, parse_layer_string,
+    processing_layers, size_problems,
+)
 
 NAME = "cnn"
 CONV_LABELS: tuple[str, ...] = ("conv3", "conv5", "conv7")
@@ -88,18 +92,6 @@ def kernel_size(label: str) -> int:
 def is_map(label: str) -> bool:
     """Whether a layer with this label writes a feature map (the input included)."""
     return label == INPUT or label in MAP_LABELS
-
-
-def decision_layers(arch: Architecture) -> tuple[int, ...]:
-    """Indices of the decision layers (the parents of the output layer)."""
-    return tuple(sorted(arch.predecessors()[arch.n_nodes - 1]))
-
-
-def processing_layers(arch: Architecture) -> tuple[int, ...]:
-    """Indices of the processing layers (neither input, output nor decision), in topological order."""
-    decision = set(decision_layers(arch))
-    last = arch.n_nodes - 1
-    return tuple(v for v in arch.topological_order() if v not in (0, last) and v not in decision)
 
 
 def levels(arch: Architecture) -> dict[int, int]:
@@ -207,20 +199,10 @@ def problems(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS)
     """Every reason ``arch`` is not a valid CNN of this space (empty if it is valid)."""
     if arch.widths is None:
         return ["a CNN needs widths (filters or units per layer); got widths=None"]
-    out: list[str] = []
+    out = end_problems(arch)
     n, last = arch.n_nodes, arch.n_nodes - 1
     pred, succ = arch.predecessors(), arch.successors()
-    if arch.labels[0] != INPUT:
-        out.append(f"node 0 must be the input layer labelled {INPUT!r}, got {arch.labels[0]!r}")
-    if arch.labels[last] != OUTPUT:
-        out.append(f"the last node {last} must be the output layer labelled {OUTPUT!r}, got {arch.labels[last]!r}")
-    if pred[0]:
-        out.append(f"the input layer has parents {list(pred[0])}")
-    if succ[last]:
-        out.append(f"the output layer has children {list(succ[last])}")
     decision = set(pred[last])
-    if not decision:
-        out.append("the output layer has no parent: a network needs at least one decision layer")
     for v in range(n):
         out += _layer_problems(arch, v, decision, constraints)
         if v not in (0, last):
@@ -232,13 +214,7 @@ def problems(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS)
             out.append(f"layer {v} ({arch.labels[v]!r}): in-degree {len(pred[v])} exceeds {constraints.max_in_degree}")
         if len(succ[v]) > constraints.max_out_degree:
             out.append(f"layer {v} ({arch.labels[v]!r}): out-degree {len(succ[v])} exceeds {constraints.max_out_degree}")
-    if n > constraints.max_layers:
-        out.append(f"{n} layers exceed the maximum {constraints.max_layers}")
-    if arch.has_parallel_edges:
-        repeated = sorted(e for e, m in arch.edge_multiplicities().items() if m > 1)
-        out.append(f"repeated edge(s) {repeated}: a layer concatenates each parent once")
-    if len(arch.edges) > constraints.max_edges:
-        out.append(f"{len(arch.edges)} edges exceed the maximum {constraints.max_edges}")
+    out += size_problems(arch, constraints)
     if not out:
         level = levels(arch)
         for v in range(1, last):
@@ -272,29 +248,19 @@ def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architec
 def build(labels: Sequence[str], edges: Sequence[tuple[int, int]], widths: Sequence[int | None],
           constraints: Constraints | None = DEFAULT_CONSTRAINTS) -> Architecture:
     """A normalised, validated CNN (``constraints=None`` skips validation)."""
-    arch = normalise(Architecture(tuple(labels), tuple(edges), tuple(widths)))
-    if constraints is not None:
-        validate(arch, constraints)
-    return arch
+    return common.build(labels, edges, widths, constraints, validate)
 
 
 def feed_forward(layers: Sequence[str], n_decision: int = 1) -> Architecture:
     """A chain ``input -> layer_1 -> ... -> layer_k -> softmax(es) -> output`` from tokens
     ``"conv3:16"``, ``"max-pool"``, ``"fc:64"`` (one per processing layer)."""
-    labels: list[str] = [INPUT]
-    widths: list[int | None] = [None]
+    labels: list[str] = []
+    widths: list[int | None] = []
     for token in layers:
         label, _, units = token.partition(":")
         labels.append(label)
         widths.append(int(units) if units else None)
-    k = len(layers)
-    labels += [DECISION_LABEL] * n_decision + [OUTPUT]
-    widths += [None] * (n_decision + 1)
-    last = k + n_decision + 1
-    edges = [(i, i + 1) for i in range(k)]
-    for d in range(n_decision):
-        edges += [(k, k + 1 + d), (k + 1 + d, last)]
-    return build(labels, edges, widths)
+    return build(*common.chain(labels, widths, DECISION_LABEL, n_decision))
 
 
 def _blocks(label: str, widths: Sequence[int], per_block: Sequence[int], pool: str = "max-pool") -> list[str]:

@@ -5,7 +5,9 @@ performing modifications" for CNNs: a modification that makes a layer concatenat
 of different resolutions is disallowed (the result is checked by
 :func:`~nasviz.spaces.cnn.graph.is_valid`; a skipped draw is redrawn), and a ``skip`` from a
 layer at a finer resolution to one at a coarser one goes through as many ``avg-pool`` layers as
-the resolutions differ.
+the resolutions differ. What the two spaces' modifiers do alike is in
+:mod:`nasviz.spaces.layer_graph.modifiers`; this module says which layers have units, what may
+be swapped or wedged, and how a skip is made.
 
 ================  ========================================================================
 dec_single        a random conv / res / fc layer loses 1/8 of its units (pools have none)
@@ -26,74 +28,47 @@ wedge_layer       an edge (u, v) is replaced by u -> w -> v; ``w`` has a random 
 
 from __future__ import annotations
 
-import math
-from typing import Callable
-
 import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.spaces.cnn import graph as G
-from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
-from nasviz.spaces.layers.modifiers import STEP_PROBABILITIES, Graph, unit_step
-
-Modifier = Callable[[Architecture, np.random.Generator, Constraints], "Architecture | None"]
+from nasviz.spaces.layer_graph import modifiers as common
+from nasviz.spaces.layer_graph.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layer_graph.modifiers import STEP_PROBABILITIES, Graph, Modifier, unit_step  # noqa: F401
 
 
 def _finish(g: Graph, constraints: Constraints) -> Architecture | None:
     return g.finish(constraints, G.is_valid)
 
 
-def _pick(rng: np.random.Generator, items):
-    return items[int(rng.integers(len(items)))]
-
-
 def _unit_layers(arch: Architecture) -> list[int]:
     return [v for v in G.processing_layers(arch) if arch.labels[v] in G.UNIT_LABELS]
-
-
-def _change_units(arch: Architecture, nodes: list[int], sign: int, constraints: Constraints) -> Architecture | None:
-    if not nodes:
-        return None
-    g = Graph(arch)
-    for v in nodes:
-        g.widths[v] = g.widths[v] + sign * unit_step(g.widths[v])
-    return _finish(g, constraints)
-
-
-def _block(arch: Architecture, rng: np.random.Generator) -> list[int]:
-    layers = _unit_layers(arch)
-    n = len(layers)
-    if n == 0:
-        return []
-    size = max(1, int(round((0.5 if n <= 4 else 0.25 if n <= 8 else 0.125) * n)))
-    start = int(rng.integers(n - size + 1))
-    return layers[start : start + size]
 
 
 def dec_single(arch: Architecture, rng: np.random.Generator,
                constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture | None:
     """Pick a layer with units at random and decrease them by 1/8 (Table 6)."""
     layers = _unit_layers(arch)
-    return _change_units(arch, [_pick(rng, layers)], -1, constraints) if layers else None
+    return common.change_units(arch, [common.pick(rng, layers)], -1, constraints, G.is_valid) if layers else None
 
 
 def inc_single(arch: Architecture, rng: np.random.Generator,
                constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture | None:
     """Pick a layer with units at random and increase them by 1/8 (Table 6)."""
     layers = _unit_layers(arch)
-    return _change_units(arch, [_pick(rng, layers)], +1, constraints) if layers else None
+    return common.change_units(arch, [common.pick(rng, layers)], +1, constraints, G.is_valid) if layers else None
 
 
 def dec_en_masse(arch: Architecture, rng: np.random.Generator,
                  constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture | None:
     """Decrease the units of a block of layers (consecutive in topological order) by 1/8."""
-    return _change_units(arch, _block(arch, rng), -1, constraints)
+    return common.change_units(arch, common.en_masse_block(_unit_layers(arch), rng), -1, constraints, G.is_valid)
 
 
 def inc_en_masse(arch: Architecture, rng: np.random.Generator,
                  constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture | None:
     """Increase the units of a block of layers (consecutive in topological order) by 1/8."""
-    return _change_units(arch, _block(arch, rng), +1, constraints)
+    return common.change_units(arch, common.en_masse_block(_unit_layers(arch), rng), +1, constraints, G.is_valid)
 
 
 def dup_path(arch: Architecture, rng: np.random.Generator,
@@ -101,21 +76,7 @@ def dup_path(arch: Architecture, rng: np.random.Generator,
     """Duplicate a random path ``u_1 .. u_k`` (Table 6): copies of ``u_2..u_{k-1}`` wired
     ``u_1 -> ~u_2 -> ... -> ~u_{k-1} -> u_k``; the walk stops at the output or, once it has an
     interior layer, with probability 1/2 after each hop."""
-    last = arch.n_nodes - 1
-    decision = set(G.decision_layers(arch))
-    succ = arch.successors()
-    path = [_pick(rng, [v for v in range(last) if v not in decision])]
-    while True:
-        path.append(_pick(rng, succ[path[-1]]))
-        if path[-1] == last or (len(path) >= 3 and rng.random() < 0.5):
-            break
-    if len(path) < 3:
-        return None
-    g = Graph(arch)
-    copies = [g.add_node(g.labels[v], g.widths[v]) for v in path[1:-1]]
-    chain = [path[0], *copies, path[-1]]
-    g.edges.update(zip(chain[:-1], chain[1:]))
-    return _finish(g, constraints)
+    return common.dup_path(arch, rng, constraints, G.is_valid)
 
 
 def remove_layer(arch: Architecture, rng: np.random.Generator,
@@ -123,21 +84,7 @@ def remove_layer(arch: Architecture, rng: np.random.Generator,
     """Remove a random layer; a parent left without children gets an edge to one of the removed
     layer's children, a child left without parents one from its parents (Table 6). A decision
     layer is removed only when another remains; removing a pool must keep resolutions consistent."""
-    decision = G.decision_layers(arch)
-    candidates = list(G.processing_layers(arch)) + (list(decision) if len(decision) > 1 else [])
-    if not candidates:
-        return None
-    v = _pick(rng, candidates)
-    pred, succ = arch.predecessors(), arch.successors()
-    g = Graph(arch)
-    for p in pred[v]:
-        if tuple(succ[p]) == (v,):
-            g.edges.add((p, _pick(rng, succ[v])))
-    for c in succ[v]:
-        if tuple(pred[c]) == (v,):
-            g.edges.add((_pick(rng, pred[v]), c))
-    g.remove_node(v)
-    return _finish(g, constraints)
+    return common.remove_layer(arch, rng, constraints, G.is_valid)
 
 
 def connect(g: Graph, arch: Architecture, u: int, v: int) -> bool:
@@ -159,24 +106,10 @@ def connect(g: Graph, arch: Architecture, u: int, v: int) -> bool:
     return True
 
 
-def _skip_pairs(arch: Architecture) -> list[tuple[int, int]]:
-    last = arch.n_nodes - 1
-    decision = set(G.decision_layers(arch))
-    position = {v: i for i, v in enumerate(arch.topological_order())}
-    existing = set(arch.edges)
-    return [(u, v) for u in range(last) if u not in decision for v in range(1, last)
-            if position[u] < position[v] and (u, v) not in existing]
-
-
 def skip(arch: Architecture, rng: np.random.Generator,
          constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture | None:
     """Add an edge ``(u, v)``, ``u`` topologically before ``v``, not yet an edge (through pools)."""
-    pairs = _skip_pairs(arch)
-    if not pairs:
-        return None
-    u, v = _pick(rng, pairs)
-    g = Graph(arch)
-    return _finish(g, constraints) if connect(g, arch, u, v) else None
+    return common.skip(arch, rng, constraints, G.is_valid, connect)
 
 
 def swap_label(arch: Architecture, rng: np.random.Generator,
@@ -185,10 +118,10 @@ def swap_label(arch: Architecture, rng: np.random.Generator,
     layers = [v for v in G.processing_layers(arch) if arch.labels[v] != G.FC_LABEL]
     if not layers:
         return None
-    v = _pick(rng, layers)
+    v = common.pick(rng, layers)
     group = next(grp for grp in G.SWAP_GROUPS if arch.labels[v] in grp)
     g = Graph(arch)
-    g.labels[v] = _pick(rng, [lab for lab in group if lab != arch.labels[v]])
+    g.labels[v] = common.pick(rng, [lab for lab in group if lab != arch.labels[v]])
     return _finish(g, constraints)
 
 
@@ -202,21 +135,12 @@ def wedge_labels(arch: Architecture, u: int, v: int) -> tuple[str, ...]:
 def wedge_units(arch: Architecture, u: int, v: int, constraints: Constraints) -> int:
     """``(units(u) + units(v)) / 2`` where both have units, else the one that has, else the
     network's mean units (64 for a network without any), within the domain."""
-    ends = [w for w in (arch.widths[u], arch.widths[v]) if w is not None]
-    if ends:
-        units = int(round(sum(ends) / len(ends)))
-    else:
-        ws = [arch.widths[x] for x in _unit_layers(arch)]
-        units = int(round(float(np.mean(ws)))) if ws else 64
-    return min(max(units, constraints.min_units), constraints.max_units)
+    return common.wedge_units(arch, u, v, constraints, _unit_layers(arch))
 
 
 def _wedge(arch: Architecture, u: int, v: int, label: str, constraints: Constraints) -> Architecture | None:
-    g = Graph(arch)
-    w = g.add_node(label, None if label in G.POOL_LABELS else wedge_units(arch, u, v, constraints))
-    g.edges.discard((u, v))
-    g.edges.update({(u, w), (w, v)})
-    return _finish(g, constraints)
+    width = None if label in G.POOL_LABELS else wedge_units(arch, u, v, constraints)
+    return common.wedge(arch, u, v, label, width, constraints, G.is_valid)
 
 
 def wedge_layer(arch: Architecture, rng: np.random.Generator,
@@ -226,8 +150,8 @@ def wedge_layer(arch: Architecture, rng: np.random.Generator,
     edges = [e for e in arch.edges if e[1] != last]
     if not edges:
         return None
-    u, v = _pick(rng, edges)
-    return _wedge(arch, u, v, _pick(rng, wedge_labels(arch, u, v)), constraints)
+    u, v = common.pick(rng, edges)
+    return _wedge(arch, u, v, common.pick(rng, wedge_labels(arch, u, v)), constraints)
 
 
 #: The nine modifiers of Table 6 by name.
@@ -241,32 +165,14 @@ MODIFIERS: dict[str, Modifier] = {
 def one_step(arch: Architecture, rng: np.random.Generator, constraints: Constraints = DEFAULT_CONSTRAINTS,
              max_tries: int = 50) -> tuple[Architecture, str] | None:
     """A uniformly random modifier; skipped (disallowed) draws are redrawn. ``(child, name)`` or ``None``."""
-    names = list(MODIFIERS)
-    for _ in range(max_tries):
-        name = names[int(rng.integers(len(names)))]
-        child = MODIFIERS[name](arch, rng, constraints)
-        if child is not None and child != arch:
-            return child, name
-    return None
+    return common.one_step(arch, rng, constraints, max_tries, MODIFIERS)
 
 
 def mutate(arch: Architecture, rng: np.random.Generator, constraints: Constraints = DEFAULT_CONSTRAINTS,
            probabilities: tuple[float, ...] = STEP_PROBABILITIES) -> Architecture:
     """App. B.2's compound mutation: ``k ~ probabilities`` one-step mutations (0.5, 0.25, 0.125,
     0.075, 0.05 for k = 1..5); ``ValueError`` if no modifier applies."""
-    p = np.asarray(probabilities, dtype=float)
-    if p.ndim != 1 or len(p) == 0 or np.any(p < 0) or not math.isclose(p.sum(), 1.0, abs_tol=1e-9):
-        raise ValueError(f"step probabilities must be non-negative and sum to 1, got {probabilities}")
-    for _ in range(20):  # steps can cancel out (inc then dec): redraw until the network changed
-        child = arch
-        for _ in range(int(rng.choice(len(p), p=p)) + 1):
-            result = one_step(child, rng, constraints)
-            if result is None:
-                break
-            child = result[0]
-        if child != arch:
-            return child
-    raise ValueError(f"no modifier applies to {G.format(arch)!r} within the constraints")
+    return common.mutate(arch, rng, constraints, probabilities, one_step)
 
 
 def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS) -> list[Architecture]:
@@ -281,8 +187,8 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
             out[child] = None
 
     for v in _unit_layers(arch):
-        add(_change_units(arch, [v], -1, constraints))
-        add(_change_units(arch, [v], +1, constraints))
+        add(common.change_units(arch, [v], -1, constraints, G.is_valid))
+        add(common.change_units(arch, [v], +1, constraints, G.is_valid))
     for v in G.processing_layers(arch):
         for group in G.SWAP_GROUPS:
             for label in group if arch.labels[v] in group else ():
@@ -290,10 +196,10 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
                     g = Graph(arch)
                     g.labels[v] = label
                     add(_finish(g, constraints))
-    _neighbour_removals(arch, constraints, add)
-    for u, v in _skip_pairs(arch):
-        g = Graph(arch)
-        add(_finish(g, constraints) if connect(g, arch, u, v) else None)
+    for v in common.removable_layers(arch):
+        add(_finish(common.without_layer(arch, v, lambda nodes: nodes[0]), constraints))
+    for u, v in common.skip_pairs(arch):
+        add(common.skip_to(arch, u, v, constraints, G.is_valid, connect))
     last = arch.n_nodes - 1
     decision = set(G.decision_layers(arch))
     for u, v in arch.edges:
@@ -302,23 +208,5 @@ def one_step_neighbours(arch: Architecture, constraints: Constraints = DEFAULT_C
         add(_wedge(arch, u, v, wedge_labels(arch, u, v)[0], constraints))
         if u not in decision:
             for c in arch.successors()[v]:
-                g = Graph(arch)
-                copy = g.add_node(arch.labels[v], arch.widths[v])
-                g.edges.update({(u, copy), (copy, c)})
-                add(_finish(g, constraints))
+                add(_finish(common.duplicate(arch, (u, v, c)), constraints))
     return list(out)
-
-
-def _neighbour_removals(arch: Architecture, constraints: Constraints, add: Callable) -> None:
-    decision = G.decision_layers(arch)
-    pred, succ = arch.predecessors(), arch.successors()
-    for v in list(G.processing_layers(arch)) + (list(decision) if len(decision) > 1 else []):
-        g = Graph(arch)
-        for p in pred[v]:
-            if tuple(succ[p]) == (v,):
-                g.edges.add((p, succ[v][0]))
-        for c in succ[v]:
-            if tuple(pred[c]) == (v,):
-                g.edges.add((pred[v][0], c))
-        g.remove_node(v)
-        add(_finish(g, constraints))

@@ -29,6 +29,9 @@ Every morphism keeps the network's function exactly in eval mode (tested per kin
 ``tests/spaces/test_cnn_morphisms.py``). Deviation: ``deep`` inserts only conv-BN-ReLU and fc
 layers (the issue's definition), not the bare activation, BN or dropout layers Auto-Keras's
 implementation also samples (App. B): this space's labels have no such layers.
+
+The checks, child bookkeeping, enumeration and sampling shared with the MLP space are in
+:mod:`nasviz.spaces.layer_graph.morphisms`.
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ import torch
 from nasviz.arch import INPUT, Architecture
 from nasviz.spaces.cnn import graph as G
 from nasviz.spaces.cnn.networks import CNNNet, ConvLayer, ResLayer, input_blocks
-from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints, normalise
-from nasviz.spaces.morphs import KINDS, Morph, MorphResult
+from nasviz.spaces.layer_graph import morphisms as common
+from nasviz.spaces.layer_graph.graph import DEFAULT_CONSTRAINTS, Constraints, forward_pairs
+from nasviz.spaces.morphs import Morph, MorphResult
 
 #: The pool inserted on skip connections that cross a resolution change (App. B.2).
 BRIDGE_POOL = "avg-pool"
@@ -88,11 +92,8 @@ def _targets(arch: Architecture, m: Morph) -> list[int]:
 
 def _check(arch: Architecture, m: Morph) -> None:
     """Raise ``ValueError`` if ``m`` is not a morphism of ``arch`` (domain limits are checked later)."""
-    n, last = arch.n_nodes, arch.n_nodes - 1
-    if m.kind not in KINDS:
-        raise ValueError(f"unknown morphism kind {m.kind!r}; expected one of {', '.join(KINDS)}")
-    if not 0 <= m.u < n:
-        raise ValueError(f"{m}: layer u={m.u} is outside 0..{n - 1}")
+    last = arch.n_nodes - 1
+    common.check_kind(arch, m)
     decision = set(G.decision_layers(arch))
     if m.kind == "deep" and m.label not in deep_labels(arch, m.u):
         raise ValueError(f"{m}: inserting {m.label!r} after layer {m.u} ({arch.labels[m.u]!r}) is not function-"
@@ -107,13 +108,7 @@ def _check(arch: Architecture, m: Morph) -> None:
 
 
 def _check_skip(arch: Architecture, m: Morph, decision: set[int], last: int) -> None:
-    if m.v is None or not 0 <= m.v <= last:
-        raise ValueError(f"{m}: layer v={m.v} is outside 0..{last}")
-    if m.u in decision or m.u == last:
-        raise ValueError(f"{m}: u={m.u} must not be a decision or the output layer")
-    order = {x: i for i, x in enumerate(arch.topological_order())}
-    if order[m.u] >= order[m.v]:
-        raise ValueError(f"{m}: u={m.u} must come before v={m.v} in topological order")
+    common.check_skip_ends(arch, m, decision)
     if m.kind == "add":
         if not _has_weights(arch, m.v):
             raise ValueError(f"{m}: v={m.v} ({arch.labels[m.v]!r}) has no weights to add into")
@@ -133,27 +128,12 @@ def _check_skip(arch: Architecture, m: Morph, decision: set[int], last: int) -> 
 def apply_morph(arch: Architecture, m: Morph, constraints: Constraints = DEFAULT_CONSTRAINTS) -> MorphResult:
     """The child network of ``m`` (normalised) and its layer correspondence; ``ValueError`` if invalid."""
     _check(arch, m)
-    labels, widths, edges = list(arch.labels), list(arch.widths), set(arch.edges)
-    n = arch.n_nodes
-    node_origin: list[int | None] = list(range(n))
-    feature_origin: list[int | None] = list(range(n))
-
-    def add_node(label: str, width: int | None, feature: int | None) -> int:
-        labels.append(label)
-        widths.append(width)
-        node_origin.append(None)
-        feature_origin.append(feature)
-        return len(labels) - 1
-
+    edit = common.MorphEdit(arch)
     if m.kind == "deep":
         width = G.channels(arch, m.u) if arch.labels[m.u] in G.MAP_LABELS else arch.widths[m.u]
-        w = add_node(m.label, width, m.u)
-        for c in arch.successors()[m.u]:
-            edges.discard((m.u, c))
-            edges.add((w, c))
-        edges.add((m.u, w))
+        edit.insert_after(m.u, m.label, width)
     elif m.kind == "wide":
-        widths[m.u] = int(m.units)
+        edit.widths[m.u] = int(m.units)
     else:
         level = G.levels(arch)
         chains: dict[int, int] = {0: m.u}  # pools inserted -> end of the chain
@@ -161,32 +141,20 @@ def apply_morph(arch: Architecture, m: Morph, constraints: Constraints = DEFAULT
             k = _bridge_length(arch, m.u, c, level)
             for i in range(1, k + 1):
                 if i not in chains:
-                    chains[i] = add_node(BRIDGE_POOL, None, None)
-                    edges.add((chains[i - 1], chains[i]))
-            edges.add((chains[k], c))
-    raw = Architecture(tuple(labels), tuple(edges), tuple(widths))
-    order = raw.topological_order()
-    child = normalise(raw)
-    problems = G.problems(child, constraints)
-    if problems:
-        raise ValueError(f"{m} violates the domain: " + "; ".join(problems))
-    return MorphResult(parent=arch, child=child, morph=m, node_origin=tuple(node_origin[o] for o in order),
-                       feature_origin=tuple(feature_origin[o] for o in order))
+                    chains[i] = edit.add_node(BRIDGE_POOL, None, None)
+                    edit.edges.add((chains[i - 1], chains[i]))
+            edit.edges.add((chains[k], c))
+    return edit.finish(m, G.problems, constraints)
 
 
 def apply_sequence(arch: Architecture, morphs: Sequence[Morph], constraints: Constraints = DEFAULT_CONSTRAINTS) -> list[MorphResult]:
     """Apply ``morphs`` in turn (each refers to the previous result's numbering)."""
-    results = []
-    for m in morphs:
-        results.append(apply_morph(arch, m, constraints))
-        arch = results[-1].child
-    return results
+    return common.apply_sequence(arch, morphs, constraints, apply_morph)
 
 
 def _candidate_morphs(arch: Architecture, constraints: Constraints) -> dict[str, list[Morph]]:
     """Structurally allowed morphs by type, before the domain constraints are checked."""
     decision = set(G.decision_layers(arch))
-    last = arch.n_nodes - 1
     out: dict[str, list[Morph]] = {"deep": [], "wide": [], "skip": []}
     for u in G.processing_layers(arch):
         out["deep"] += [Morph("deep", u, label=lab) for lab in deep_labels(arch, u)]
@@ -194,36 +162,21 @@ def _candidate_morphs(arch: Architecture, constraints: Constraints) -> dict[str,
             target = min(2 * arch.widths[u], constraints.max_units)
             if target > arch.widths[u]:
                 out["wide"].append(Morph("wide", u, units=target))
-    order = {x: i for i, x in enumerate(arch.topological_order())}
     edges, succ, level = set(arch.edges), arch.successors(), G.levels(arch)
-    for u in range(last):
-        if u in decision:
-            continue
-        for v in range(1, last):
-            if order[u] >= order[v]:
-                continue
-            if _has_weights(arch, v) and (u, v) not in edges and _bridge_length(arch, u, v, level) is not None:
-                out["skip"].append(Morph("add", u, v))
-            if v not in decision:
-                targets = [c for c in succ[v] if (u, c) not in edges]
-                if targets and all(_bridge_length(arch, u, c, level) is not None for c in targets):
-                    out["skip"].append(Morph("concat", u, v))
+    for u, v in forward_pairs(arch):
+        if _has_weights(arch, v) and (u, v) not in edges and _bridge_length(arch, u, v, level) is not None:
+            out["skip"].append(Morph("add", u, v))
+        if v not in decision:
+            targets = [c for c in succ[v] if (u, c) not in edges]
+            if targets and all(_bridge_length(arch, u, c, level) is not None for c in targets):
+                out["skip"].append(Morph("concat", u, v))
     return out
 
 
 def possible_morphs(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS) -> dict[str, list[Morph]]:
     """Omega(f) of Alg. 1 by type (``deep``, ``wide``, ``skip``: add and concat); ``wide``
     doubles a layer (capped at ``max_units``); morphs that break the domain are left out."""
-    out: dict[str, list[Morph]] = {}
-    for kind, ms in _candidate_morphs(arch, constraints).items():
-        out[kind] = []
-        for m in ms:
-            try:
-                apply_morph(arch, m, constraints)
-            except ValueError:
-                continue
-            out[kind].append(m)
-    return out
+    return common.possible_morphs(arch, constraints, _candidate_morphs, apply_morph)
 
 
 def sample_morphs(arch: Architecture, rng: np.random.Generator, n: int = 8,
@@ -231,22 +184,7 @@ def sample_morphs(arch: Architecture, rng: np.random.Generator, n: int = 8,
     """Up to ``n`` distinct children of ``arch`` sampled as in paper 003 App. B: a type drawn
     uniformly from deep / wide / skip, then a morph of that type uniformly; a draw that breaks
     the domain is redrawn (types with no valid morph left drop out)."""
-    options = {k: list(v) for k, v in _candidate_morphs(arch, constraints).items() if v}
-    results: dict[Architecture, MorphResult] = {}
-    tries = 0
-    while options and len(results) < n and tries < 20 * n:
-        tries += 1
-        kinds = list(options)
-        kind = kinds[int(rng.integers(len(kinds)))]
-        m = options[kind].pop(int(rng.integers(len(options[kind]))))
-        if not options[kind]:
-            del options[kind]
-        try:
-            r = apply_morph(arch, m, constraints)
-        except ValueError:
-            continue
-        results.setdefault(r.child, r)
-    return list(results.values())
+    return common.sample_morphs(arch, rng, n, constraints, _candidate_morphs, apply_morph)
 
 
 # ---------------------------------------------------------------------- weight inheritance
@@ -383,7 +321,4 @@ def inherit_weights(parent_net: CNNNet, result: MorphResult, seed: int | None = 
 def morph_network(parent_net: CNNNet, morphs: Sequence[Morph], constraints: Constraints = DEFAULT_CONSTRAINTS,
                   seed: int | None = None) -> CNNNet:
     """Apply ``morphs`` in turn to ``parent_net``'s network, inheriting weights at every step."""
-    net = parent_net
-    for i, r in enumerate(apply_sequence(parent_net.arch, morphs, constraints)):
-        net = inherit_weights(net, r, seed=None if seed is None else seed + i)
-    return net
+    return common.morph_network(parent_net, morphs, constraints, seed, apply_morph, inherit_weights)

@@ -27,11 +27,8 @@ from torch.nn import functional as F
 
 from nasviz.arch import INPUT, Architecture
 from nasviz.spaces.cnn import graph as G
-from nasviz.spaces.layers.graph import Constraints
-
-#: Structure is checked, but not the search-domain limits (a built network may be any size).
-STRUCTURE_ONLY = Constraints(max_layers=10**9, max_mass=float("inf"), max_in_degree=10**9, max_out_degree=10**9,
-                             max_edges=10**9, min_units=1, max_units=10**9)
+# Structure is checked, but not the search-domain limits (a built network may be any size).
+from nasviz.spaces.layer_graph.graph import STRUCTURE_ONLY
 
 
 def conv_dims(input_shape: Sequence[int]) -> int:

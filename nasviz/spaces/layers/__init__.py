@@ -15,14 +15,14 @@ L.format(arch)`` reads as before.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.errors import ConfigError
-from nasviz.spaces.base import LABELLED_DAG, LAYERS, MODIFIERS, MORPHISMS, OPERATION_TREE, PATHS, SearchSpace
-from nasviz.spaces.layers import modifiers
+from nasviz.spaces.layer_graph import space as common
+from nasviz.spaces.layers import graph, modifiers
 from nasviz.spaces.layers.graph import (
     DECISION_LABEL, DEFAULT_CONSTRAINTS, LABELS, NAME, PROCESSING_LABELS, RECTIFIERS, SIGMOIDS, Constraints,
     build, canonical_key, decision_layers, feed_forward, format, initial_pool, is_valid, label_mismatch_matrix,
@@ -36,14 +36,7 @@ def sample(rng: np.random.Generator, n: int = 1, constraints: Constraints = DEFA
     The layer space is unbounded, so there is no uniform distribution over it; this draws
     from the neighbourhood NASBOT's EA explores around its initial pool.
     """
-    pool = initial_pool()
-    out = []
-    for _ in range(n):
-        arch = pool[int(rng.integers(len(pool)))]
-        for _ in range(int(rng.integers(1, 5))):
-            arch = modifiers.mutate(arch, rng, constraints)
-        out.append(arch)
-    return out
+    return common.sample(initial_pool(), rng, n, constraints, modifiers.mutate)
 
 
 def mutate(arch: Architecture, rng: np.random.Generator, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture:
@@ -66,40 +59,29 @@ OPERATION_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-class MLPSpace(SearchSpace):
-    """Multi-layer perceptrons as DAGs of layers (module docstring), with domain ``constraints``."""
+class MLPSpace(common.LayerSpace):
+    """Multi-layer perceptrons as DAGs of layers (module docstring), with domain ``constraints``.
+
+    Strings, validity, moves and morphisms go through :class:`~nasviz.spaces.layer_graph.space.LayerSpace`
+    to :mod:`.graph`, :mod:`.modifiers` and :mod:`.morphisms`.
+    """
 
     name = NAME
     description = "NASBOT / Auto-Keras MLPs: DAGs of fully connected layers with widths (unbounded)"
-    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, MODIFIERS, MORPHISMS})
     examples = ("input;relu:64<0;tanh:32<1;linear<2;output<3",)
+    rules = graph
+    moves = modifiers
 
-    def __init__(self, constraints: Constraints = DEFAULT_CONSTRAINTS) -> None:
-        self.constraints = constraints
+    def _morphisms(self) -> ModuleType:
+        from nasviz.spaces.layers import morphisms
 
-    def parse(self, text: str) -> Architecture:
-        return parse(text, self.constraints)
-
-    def format(self, arch: Architecture) -> str:
-        return format(arch)
+        return morphisms
 
     def sample(self, rng: np.random.Generator, n: int = 1) -> list[Architecture]:
         return sample(rng, n, self.constraints)
 
-    def mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
-        return mutate(arch, rng, self.constraints)
-
-    def neighbours(self, arch: Architecture) -> list[Architecture]:
-        return neighbours(arch, self.constraints)
-
-    def initial_pool(self) -> list[Architecture]:
-        return [a for a in initial_pool() if is_valid(a, self.constraints)]
-
     def canonical_key(self, arch: Architecture) -> str:
         return canonical_key(arch)
-
-    def contains(self, arch: Architecture) -> bool:
-        return is_valid(arch, self.constraints)
 
     def operation_groups(self) -> dict[str, tuple[str, ...]]:
         return OPERATION_GROUPS
@@ -111,31 +93,10 @@ class MLPSpace(SearchSpace):
     def label_mismatch(self) -> tuple[tuple[str, ...], np.ndarray]:
         return LABELS, label_mismatch_matrix()
 
-    def possible_morphs(self, arch: Architecture) -> dict:
-        from nasviz.spaces.layers.morphisms import possible_morphs
-
-        return possible_morphs(arch, self.constraints)
-
-    def sample_morphs(self, arch: Architecture, rng: np.random.Generator, n: int) -> list:
-        from nasviz.spaces.layers.morphisms import sample_morphs
-
-        return sample_morphs(arch, rng, n, self.constraints)
-
-    def apply_morphs(self, arch: Architecture, morphs: Sequence) -> list:
-        from nasviz.spaces.layers.morphisms import apply_sequence
-
-        return apply_sequence(arch, morphs, self.constraints)
-
-    def morph_network(self, network: Any, morphs: Sequence, seed: int | None = None) -> Any:
-        from nasviz.spaces.layers.morphisms import morph_network
-
-        return morph_network(network, morphs, self.constraints, seed=seed)
-
     def build_network(self, arch: Architecture, input_shape: tuple[int, ...], n_outputs: int, **options: Any):
         from nasviz.spaces.layers.networks import build_layer_network
 
-        if options:
-            raise ConfigError(f"the {self.name!r} space's networks take no model options, got {sorted(options)}")
+        self._refuse_options(options)
         in_features = input_shape[0] if len(input_shape) == 1 else tuple(input_shape)
         return build_layer_network(arch, in_features, n_outputs)
 

@@ -28,18 +28,26 @@ String format (``parse`` / ``format``): the layers in topological order separate
 
 Architectures built here are always numbered in topological order (:func:`normalise`), so the
 same network always has the same string and compares equal.
+
+What the CNN space shares with this one (:class:`Constraints`, :func:`decision_layers`,
+:func:`processing_layers`, :func:`normalise`, :func:`format`, :func:`parse_layer_string` and
+the checks on a network's ends and size) lives in :mod:`nasviz.spaces.layer_graph.graph` and is
+re-exported here.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.errors import ArchitectureError
+from nasviz.spaces.layer_graph import graph as common
+# Shared with the CNN space and re-exported here, where they have always been importable from.
+from nasviz.spaces.layer_graph.graph import (  # noqa: F401
+    DEFAULT_CONSTRAINTS, Constraints, decision_layers, end_problems, format, normalise, parse_layer_string,
+    processing_layers, size_problems,
+)
 
 NAME = "layers"
 
@@ -77,46 +85,7 @@ def label_mismatch_matrix() -> np.ndarray:
     return M
 
 
-@dataclass(frozen=True)
-class Constraints:
-    """The search domain of paper 001, App. B.1 (defaults are the paper's values).
-
-    ``max_mass`` bounds the total layer mass ``sum_u units(u) * (features into u)`` (the fc
-    mass of Sec. 3); the input layer's features are unknown to an architecture and count as 0.
-    """
-
-    max_layers: int = 60
-    max_mass: float = 1e8
-    max_in_degree: int = 5
-    max_out_degree: int = 5
-    max_edges: int = 200
-    min_units: int = 8
-    max_units: int = 1024
-
-    def __post_init__(self) -> None:
-        if self.min_units < 1 or self.max_units < self.min_units:
-            raise ValueError(f"need 1 <= min_units <= max_units, got {self.min_units}, {self.max_units}")
-        for name in ("max_layers", "max_in_degree", "max_out_degree", "max_edges"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-
-
-DEFAULT_CONSTRAINTS = Constraints()
-
-
 # ---------------------------------------------------------------------- structure helpers
-def decision_layers(arch: Architecture) -> tuple[int, ...]:
-    """Indices of the decision layers (the parents of the output layer)."""
-    return tuple(sorted(arch.predecessors()[arch.n_nodes - 1]))
-
-
-def processing_layers(arch: Architecture) -> tuple[int, ...]:
-    """Indices of the processing layers (neither input, output nor decision), in topological order."""
-    decision = set(decision_layers(arch))
-    last = arch.n_nodes - 1
-    return tuple(v for v in arch.topological_order() if v not in (0, last) and v not in decision)
-
-
 def output_width(arch: Architecture, node: int) -> int | None:
     """Features a processing layer outputs: ``2 * units`` for crelu, ``units`` otherwise.
 
@@ -145,23 +114,13 @@ def total_mass(arch: Architecture) -> float:
 
 def problems(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS) -> list[str]:
     """Every reason ``arch`` is not a valid network of this space (empty if it is valid)."""
-    out: list[str] = []
     n = arch.n_nodes
     last = n - 1
     if arch.widths is None:
         return ["a layer network needs widths (units per layer); got widths=None"]
+    out = end_problems(arch)
     pred, succ = arch.predecessors(), arch.successors()
-    if arch.labels[0] != INPUT:
-        out.append(f"node 0 must be the input layer labelled {INPUT!r}, got {arch.labels[0]!r}")
-    if arch.labels[last] != OUTPUT:
-        out.append(f"the last node {last} must be the output layer labelled {OUTPUT!r}, got {arch.labels[last]!r}")
-    if pred[0]:
-        out.append(f"the input layer has parents {list(pred[0])}")
-    if succ[last]:
-        out.append(f"the output layer has children {list(succ[last])}")
     decision = set(pred[last])
-    if not decision:
-        out.append("the output layer has no parent: a network needs at least one decision layer")
     for v in range(n):
         label, w = arch.labels[v], arch.widths[v]
         where = f"layer {v} ({label!r})"
@@ -197,13 +156,7 @@ def problems(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS)
     for v in range(n):
         if len(succ[v]) > constraints.max_out_degree:
             out.append(f"layer {v} ({arch.labels[v]!r}): out-degree {len(succ[v])} exceeds {constraints.max_out_degree}")
-    if n > constraints.max_layers:
-        out.append(f"{n} layers exceed the maximum {constraints.max_layers}")
-    if arch.has_parallel_edges:
-        repeated = sorted(e for e, m in arch.edge_multiplicities().items() if m > 1)
-        out.append(f"repeated edge(s) {repeated}: a layer concatenates each parent once")
-    if len(arch.edges) > constraints.max_edges:
-        out.append(f"{len(arch.edges)} edges exceed the maximum {constraints.max_edges}")
+    out += size_problems(arch, constraints)
     if not out:
         # Reachability: with every non-input node having a parent and every non-output node a
         # child in a DAG, every node lies on an input->output path unless there are other
@@ -226,18 +179,6 @@ def is_valid(arch: Architecture, constraints: Constraints = DEFAULT_CONSTRAINTS)
     return not problems(arch, constraints)
 
 
-def normalise(arch: Architecture) -> Architecture:
-    """The same network renumbered in topological order (input first, output last)."""
-    order = arch.topological_order()
-    if order == tuple(range(arch.n_nodes)):
-        return arch
-    index = {old: new for new, old in enumerate(order)}
-    widths = None if arch.widths is None else tuple(arch.widths[o] for o in order)
-    return Architecture(
-        tuple(arch.labels[o] for o in order), tuple((index[u], index[v]) for u, v in arch.edges), widths
-    )
-
-
 def build(
     labels: Sequence[str],
     edges: Sequence[tuple[int, int]],
@@ -245,10 +186,7 @@ def build(
     constraints: Constraints | None = DEFAULT_CONSTRAINTS,
 ) -> Architecture:
     """A normalised, validated network (``constraints=None`` skips validation)."""
-    arch = normalise(Architecture(tuple(labels), tuple(edges), tuple(widths)))
-    if constraints is not None:
-        validate(arch, constraints)
-    return arch
+    return common.build(labels, edges, widths, constraints, validate)
 
 
 def feed_forward(labels: Sequence[str], units: Sequence[int], n_decision: int = 1) -> Architecture:
@@ -260,14 +198,7 @@ def feed_forward(labels: Sequence[str], units: Sequence[int], n_decision: int = 
         raise ValueError(f"labels has {len(labels)} entries but units has {len(units)}")
     if n_decision < 1:
         raise ValueError(f"a network needs at least one decision layer, got n_decision={n_decision}")
-    k = len(labels)
-    all_labels = [INPUT, *labels] + [DECISION_LABEL] * n_decision + [OUTPUT]
-    widths: list[int | None] = [None, *units] + [None] * n_decision + [None]
-    edges = [(i, i + 1) for i in range(k)]
-    last = k + n_decision + 1
-    for d in range(n_decision):
-        edges += [(k, k + 1 + d), (k + 1 + d, last)]
-    return build(all_labels, edges, widths)
+    return build(*common.chain(labels, units, DECISION_LABEL, n_decision))
 
 
 def initial_pool() -> list[Architecture]:
@@ -299,80 +230,8 @@ def canonical_key(arch: Architecture) -> str:
     return arch.canonical_key()
 
 
-def format(arch: Architecture) -> str:  # noqa: A001 - mirrors parse()
-    """The compact string of a network (see the module docstring); inverse of :func:`parse`."""
-    arch = normalise(arch)
-    pred = arch.predecessors()
-    parts = []
-    for v in range(arch.n_nodes):
-        s = arch.labels[v]
-        w = arch.widths[v] if arch.widths is not None else None
-        if w is not None:
-            s += f":{w}"
-        if pred[v]:
-            s += "<" + ",".join(str(p) for p in sorted(pred[v]))
-        parts.append(s)
-    return ";".join(parts)
-
-
-#: A layer's units or a parent's index: ASCII digits only (``int()`` would also take ``1_000``,
-#: ``+8``, `` 8`` and full-width digits).
-_INDEX = re.compile(r"[0-9]{1,9}", re.ASCII)
-
-
 def parse(text: str, constraints: Constraints = DEFAULT_CONSTRAINTS) -> Architecture:
     """Parse :func:`format`'s string; raise :class:`~nasviz.errors.ArchitectureError` (a
     ``ValueError``) naming the layer that is wrong."""
     return parse_layer_string(text, LABELS, constraints.max_layers, lambda arch: validate(arch, constraints))
 
-
-def parse_layer_string(text: str, labels: Sequence[str], max_layers: int,
-                       validate: Callable[[Architecture], Architecture]) -> Architecture:
-    """The network written ``label[:units][<p1,...];...`` (the format of :func:`format`), shared by
-    every layer space: ``labels`` are the space's labels, ``max_layers`` its processing-layer
-    bound (checked before the graph is built) and ``validate`` its rules (a ``ValueError`` naming
-    what is wrong). Raises :class:`~nasviz.errors.ArchitectureError` naming the layer."""
-    if not isinstance(text, str):
-        raise ArchitectureError(f"expected a layer-network string, got {type(text).__name__}")
-    s = text.strip()
-    if not s:
-        raise ArchitectureError("empty layer-network string")
-    items = [item.strip() for item in s.split(";")]
-    if len(items) > max_layers + 2:  # refuse before building a huge graph
-        raise ArchitectureError(f"{len(items)} layers: more than the {max_layers} processing layers "
-                                "(plus input and output) the domain allows")
-    names: list[str] = []
-    widths: list[int | None] = []
-    edges: list[tuple[int, int]] = []
-    for v, item in enumerate(items):
-        head, sep, parents = item.partition("<")
-        label, colon, units = head.partition(":")
-        label = label.strip()
-        if not label:
-            raise ArchitectureError(f"layer {v} ({item!r}): missing label")
-        if label not in labels:
-            raise ArchitectureError(f"layer {v} ({item!r}): unknown label {label!r}; expected one of {', '.join(labels)}")
-        if colon:
-            if not _INDEX.fullmatch(units):
-                raise ArchitectureError(f"layer {v} ({item!r}): units {units!r} is not an integer written in digits")
-            widths.append(int(units))
-        else:
-            widths.append(None)
-        names.append(label)
-        if sep:
-            for p in parents.split(","):
-                if not _INDEX.fullmatch(p):
-                    raise ArchitectureError(f"layer {v} ({item!r}): parent {p!r} is not an integer written in digits")
-                pi = int(p)
-                if not 0 <= pi < v:
-                    raise ArchitectureError(f"layer {v} ({item!r}): parent {pi} must be an earlier layer (0..{v - 1})")
-                edges.append((pi, v))
-    if len(names) < 2:
-        raise ArchitectureError(f"a layer network needs at least an input and an output layer, got {s!r}")
-    try:
-        arch = Architecture(tuple(names), tuple(edges), tuple(widths))
-        return validate(arch)
-    except ArchitectureError:
-        raise
-    except ValueError as err:
-        raise ArchitectureError(str(err)) from None

@@ -31,6 +31,9 @@ exactly the parent's function; new units (``wide``) get random incoming weights 
 would (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``) -- the symmetry-breaking noise -- which cannot
 change the output because their outgoing weights are zero ("the largest noise possible not
 changing the output").
+
+The checks, child bookkeeping, enumeration and sampling shared with the CNN space are in
+:mod:`nasviz.spaces.layer_graph.morphisms`.
 """
 
 from __future__ import annotations
@@ -43,10 +46,12 @@ import numpy as np
 import torch
 
 from nasviz.arch import Architecture
+from nasviz.spaces.layer_graph import morphisms as common
+from nasviz.spaces.layer_graph.graph import forward_pairs
 from nasviz.spaces.layers.networks import LayerNet, feature_width, input_layout
 from nasviz.spaces.layers import graph as L
 from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
-from nasviz.spaces.morphs import KINDS, Morph, MorphResult
+from nasviz.spaces.morphs import Morph, MorphResult
 
 NONNEGATIVE_LABELS: frozenset[str] = frozenset({"relu", "crelu", "softplus", "logistic"})
 IDENTITY_ON_NONNEGATIVE: tuple[str, ...] = ("relu", "leaky-relu", "elu")
@@ -61,13 +66,9 @@ def deep_labels(arch: Architecture, u: int) -> tuple[str, ...]:
 
 def _check(arch: Architecture, m: Morph) -> None:
     """Raise ``ValueError`` if ``m`` is not a morphism of ``arch`` (domain limits are checked later)."""
-    n = arch.n_nodes
     procs = set(L.processing_layers(arch))
     decision = set(L.decision_layers(arch))
-    if m.kind not in KINDS:
-        raise ValueError(f"unknown morphism kind {m.kind!r}; expected one of {', '.join(KINDS)}")
-    if not 0 <= m.u < n:
-        raise ValueError(f"{m}: layer u={m.u} is outside 0..{n - 1}")
+    common.check_kind(arch, m)
     if m.kind in ("deep", "wide") and m.u not in procs:
         raise ValueError(f"{m}: u={m.u} ({arch.labels[m.u]!r}) is not a processing layer")
     if m.kind == "deep" and m.label not in deep_labels(arch, m.u):
@@ -78,13 +79,7 @@ def _check(arch: Architecture, m: Morph) -> None:
     if m.kind == "wide" and (m.units is None or m.units <= arch.widths[m.u]):
         raise ValueError(f"{m}: a wider layer needs more than its {arch.widths[m.u]} units")
     if m.kind in ("add", "concat"):
-        if m.v is None or not 0 <= m.v < n:
-            raise ValueError(f"{m}: layer v={m.v} is outside 0..{n - 1}")
-        if m.u in decision or m.u == n - 1:
-            raise ValueError(f"{m}: u={m.u} must not be a decision or the output layer")
-        order = {x: i for i, x in enumerate(arch.topological_order())}
-        if order[m.u] >= order[m.v]:
-            raise ValueError(f"{m}: u={m.u} must come before v={m.v} in topological order")
+        common.check_skip_ends(arch, m, decision)
         if m.kind == "add":
             if m.v not in procs and m.v not in decision:
                 raise ValueError(f"{m}: v={m.v} ({arch.labels[m.v]!r}) has no weights to add into")
@@ -100,74 +95,40 @@ def _check(arch: Architecture, m: Morph) -> None:
 def apply_morph(arch: Architecture, m: Morph, constraints: Constraints = DEFAULT_CONSTRAINTS) -> MorphResult:
     """The child network of ``m`` (normalised) and its layer correspondence; ``ValueError`` if invalid."""
     _check(arch, m)
-    labels, widths, edges = list(arch.labels), list(arch.widths), set(arch.edges)
-    n = arch.n_nodes
-    node_origin: list[int | None] = list(range(n))
-    feature_origin: list[int | None] = list(range(n))
+    edit = common.MorphEdit(arch)
     if m.kind == "deep":
-        w = n
-        labels.append(m.label)
-        widths.append(L.output_width(arch, m.u))
-        node_origin.append(None)
-        feature_origin.append(m.u)
-        for c in arch.successors()[m.u]:
-            edges.discard((m.u, c))
-            edges.add((w, c))
-        edges.add((m.u, w))
+        edit.insert_after(m.u, m.label, L.output_width(arch, m.u))
     elif m.kind == "wide":
-        widths[m.u] = int(m.units)
+        edit.widths[m.u] = int(m.units)
     elif m.kind == "add":
-        edges.add((m.u, m.v))
+        edit.edges.add((m.u, m.v))
     else:
-        edges.update((m.u, c) for c in arch.successors()[m.v])
-    raw = Architecture(tuple(labels), tuple(edges), tuple(widths))
-    order = raw.topological_order()
-    child = L.normalise(raw)
-    problems = L.problems(child, constraints)
-    if problems:
-        raise ValueError(f"{m} violates the domain: " + "; ".join(problems))
-    return MorphResult(
-        parent=arch,
-        child=child,
-        morph=m,
-        node_origin=tuple(node_origin[o] for o in order),
-        feature_origin=tuple(feature_origin[o] for o in order),
-    )
+        edit.edges.update((m.u, c) for c in arch.successors()[m.v])
+    return edit.finish(m, L.problems, constraints)
 
 
 def apply_sequence(arch: Architecture, morphs: Sequence[Morph], constraints: Constraints = DEFAULT_CONSTRAINTS) -> list[MorphResult]:
     """Apply ``morphs`` in turn (each refers to the previous result's numbering)."""
-    results = []
-    for m in morphs:
-        results.append(apply_morph(arch, m, constraints))
-        arch = results[-1].child
-    return results
+    return common.apply_sequence(arch, morphs, constraints, apply_morph)
 
 
 def _candidate_morphs(arch: Architecture, constraints: Constraints) -> dict[str, list[Morph]]:
     """Structurally allowed morphs by type, before the domain constraints are checked."""
     procs = L.processing_layers(arch)
     decision = set(L.decision_layers(arch))
-    last = arch.n_nodes - 1
     candidates: dict[str, list[Morph]] = {"deep": [], "wide": [], "skip": []}
     for u in procs:
         candidates["deep"] += [Morph("deep", u, label=lab) for lab in deep_labels(arch, u)]
         target = min(2 * arch.widths[u], constraints.max_units)
         if target > arch.widths[u]:
             candidates["wide"].append(Morph("wide", u, units=target))
-    order = {x: i for i, x in enumerate(arch.topological_order())}
     edges = set(arch.edges)
     succ = arch.successors()
-    for u in range(last):
-        if u in decision:
-            continue
-        for v in range(1, last):
-            if order[u] >= order[v]:
-                continue
-            if (u, v) not in edges:
-                candidates["skip"].append(Morph("add", u, v))
-            if v not in decision and any((u, c) not in edges for c in succ[v]):
-                candidates["skip"].append(Morph("concat", u, v))
+    for u, v in forward_pairs(arch):
+        if (u, v) not in edges:
+            candidates["skip"].append(Morph("add", u, v))
+        if v not in decision and any((u, c) not in edges for c in succ[v]):
+            candidates["skip"].append(Morph("concat", u, v))
     return candidates
 
 
@@ -177,16 +138,7 @@ def possible_morphs(arch: Architecture, constraints: Constraints = DEFAULT_CONST
     ``wide`` doubles a layer's units (capped at ``max_units``). Morphs whose result would break
     the domain constraints are left out.
     """
-    out: dict[str, list[Morph]] = {}
-    for kind, ms in _candidate_morphs(arch, constraints).items():
-        out[kind] = []
-        for m in ms:
-            try:
-                apply_morph(arch, m, constraints)
-            except ValueError:
-                continue
-            out[kind].append(m)
-    return out
+    return common.possible_morphs(arch, constraints, _candidate_morphs, apply_morph)
 
 
 def sample_morphs(
@@ -201,22 +153,7 @@ def sample_morphs(
     (for skip: add and concat tuples alike); a draw that breaks the domain constraints is
     discarded and redrawn (types with no valid morph left drop out).
     """
-    options = {k: list(v) for k, v in _candidate_morphs(arch, constraints).items() if v}
-    results: dict[Architecture, MorphResult] = {}
-    tries = 0
-    while options and len(results) < n and tries < 20 * n:
-        tries += 1
-        kinds = list(options)
-        kind = kinds[int(rng.integers(len(kinds)))]
-        m = options[kind].pop(int(rng.integers(len(options[kind]))))
-        if not options[kind]:
-            del options[kind]
-        try:
-            r = apply_morph(arch, m, constraints)
-        except ValueError:
-            continue
-        results.setdefault(r.child, r)
-    return list(results.values())
+    return common.sample_morphs(arch, rng, n, constraints, _candidate_morphs, apply_morph)
 
 
 # ---------------------------------------------------------------------- weight inheritance
@@ -280,7 +217,4 @@ def inherit_weights(parent_net: LayerNet, result: MorphResult, seed: int | None 
 
 def morph_network(parent_net: LayerNet, morphs: Sequence[Morph], constraints: Constraints = DEFAULT_CONSTRAINTS, seed: int | None = None) -> LayerNet:
     """Apply ``morphs`` in turn to ``parent_net``'s network, inheriting weights at every step."""
-    net = parent_net
-    for i, r in enumerate(apply_sequence(parent_net.arch, morphs, constraints)):
-        net = inherit_weights(net, r, seed=None if seed is None else seed + i)
-    return net
+    return common.morph_network(parent_net, morphs, constraints, seed, apply_morph, inherit_weights)

@@ -22,6 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from nasviz.arch import Architecture
+from nasviz.spaces.layer_graph.graph import STRUCTURE_ONLY
 from nasviz.spaces.layers import graph as L
 
 
@@ -40,12 +41,6 @@ ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "tanh": torch.tanh,
     "linear": lambda z: z,
 }
-
-#: Structure is checked, but not the search-domain limits (a built network may be any size).
-_STRUCTURE_ONLY = L.Constraints(
-    max_layers=10**9, max_mass=float("inf"), max_in_degree=10**9, max_out_degree=10**9,
-    max_edges=10**9, min_units=1, max_units=10**9,
-)
 
 
 def feature_width(arch: Architecture, node: int, in_features: int) -> int:
@@ -92,7 +87,7 @@ class LayerNet(nn.Module):
             in_features = math.prod(int(d) for d in in_features)
         if in_features < 1 or out_features < 1:
             raise ValueError(f"in_features and out_features must be positive, got {in_features}, {out_features}")
-        L.validate(arch, _STRUCTURE_ONLY)
+        L.validate(arch, STRUCTURE_ONLY)  # structure only: a built network may be any size
         self.arch = arch
         self.in_features = int(in_features)
         self.out_features = int(out_features)
