@@ -384,7 +384,7 @@ def _add_tabulate_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default="digits", help="bundled dataset (default: digits)")
     p.add_argument("--out", type=Path, required=True, help="CSV to write, e.g. data/nb201_digits.csv")
     p.add_argument("--workers", type=int, default=2, help="worker processes, one torch thread each (default: 2)")
-    p.add_argument("--seeds", type=int, help="training seeds per class (default: the embedded table's, 8)")
+    p.add_argument("--seeds", type=int, help="training seeds per class (default: the embedded table's, 10)")
     p.add_argument("--epochs", type=int, help="training epochs (default: the embedded table's)")
     p.add_argument("--limit-cells", type=int, help="only the first N cells of the space (a small table)")
     p.add_argument("--stop-after", type=int, help="stop after N new trainings (resume later)")

@@ -12,7 +12,8 @@ One training run is one task: ``(class representative, seed)``. Each finished ta
 ``<out>.partial.csv`` (one flushed line) as soon as it arrives, and a rerun with the same
 settings skips the tasks already there, so an interrupted tabulation resumes. The settings are
 kept in ``<out>.partial.json``; a rerun with other settings is refused rather than mixing two kinds
-of results. When every task is done the table is written to ``<out>`` (columns:
+of results, except a rerun asking for more seeds, which extends the tabulation (seed ``k`` of a
+class does not depend on how many seeds there are). When every task is done the table is written to ``<out>`` (columns:
 :data:`COLUMNS` and one ``valid_accuracy_epoch_E`` per epoch).
 
 Workers are separate processes (``spawn``), each limited to one torch thread, and every task is
@@ -43,7 +44,7 @@ from nasviz.spaces import get_space
 DEFAULT_SETTINGS: dict[str, Any] = {
     "dataset": "digits",
     "dataset_seed": 0,
-    "seeds": 8,
+    "seeds": 10,
     "model_options": {"channels": 4, "n_cells": 1},
     "training": {"epochs": 3, "patience": 3, "estimate_epochs": 2, "lr": 0.4, "batch_size": 256, "optimizer": "sgd",
                  "weight_decay": 5e-4},
@@ -204,10 +205,23 @@ class ProgressBar:
         self.stream.flush()
 
 
+def _more_seeds_only(previous: dict[str, Any], meta: dict[str, Any]) -> bool:
+    """Whether ``meta`` asks only for more seeds than ``previous``: seed ``k`` of a class depends on
+    the class key and ``k`` alone, so the trainings already done are the first seeds of the larger
+    tabulation and it can extend them."""
+    def without_seeds(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "settings": {k: v for k, v in m.get("settings", {}).items() if k != "seeds"}}
+
+    return (without_seeds(previous) == without_seeds(meta)
+            and int(meta["settings"].get("seeds", 1)) > int(previous.get("settings", {}).get("seeds", 1)))
+
+
 def _check_settings(partial_json: Path, meta: dict[str, Any]) -> None:
     if partial_json.is_file():
         previous = json.loads(partial_json.read_text())
-        if previous != meta:
+        if previous != meta and _more_seeds_only(previous, meta):
+            partial_json.write_text(json.dumps(meta, indent=1, sort_keys=True))
+        elif previous != meta:
             raise ValueError(
                 f"{partial_json} was written with other settings ({previous}); remove the .partial files "
                 "to start again, or rerun with the same settings to resume"

@@ -98,6 +98,24 @@ def test_worker_processes_give_the_same_table_as_in_process(tmp_path):
     assert [[r[c] for c in keep] for r in ra] == [[r[c] for c in keep] for r in rb]
 
 
+def test_more_seeds_extend_a_finished_tabulation(tmp_path):
+    """Asking for more seeds trains only the new ones; the table equals a fresh run with that many."""
+    one_seed = {**TINY, "seeds": 1}
+    out = tmp_path / "t.csv"
+    first = tabulate(out, "nb201", one_seed, workers=0, limit_cells=LIMIT, progress=False)
+    assert first["complete"] and first["trained"] == 5
+    extended = tabulate(out, "nb201", TINY, workers=0, limit_cells=LIMIT, progress=False)
+    assert extended["resumed"] == 5 and extended["trained"] == 5 * (SEEDS - 1) and extended["complete"]
+    assert json.loads(out.with_name("t.csv.partial.json").read_text())["settings"]["seeds"] == SEEDS
+    fresh = tabulate(tmp_path / "f.csv", "nb201", TINY, workers=0, limit_cells=LIMIT, progress=False)
+    assert fresh["trained"] == 5 * SEEDS
+    keep = [c for c in _rows(out)[0] if c != "train_seconds"]
+    assert [[r[c] for c in keep] for r in _rows(out)] == [[r[c] for c in keep] for r in _rows(tmp_path / "f.csv")]
+    # Fewer seeds than the progress file holds is another setting: refused.
+    with pytest.raises(ValueError, match="other settings"):
+        tabulate(out, "nb201", one_seed, workers=0, limit_cells=LIMIT, progress=False)
+
+
 def test_killed_cli_process_resumes(tmp_path):
     """A real ``python -m nasviz tabulate`` killed with SIGKILL mid-run resumes where it stopped."""
     import os
