@@ -106,7 +106,10 @@ left.plotly_chart(viz.plot_final_values(curves), key="chart_final_values")
 space, why_not = comparison.parallel_space(curves)
 if why_not:
     right.info(why_not)
-else:
+elif not comparison.parallel_on_request(curves) or right.toggle(
+        f"Parallel coordinates ({sum(len(c.values) for c in curves):,} evaluations)", key="c_parallel_on",
+        help="One line per evaluated architecture, one axis per operation slot. Drawn on request for large "
+             "comparisons: thousands of lines take the browser a few seconds."):
     right.plotly_chart(viz.plot_parallel(curves, space), key="chart_parallel")
 
 d1, d2, d3 = st.columns(3)

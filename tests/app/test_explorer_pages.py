@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from nasviz.dashboard import launching
@@ -106,6 +104,27 @@ def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     at.number_input(key="c_seeds").set_value(0).run()
     at.button(key="c_launch").click().run()
     assert any("seeds must be at least 1" in e.value for e in at.error)
+
+
+def test_compare_draws_large_parallel_coordinates_on_request(store_path, synthetic_table, monkeypatch):
+    """Thousands of parcoords lines hold the browser for seconds: above the limit the page draws
+    everything else at once and the parallel coordinates when the visitor switches them on."""
+    from nasviz.dashboard.explorer import comparison
+
+    source = DataSource.from_table(synthetic_table, table_from_path(synthetic_table))
+    launching.start_run(store_path, launching.search_config(source, metric="acc", strategy="random", budget=20, seed=0),
+                        background=False)
+    at = open_page(synthetic_table, "pages/compare.py")
+    assert "chart_parallel" in chart_keys(at)  # 20 evaluations: drawn at once, no switch
+    assert "c_parallel_on" not in [t.key for t in at.toggle]
+    monkeypatch.setattr(comparison, "PARALLEL_EAGER_LINES", 15)
+    at.run()
+    assert "chart_parallel" not in chart_keys(at) and not errors(at)
+    switch = at.toggle(key="c_parallel_on")
+    assert switch.label == "Parallel coordinates (20 evaluations)" and switch.value is False
+    assert {"chart_curves", "chart_final_values"} <= chart_keys(at)  # the rest of the page is drawn
+    switch.set_value(True).run()
+    assert "chart_parallel" in chart_keys(at) and not errors(at)
 
 
 def test_two_runs_side_by_side_at_one_step(store_path, synthetic_table):

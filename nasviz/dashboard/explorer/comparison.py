@@ -14,6 +14,10 @@ from nasviz.spaces.base import OPERATION_SLOTS
 
 #: Runs compared when the visitor has chosen none.
 DEFAULT_RUNS = 12
+#: Above this many evaluations (lines) the parallel coordinates are drawn on request: the browser
+#: renders Plotly's ``parcoords`` with WebGL, and 5,000 lines hold the page for about 1.6 s on a
+#: 2-core machine (``python -m nasviz bench browser``) while adding little that 1,000 do not show.
+PARALLEL_EAGER_LINES = 1000
 #: Configuration fields that do not change what a search finds: runs differing only in these
 #: are repeats of one configuration (a seed is a repeat; pacing and parallelism are not settings).
 NOT_CONFIGURATION = frozenset({"seed", "train_seed", "step_delay", "workers", "dask", "name", "data_folder"})
@@ -122,6 +126,13 @@ def parallel_space(curves: Sequence[RunCurve]) -> tuple[str | None, str | None]:
         return None, (f"Parallel coordinates draw one axis per operation slot, and architectures of the "
                       f"{spaces[0]!r} space have no fixed slots.")
     return spaces[0], None
+
+
+def parallel_on_request(curves: Sequence[RunCurve], limit: int | None = None) -> bool:
+    """Whether the parallel coordinates of ``curves`` wait for the visitor to ask (more than
+    ``limit`` evaluations in all, default :data:`PARALLEL_EAGER_LINES`), so the rest of the page
+    is not held up by their rendering."""
+    return sum(len(c.values) for c in curves) > (PARALLEL_EAGER_LINES if limit is None else limit)
 
 
 def default_selection(runs: Sequence[Mapping[str, Any]], n: int = DEFAULT_RUNS) -> list[int]:
