@@ -109,7 +109,7 @@ if why_not:
 elif not comparison.parallel_on_request(curves) or right.toggle(
         f"Parallel coordinates ({sum(len(c.values) for c in curves):,} evaluations)", key="c_parallel_on",
         help="One line per evaluated architecture, one axis per operation slot. Drawn on request for large "
-             "comparisons: thousands of lines take the browser a few seconds."):
+             "comparisons: a thousand lines take the browser seconds to draw."):
     right.plotly_chart(viz.plot_parallel(curves, space), key="chart_parallel")
 
 d1, d2, d3 = st.columns(3)

@@ -14,9 +14,10 @@ from nasviz.spaces.base import OPERATION_SLOTS
 
 #: Runs compared when the visitor has chosen none.
 DEFAULT_RUNS = 12
-#: Above this many evaluations (lines) the parallel coordinates are drawn on request: the browser
-#: renders Plotly's ``parcoords`` with WebGL, and 5,000 lines hold the page for about 1.6 s on a
-#: 2-core machine (``python -m nasviz bench browser``) while adding little that 1,000 do not show.
+#: Above this many evaluations the parallel coordinates are drawn on request: the browser renders
+#: Plotly's ``parcoords`` with WebGL, and even the 1,000 lines it is capped at
+#: (``MAX_PARALLEL_LINES`` in ``nasviz/viz/_compare.py``) hold the page for about 1.6 s on a 2-core machine
+#: without a GPU (``python -m nasviz bench browser``).
 PARALLEL_EAGER_LINES = 1000
 #: Configuration fields that do not change what a search finds: runs differing only in these
 #: are repeats of one configuration (a seed is a repeat; pacing and parallelism are not settings).
