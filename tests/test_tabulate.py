@@ -181,3 +181,30 @@ def test_table_reliability_reads_only_finished_classes_with_a_path(tmp_path):
     values = per_seed_values(partial, "nb201", 2)
     assert values["valid_accuracy"].tolist() == [[10.0, 11.0], [20.0, 21.0]]
     assert values["test_accuracy"].tolist() == [[5.0, 5.0], [10.0, 10.0]]
+
+
+def test_table_reliability_reads_a_finished_tables_seed_columns_once_per_class(tmp_path):
+    """From a finished table: the members of one class carry one class's seeds and count once; a
+    cell without an input -> output path never counts; a table without per-seed columns is refused
+    with its file and line."""
+    from nasviz.bench.table_reliability import table_seed_values
+
+    p = plan("nb201")
+    pair = next(m for m in p.members if len(m) >= 2 and p.keys[m[0]] != "0")
+    other = next(m for m in p.members if p.keys[m[0]] not in ("0", p.keys[pair[0]]))
+    dead = next(m for m in p.members if p.keys[m[0]] == "0")
+    rows = [(p.cells[pair[0]], "1;2;3", "4;5;6"), (p.cells[dead[0]], "10;10;10", "10;10;10"),
+            (p.cells[pair[1]], "1;2;3", "4;5;6"), (p.cells[other[0]], "7;8;9", "1;1;2")]
+    table = tmp_path / "t.csv"
+    with table.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["arch", "valid_accuracy", "test_accuracy", "valid_accuracy_seeds", "test_accuracy_seeds"])
+        for cell, valid, test in rows:
+            w.writerow([nb201.format(cell), 0, 0, valid, test])
+    values = table_seed_values(table, "nb201", 3)
+    assert values["valid_accuracy"].tolist() == [[1, 2, 3], [7, 8, 9]]
+    assert values["test_accuracy"].tolist() == [[4, 5, 6], [1, 1, 2]]
+    bare = tmp_path / "bare.csv"
+    bare.write_text(f"arch,valid_accuracy,test_accuracy\n{nb201.format(p.cells[other[0]])},1,2\n")
+    with pytest.raises(ValueError, match=r"bare\.csv, line 2: no valid_accuracy_seeds, test_accuracy_seeds"):
+        table_seed_values(bare, "nb201", 3)

@@ -24,4 +24,5 @@ BENCHMARKS: dict[str, str] = {
     "tuning": "nasviz.bench.tuning",
     "nb101": "nasviz.bench.nb101",
     "browser": "nasviz.bench.browser",
+    "gp-bounds": "nasviz.bench.gp_bounds",
 }

@@ -1,9 +1,11 @@
 """How reproducible a tabulated benchmark's ranking is: ``python -m nasviz bench table-reliability``.
 
-``python -m nasviz bench table-reliability --partial data/nb201_digits.csv.partial.csv``
+``python -m nasviz bench table-reliability --table data/nb201_digits.csv`` (a finished table's
+``<metric>_seeds`` columns) or ``--partial data/nb201_digits.csv.partial.csv``
 
-Reads the per-seed trainings that ``python -m nasviz tabulate`` keeps in ``<out>.partial.csv``
-(also while the tabulation still runs: only classes with every seed done count), leaves out
+Reads the per-seed values of a finished table (one row per class of equivalent cells) or the
+per-seed trainings that ``python -m nasviz tabulate`` keeps in ``<out>.partial.csv`` (also while
+the tabulation still runs: only classes with every seed done count), leaves out
 the classes without an input -> output path (chance accuracy whatever the seed) and reports,
 for the validation and the test accuracy, :func:`~nasviz.bench.table_pilot.reliability`: the
 mean single-seed Spearman, the Spearman between the means of two disjoint halves of the seeds
@@ -25,7 +27,9 @@ DESCRIPTION = "seed-to-seed and half-vs-half Spearman of a tabulation's per-seed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--partial", type=Path, required=True, help="the tabulation's <out>.partial.csv")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--table", type=Path, help="a finished table with <metric>_seeds columns")
+    source.add_argument("--partial", type=Path, help="the tabulation's <out>.partial.csv")
     parser.add_argument("--space", default="nb201")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SETTINGS["seeds"], help="seeds per class")
 
@@ -49,10 +53,36 @@ def per_seed_values(partial: Path, space_name: str, n_seeds: int) -> dict[str, n
     return {metric: np.array(values, dtype=float).reshape(-1, n_seeds) for metric, values in rows.items()}
 
 
+def table_seed_values(table: Path, space_name: str, n_seeds: int) -> dict[str, np.ndarray]:
+    """Like :func:`per_seed_values`, from a finished table's ``<metric>_seeds`` columns (``;``-separated),
+    one row per class (its members carry the same values) and only classes with ``n_seeds`` values."""
+    import csv
+
+    space = get_space(space_name)
+    rows: dict[str, list[list[float]]] = {"valid_accuracy": [], "test_accuracy": []}
+    seen: set[str] = set()
+    with open(table, newline="") as handle:
+        for line, record in enumerate(csv.DictReader(handle), start=2):
+            missing = [f"{m}_seeds" for m in rows if not record.get(f"{m}_seeds")]
+            if missing:
+                raise ValueError(f"{table}, line {line}: no {', '.join(missing)} value (not a per-seed table?)")
+            key = space.canonical_key(space.parse(record["arch"]))
+            if key == "0" or key in seen:  # no input -> output path, or a class already read
+                continue
+            seen.add(key)
+            values = {m: [float(v) for v in record[f"{m}_seeds"].split(";")] for m in rows}
+            if all(len(v) == n_seeds for v in values.values()):
+                for m in rows:
+                    rows[m].append(values[m])
+    return {metric: np.array(values, dtype=float).reshape(-1, n_seeds) for metric, values in rows.items()}
+
+
 def run(args: argparse.Namespace) -> dict:
-    if not args.partial.is_file():
-        raise FileNotFoundError(f"{args.partial}: no such tabulation progress file")
-    values = per_seed_values(args.partial, args.space, int(args.seeds))
+    path = args.table or args.partial
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    read = table_seed_values if args.table else per_seed_values
+    values = read(path, args.space, int(args.seeds))
     if len(values["valid_accuracy"]) < 3:
-        raise ValueError(f"{args.partial}: fewer than 3 classes have all {args.seeds} seeds done")
-    return {"partial": str(args.partial), **{metric: reliability(v) for metric, v in values.items()}}
+        raise ValueError(f"{path}: fewer than 3 classes have all {args.seeds} seeds")
+    return {"table" if args.table else "partial": str(path), **{metric: reliability(v) for metric, v in values.items()}}
