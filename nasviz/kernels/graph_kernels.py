@@ -276,7 +276,11 @@ class MultiscaleLaplacianKernel(GraKeLKernel):
         for g in graphs:
             for label in g.labels:
                 self._vocab.setdefault(label, len(self._vocab))
-        kernel = MultiscaleLaplacian(L=self.L, P=self.P, n_samples=self.n_samples, gamma=self.gamma,
+        # GraKeL keeps the P largest eigenvalues of the sampled vertices' Gram matrix and fails when
+        # fewer than P vertices are sampled (e.g. two cells that reduce to input -> output): keep
+        # as many as there are then.
+        sampled = min(sum(g.n_nodes for g in graphs), self.n_samples)
+        kernel = MultiscaleLaplacian(L=self.L, P=min(self.P, sampled), n_samples=self.n_samples, gamma=self.gamma,
                                      heta=self.heta, random_state=self.seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=np.exceptions.ComplexWarning)

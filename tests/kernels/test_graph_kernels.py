@@ -106,3 +106,16 @@ def test_registered_for_the_graph_spaces():
         assert {"rw", "sp", "mlg", "wl+mlg", "wl+mlg-ml", "wl-oa"} <= set(kernels_for(space))
     assert make_kernel("wl-oa").base == "oa"
     assert make_kernel("wl+mlg", base="oa").wl.base == "oa" and make_kernel("wl+mlg-ml").learn_alpha
+
+
+def test_mlg_fits_cells_with_fewer_vertices_than_eigenvectors():
+    """Two cells of one class (output = input) reduce to one graph of 2 vertices: GraKeL would ask
+    for P = 3 eigenvalues of a 2 x 2 matrix; the kernel keeps as many as there are."""
+    from nasviz.spaces import get_space
+
+    space = get_space("nb201")
+    a = space.parse("|none~0|+|none~0|none~1|+|skip_connect~0|none~1|none~2|")
+    b = space.parse("|none~0|+|skip_connect~0|none~1|+|skip_connect~0|none~1|none~2|")
+    assert a.reduced() == b.reduced() and a.reduced().n_nodes < MultiscaleLaplacianKernel().P
+    gram = MultiscaleLaplacianKernel().distances([a], [b])["gram"]
+    assert gram.shape == (1, 1) and np.isfinite(gram).all()
