@@ -260,7 +260,8 @@ def step_feature_gradients(gp: GaussianProcess, archs: Sequence[Architecture], m
     except (ValueError, np.linalg.LinAlgError):
         return None
     keep = np.argsort(-np.abs(fg.mean_gradient), kind="stable")[:max_features]
-    return StepGradients(tuple(fg.names[i] for i in keep), tuple(float(fg.mean_gradient[i]) for i in keep), int(fg.h))
+    return StepGradients(tuple(fg.names[i] for i in keep), tuple(float(fg.mean_gradient[i]) for i in keep), int(fg.h),
+                         tuple(int(fg.depths[i]) for i in keep))
 
 
 def step_operation_gradients(gp: GaussianProcess, archs: Sequence[Architecture]) -> dict[str, float] | None:

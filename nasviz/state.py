@@ -116,11 +116,16 @@ class BatchChoice:
 
 @dataclass(frozen=True)
 class FeatureGradients:
-    """Mean derivative of the GP mean w.r.t. each WL feature (paper 002 Eq. 3.2) at depth ``h``."""
+    """Mean derivative of the GP mean w.r.t. each WL feature (paper 002 Eq. 3.2) at depth ``h``.
+
+    ``depths[j]`` is the WL iteration of feature ``j`` (empty in snapshots stored before it was
+    kept): two iterations can write the same unfolding tree (a node whose neighbours have no
+    neighbours), and the depth tells those features apart on the page."""
 
     features: tuple[str, ...]
     gradients: tuple[float, ...]
     h: int
+    depths: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,7 +167,8 @@ class StepState:
                 origin=tuple(pool.get("origin") or ()), info=dict(pool.get("info") or {})),
             batch=None if not batch else _batch_choice(batch),
             features=None if not features else FeatureGradients(
-                tuple(features["features"]), _floats(features["gradients"]), int(features.get("h", 0))),
+                tuple(features["features"]), _floats(features["gradients"]), int(features.get("h", 0)),
+                tuple(int(d) for d in features.get("depths") or ())),
             timings={k: float(v) for k, v in (data.get("timings") or {}).items()},
             notes=dict(data.get("notes") or {}),
         )

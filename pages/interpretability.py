@@ -51,15 +51,16 @@ st.caption("Architectures are reduced before the WL kernel reads them: zero oper
 
 st.subheader("Most positive and most negative WL features")
 fg = it.gradients
-st.plotly_chart(viz.plot_feature_gradients(fg.names, fg.mean_gradient, int(top)), key="chart_features")
+st.plotly_chart(viz.plot_feature_gradients(fg.names, fg.mean_gradient, int(top), depths=list(fg.depths)),
+                key="chart_features")
 for label, feats in (("Raise the prediction", it.top_positive), ("Lower the prediction", it.top_negative)):
     if not feats:
         continue
     st.markdown(f"**{label}**")
     cols = st.columns(len(feats))
-    for j, (col, (name, g)) in enumerate(zip(cols, feats)):
+    for j, (col, (name, g, depth)) in enumerate(zip(cols, feats)):
         col.plotly_chart(viz.plot_feature_graph(ix.parse_wl_feature(name), g), key=f"chart_feature_{label[:5]}_{j}")
-        col.caption(f"`{name}`")
+        col.caption(f"`{name}` (WL iteration h = {depth})")
 
 st.subheader("Which operation slots matter")
 if get_space(space).provides(OPERATION_SLOTS):

@@ -56,6 +56,18 @@ def _get_feature_gradient_plot(info: FeatureGradientInfo, height: int = 380) -> 
     return fig
 
 
-def plot_feature_gradients(features, gradients, top: int = 10) -> go.Figure:
-    """WL feature gradient figure (see :func:`_get_feature_gradient_info`)."""
-    return _get_feature_gradient_plot(_get_feature_gradient_info(features, gradients, top))
+def depth_labelled(features: Sequence[str], depths: Sequence[int] | None) -> list[str]:
+    """``"name [h=d]"`` for each WL feature when its depth is known: the same unfolding tree can be
+    a feature of two WL iterations (``input -> (output)`` at h = 1 and h = 2), two distinct
+    features that would otherwise read alike."""
+    if not depths:
+        return [str(f) for f in features]
+    if len(depths) != len(features):
+        raise ValueError(f"{len(depths)} depths for {len(features)} features")
+    return [f"{f} [h={int(d)}]" for f, d in zip(features, depths)]
+
+
+def plot_feature_gradients(features, gradients, top: int = 10, depths: Sequence[int] | None = None) -> go.Figure:
+    """WL feature gradient figure (see :func:`_get_feature_gradient_info`); ``depths`` (n,) the
+    features' WL iterations, shown with their names when given."""
+    return _get_feature_gradient_plot(_get_feature_gradient_info(depth_labelled(features, depths), gradients, top))

@@ -104,7 +104,8 @@ def test_interpretation_finds_the_convolutions_that_drive_the_synthetic_value(ta
     g = it.op_gradients
     assert g["nor_conv_3x3"] > 0 and g["nor_conv_1x1"] > 0 and g["avg_pool_3x3"] < min(g["nor_conv_3x3"], g["nor_conv_1x1"])
     assert {p.operation for p in it.profiles} == {"nor_conv_3x3", "nor_conv_1x1", "avg_pool_3x3"}
-    assert all(v > 0 for _, v in it.top_positive) and all(v < 0 for _, v in it.top_negative)
+    assert all(v > 0 for _, v, _ in it.top_positive) and all(v < 0 for _, v, _ in it.top_negative)
+    assert all(0 <= d <= it.h for *_, d in it.top_positive + it.top_negative)
     cell = nb201.from_operations(["avg_pool_3x3", "nor_conv_3x3", "none", "skip_connect", "nor_conv_1x1", "avg_pool_3x3"])
     m = interpretation.mutation_probabilities(cell, g)
     assert m["joint"].shape == (6, 5) and m["joint"].sum() == pytest.approx(1.0)

@@ -9,7 +9,6 @@ from nasviz.objectives import Evaluation, TableObjective
 from nasviz.runner import run_search
 from nasviz.spaces import nb201
 from nasviz.state import StepState
-from nasviz.strategies.bo import BayesianOptimisation
 from nasviz.strategies.factory import make_strategy, strategy_names
 
 REQUIRED = ["random", "evolution", "bo-tw2g-ucb", "bo-wl-ei", "bo-tw2g-kdpp5", "bo-tw2g-bucb5",
@@ -119,6 +118,8 @@ def test_wl_gradient_pool_reports_its_source(nb201_table):
     assert "op_gradients" in info or "fallback" in info
     # the WL kernel's feature gradients travel with the step (the WL view reads them)
     assert st.features is not None and len(st.features.features) == len(st.features.gradients) > 0
+    assert len(st.features.depths) == len(st.features.features)  # each feature's WL iteration
+    assert all(0 <= d <= st.features.h for d in st.features.depths)
 
 
 @pytest.mark.parametrize("pool", ["random", "mixed"])

@@ -194,6 +194,20 @@ def test_feature_gradient_info_splits_top_positive_and_negative():
         _get_feature_gradient_info(["a", "b", "c"], [1.0, 2.0])
 
 
+def test_features_of_two_wl_iterations_with_one_tree_read_apart():
+    """``input -> (output)`` is the unfolding tree of the input node at h = 1 and at h = 2 (the
+    output has no out-neighbour): two features, labelled with their depth when it is known."""
+    from nasviz.kernels.wl import wl_labels
+    from nasviz.viz._features import depth_labelled
+
+    labels = wl_labels(nb201.parse("|none~0|+|none~0|none~1|+|skip_connect~0|none~1|none~2|").reduced(), 2)
+    assert labels[1][0] == labels[2][0] == "input -> (output)"
+    assert depth_labelled([labels[1][0], labels[2][0]], [1, 2]) == ["input -> (output) [h=1]", "input -> (output) [h=2]"]
+    assert depth_labelled(["a"], None) == ["a"]  # a snapshot stored without depths
+    with pytest.raises(ValueError, match="1 depths for 2 features"):
+        depth_labelled(["a", "b"], [0])
+
+
 # ----------------------------------------------------------------------------- graphs
 def test_graph_layout_puts_the_input_first_and_the_output_last():
     arch = nb201.parse("|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|none~2|")

@@ -35,8 +35,8 @@ class Interpretation:
     h: int
     transform: str
     fit_seconds: float = 0.0
-    top_positive: list[tuple[str, float]] = field(default_factory=list)
-    top_negative: list[tuple[str, float]] = field(default_factory=list)
+    top_positive: list[tuple[str, float, int]] = field(default_factory=list)
+    top_negative: list[tuple[str, float, int]] = field(default_factory=list)
 
 
 def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts: int = 1,
@@ -63,8 +63,9 @@ def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts:
                     if fg.names[j] not in ("input", "output")}
     present = (fg.counts > 0).any(axis=0)
     order = [j for j in np.argsort(-fg.mean_gradient) if present[j]]
-    pos = [(fg.names[j], float(fg.mean_gradient[j])) for j in order[:top] if fg.mean_gradient[j] > 0]
-    neg = [(fg.names[j], float(fg.mean_gradient[j])) for j in order[::-1][:top] if fg.mean_gradient[j] < 0]
+    pos = [(fg.names[j], float(fg.mean_gradient[j]), int(fg.depths[j])) for j in order[:top] if fg.mean_gradient[j] > 0]
+    neg = [(fg.names[j], float(fg.mean_gradient[j]), int(fg.depths[j])) for j in order[::-1][:top]
+           if fg.mean_gradient[j] < 0]
     return Interpretation(sample, fg, profiles, op_gradients, fg.h, transform, fit_seconds, pos, neg)
 
 

@@ -32,6 +32,6 @@ class FeatureGradientView(View):
         from nasviz import viz
 
         fg = run.features
-        fig = viz.plot_feature_gradients(list(fg.features), list(fg.gradients), TOP)
+        fig = viz.plot_feature_gradients(list(fg.features), list(fg.gradients), TOP, depths=list(fg.depths))
         return ViewOutput([("chart_wl_gradients", fig)],
                           f"Mean derivative of the GP mean with respect to each WL feature's count, depth h = {fg.h}.")
