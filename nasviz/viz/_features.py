@@ -57,14 +57,14 @@ def _get_feature_gradient_plot(info: FeatureGradientInfo, height: int = 380) -> 
 
 
 def depth_labelled(features: Sequence[str], depths: Sequence[int] | None) -> list[str]:
-    """``"name [h=d]"`` for each WL feature when its depth is known: the same unfolding tree can be
+    """``"h=d: name"`` for each WL feature when its depth is known: the same unfolding tree can be
     a feature of two WL iterations (``input -> (output)`` at h = 1 and h = 2), two distinct
-    features that would otherwise read alike."""
+    features that would otherwise read alike. The depth goes first so a shortened bar label keeps it."""
     if not depths:
         return [str(f) for f in features]
     if len(depths) != len(features):
         raise ValueError(f"{len(depths)} depths for {len(features)} features")
-    return [f"{f} [h={int(d)}]" for f, d in zip(features, depths)]
+    return [f"h={int(d)}: {f}" for f, d in zip(features, depths)]
 
 
 def plot_feature_gradients(features, gradients, top: int = 10, depths: Sequence[int] | None = None) -> go.Figure:

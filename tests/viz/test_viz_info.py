@@ -202,7 +202,7 @@ def test_features_of_two_wl_iterations_with_one_tree_read_apart():
 
     labels = wl_labels(nb201.parse("|none~0|+|none~0|none~1|+|skip_connect~0|none~1|none~2|").reduced(), 2)
     assert labels[1][0] == labels[2][0] == "input -> (output)"
-    assert depth_labelled([labels[1][0], labels[2][0]], [1, 2]) == ["input -> (output) [h=1]", "input -> (output) [h=2]"]
+    assert depth_labelled([labels[1][0], labels[2][0]], [1, 2]) == ["h=1: input -> (output)", "h=2: input -> (output)"]
     assert depth_labelled(["a"], None) == ["a"]  # a snapshot stored without depths
     with pytest.raises(ValueError, match="1 depths for 2 features"):
         depth_labelled(["a", "b"], [0])

@@ -62,7 +62,7 @@ def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts:
     op_gradients = {fg.names[j]: float(fg.mean_gradient[j]) for j in np.flatnonzero(h0)
                     if fg.names[j] not in ("input", "output")}
     present = (fg.counts > 0).any(axis=0)
-    order = [j for j in np.argsort(-fg.mean_gradient) if present[j]]
+    order = [j for j in np.argsort(-fg.mean_gradient, kind="stable") if present[j]]  # ties as in the figure
     pos = [(fg.names[j], float(fg.mean_gradient[j]), int(fg.depths[j])) for j in order[:top] if fg.mean_gradient[j] > 0]
     neg = [(fg.names[j], float(fg.mean_gradient[j]), int(fg.depths[j])) for j in order[::-1][:top]
            if fg.mean_gradient[j] < 0]
