@@ -66,11 +66,12 @@ def test_interrupted_tabulation_resumes_and_fills_every_cell(tmp_path):
         assert len({(r["valid_accuracy"], r["test_accuracy"], r["valid_accuracy_seeds"]) for r in rows_of}) == 1
         seeds = [float(v) for v in rows_of[0]["valid_accuracy_seeds"].split(";")]
         assert len(seeds) == SEEDS
-        assert float(rows_of[0]["valid_accuracy"]) == pytest.approx(np.mean(seeds), abs=1e-3)
-        assert float(rows_of[0]["valid_accuracy_std"]) == pytest.approx(np.std(seeds, ddof=1), abs=1e-3)
+        # the lists hold 0.01-point values; the mean and spread come from the unrounded ones
+        assert float(rows_of[0]["valid_accuracy"]) == pytest.approx(np.mean(seeds), abs=5e-3)
+        assert float(rows_of[0]["valid_accuracy_std"]) == pytest.approx(np.std(seeds, ddof=1), abs=1e-2)
     # Resumed tasks kept their values.
     for (arch, seed), row in done_before.items():
-        assert by_arch[arch]["valid_accuracy_seeds"].split(";")[seed] == row["valid_accuracy"]
+        assert float(by_arch[arch]["valid_accuracy_seeds"].split(";")[seed]) == round(float(row["valid_accuracy"]), 2)
     # The table loads: accuracies (and the per-epoch curve) are metrics, train_seconds the cost,
     # parameters / FLOPs / spreads are descriptive, the per-seed lists are text.
     table = load_table(out)
