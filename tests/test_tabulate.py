@@ -207,5 +207,9 @@ def test_table_reliability_reads_a_finished_tables_seed_columns_once_per_class(t
     assert values["test_accuracy"].tolist() == [[4, 5, 6], [1, 1, 2]]
     bare = tmp_path / "bare.csv"
     bare.write_text(f"arch,valid_accuracy,test_accuracy\n{nb201.format(p.cells[other[0]])},1,2\n")
-    with pytest.raises(ValueError, match=r"bare\.csv, line 2: no valid_accuracy_seeds, test_accuracy_seeds"):
+    with pytest.raises(ValueError, match=r"bare\.csv, line 1: no valid_accuracy_seeds, test_accuracy_seeds column"):
         table_seed_values(bare, "nb201", 3)
+    broken = tmp_path / "broken.csv"
+    broken.write_text(table.read_text().replace("7;8;9", "7;x;9"))
+    with pytest.raises(ValueError, match=r"broken\.csv, line 5: the per-seed columns are not ;-separated numbers"):
+        table_seed_values(broken, "nb201", 3)

@@ -55,25 +55,36 @@ def per_seed_values(partial: Path, space_name: str, n_seeds: int) -> dict[str, n
 
 def table_seed_values(table: Path, space_name: str, n_seeds: int) -> dict[str, np.ndarray]:
     """Like :func:`per_seed_values`, from a finished table's ``<metric>_seeds`` columns (``;``-separated),
-    one row per class (its members carry the same values) and only classes with ``n_seeds`` values."""
-    import csv
+    one row per class (its members carry the same values) and only classes with ``n_seeds`` values.
+    Read with the project's CSV reader (:mod:`nasviz.objectives.csvfile`), so a problem names its line."""
+    from nasviz.objectives import csvfile
 
+    label = str(table)
+    lines = csvfile.physical_lines(csvfile.decode(csvfile.read_bytes(table, label=label), label))
+    records = csvfile.records(lines, label)
+    _, header = next(records, (1, []))
+    metrics = ("valid_accuracy", "test_accuracy")
+    missing = [f"{m}_seeds" for m in metrics if f"{m}_seeds" not in header] + (["arch"] if "arch" not in header else [])
+    if missing:
+        raise ValueError(f"{table}, line 1: no {', '.join(missing)} column (not a per-seed table?)")
+    arch_col, seed_cols = header.index("arch"), [header.index(f"{m}_seeds") for m in metrics]
     space = get_space(space_name)
-    rows: dict[str, list[list[float]]] = {"valid_accuracy": [], "test_accuracy": []}
+    rows: dict[str, list[list[float]]] = {m: [] for m in metrics}
     seen: set[str] = set()
-    with open(table, newline="") as handle:
-        for line, record in enumerate(csv.DictReader(handle), start=2):
-            missing = [f"{m}_seeds" for m in rows if not record.get(f"{m}_seeds")]
-            if missing:
-                raise ValueError(f"{table}, line {line}: no {', '.join(missing)} value (not a per-seed table?)")
-            key = space.canonical_key(space.parse(record["arch"]))
-            if key == "0" or key in seen:  # no input -> output path, or a class already read
-                continue
-            seen.add(key)
-            values = {m: [float(v) for v in record[f"{m}_seeds"].split(";")] for m in rows}
-            if all(len(v) == n_seeds for v in values.values()):
-                for m in rows:
-                    rows[m].append(values[m])
+    for line, fields in records:
+        if not fields:
+            continue
+        key = space.canonical_key(space.parse(fields[arch_col]))
+        if key == "0" or key in seen:  # no input -> output path, or a class already read
+            continue
+        seen.add(key)
+        try:
+            values = [[float(v) for v in fields[c].split(";")] for c in seed_cols]
+        except (ValueError, IndexError):
+            raise ValueError(f"{table}, line {line}: the per-seed columns are not ;-separated numbers") from None
+        if all(len(v) == n_seeds for v in values):
+            for m, v in zip(metrics, values):
+                rows[m].append(v)
     return {metric: np.array(values, dtype=float).reshape(-1, n_seeds) for metric, values in rows.items()}
 
 
