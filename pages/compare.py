@@ -104,10 +104,11 @@ st.dataframe(finals, hide_index=True, key="c_final_table")
 left, right = st.columns(2)
 left.plotly_chart(viz.plot_final_values(curves), key="chart_final_values")
 space, why_not = comparison.parallel_space(curves)
+n_evaluations = sum(len(c.values) for c in curves)
 if why_not:
     right.info(why_not)
-elif not comparison.parallel_on_request(curves) or right.toggle(
-        f"Parallel coordinates ({sum(len(c.values) for c in curves):,} evaluations)", key="c_parallel_on",
+elif not comparison.parallel_on_request(n_evaluations) or right.toggle(
+        f"Parallel coordinates ({n_evaluations:,} evaluations)", key="c_parallel_on",
         help="One line per evaluated architecture, one axis per operation slot. Drawn on request for large "
              "comparisons: a thousand lines take the browser seconds to draw."):
     right.plotly_chart(viz.plot_parallel(curves, space), key="chart_parallel")

@@ -129,11 +129,10 @@ def parallel_space(curves: Sequence[RunCurve]) -> tuple[str | None, str | None]:
     return spaces[0], None
 
 
-def parallel_on_request(curves: Sequence[RunCurve], limit: int | None = None) -> bool:
-    """Whether the parallel coordinates of ``curves`` wait for the visitor to ask (more than
-    ``limit`` evaluations in all, default :data:`PARALLEL_EAGER_LINES`), so the rest of the page
-    is not held up by their rendering."""
-    return sum(len(c.values) for c in curves) > (PARALLEL_EAGER_LINES if limit is None else limit)
+def parallel_on_request(n_evaluations: int) -> bool:
+    """Whether parallel coordinates of ``n_evaluations`` lines wait for the visitor to ask (more
+    than :data:`PARALLEL_EAGER_LINES`), so the rest of the page is not held up by their rendering."""
+    return n_evaluations > PARALLEL_EAGER_LINES
 
 
 def default_selection(runs: Sequence[Mapping[str, Any]], n: int = DEFAULT_RUNS) -> list[int]:
