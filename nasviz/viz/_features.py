@@ -48,9 +48,12 @@ def _get_feature_gradient_plot(info: FeatureGradientInfo, height: int = 380) -> 
     vals = np.concatenate([info.negative_gradients[::-1], info.positive_gradients[::-1]])
     colors = ["#d62728" if v < 0 else "#2ca02c" for v in vals]
     short = [n if len(n) <= 48 else n[:45] + "..." for n in names]
+    # Names as axis labels beside the bars, not text inside them: Plotly shrinks in-bar text to
+    # the bar's length, so short bars (small gradients) had unreadable labels.
     fig = go.Figure(go.Bar(x=vals, y=list(range(len(names))), orientation="h", marker_color=colors,
-                           text=short, textposition="auto", hovertext=names, hovertemplate="%{hovertext}<br>%{x:.4g}<extra></extra>"))
-    fig.update_yaxes(visible=False)
+                           hovertext=names, hovertemplate="%{hovertext}<br>%{x:.4g}<extra></extra>"))
+    fig.update_yaxes(tickvals=list(range(len(names))), ticktext=short, automargin=True, tickfont=dict(size=11))
+    height = max(height, 24 * len(names) + 90)
     fig.update_layout(height=height, margin=dict(l=20, r=20, t=40, b=40), xaxis_title="d(GP mean)/d(feature count)",
                       title=dict(text=f"WL feature gradients (top of {info.n_features} features)", x=0))
     return fig
