@@ -13,7 +13,7 @@ Compatibility (:func:`check_compatible`) follows from declared capabilities only
   strategies, when its kernel fits; its pool may need a representation too (``gradient`` needs
   ``operation-slots``);
 * a batch selector that samples a diverse set (k-DPP) needs a batch of at least two;
-* a strategy may need a representation (``needs``: the Optuna peers read ``operation-slots``) or
+* a strategy may need a representation (``needs``: the Optuna peers read ``categorical-parameters``) or
   an optional package (``requires``: ``(import name, what to pip install)``).
 """
 
@@ -230,7 +230,7 @@ DEFAULT_STRATEGY = "bo-tw2g-ucb"
 for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
-_PEER = {"model": False, "needs": frozenset({"operation-slots"}), "requires": ("optuna", "nasviz[peers]")}
+_PEER = {"model": False, "needs": frozenset({"categorical-parameters"}), "requires": ("optuna", "nasviz[peers]")}
 for _kind, _description in (("tpe", "Optuna's TPESampler (peer): the cell's slots as categorical parameters"),
                             ("gp", "Optuna's GPSampler (peer): the cell's slots as categorical parameters"),
                             ("random", "Optuna's RandomSampler (peer): repeats count as trials")):

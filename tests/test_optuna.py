@@ -162,3 +162,33 @@ def test_peer_on_a_table_that_lacks_cells_evaluates_only_its_rows(sampler):
     complete = peer.study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
     assert {nb201.SPACE.from_slots([t.params[n] for n in peer.distributions]) for t in complete} == set(rows)
     assert peer.ask(1) == []  # every row has been proposed
+
+
+def test_peer_searches_nas_bench_101_as_its_own_baselines_encode_it():
+    """NB101 through its categorical parameters (21 edge bits, 5 operations): on a 30-row table
+    every evaluation is a row, and specs NAS-Bench-101 rejects fail in Optuna and are projected;
+    without a table every proposal is a valid cell."""
+    from nasviz.spaces import nb101
+
+    space = nb101.NB101Space()
+    rows = list(dict.fromkeys(space.sample(np.random.default_rng(4), 30)))
+    peer = OptunaPeer(space, seed=1, domain=rows, sampler="tpe")
+    proposed = []
+    for _ in range(10):
+        archs = peer.ask(2)
+        peer.tell([Evaluation(a, float(len(a.labels)), 0.0) for a in archs])
+        proposed += archs
+    assert len(proposed) == 20 and set(proposed) <= set(rows)
+    failed = [t for t in peer.study.trials if t.state == optuna.trial.TrialState.FAIL]
+    assert peer.state().notes["projected"] == len(failed) > 0
+    complete = peer.study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    told = sorted(space.format(space.from_parameters(t.params)) for t in complete)
+    assert told == sorted(map(space.format, proposed))  # each row told once, with its own parameters
+
+    free = OptunaPeer(space, seed=2, sampler="tpe")
+    for _ in range(5):
+        archs = free.ask(1)
+        assert len(archs) == 1 and space.from_parameters(space.to_parameters(archs[0])) == archs[0]
+        free.tell([Evaluation(a, 1.0, 0.0) for a in archs])
+    invalid = [t for t in free.study.trials if t.state == optuna.trial.TrialState.FAIL]
+    assert all(space.from_parameters(t.params) is None for t in invalid)

@@ -21,6 +21,10 @@ representation      what the space provides                                     
                     enumerate (cells; not 32-node random graphs)
 ``operation-slots`` :meth:`slots` / :meth:`from_slots`: a fixed tuple of          gradient-guided
                     operation choices (NB201's six edges)                        mutation, Optuna
+``categorical-``    :meth:`parameter_choices` / :meth:`to_parameters` /          Optuna peers
+``parameters``      :meth:`from_parameters`: the architecture as named
+                    categorical parameters, as an Optuna user writes it (NB201:
+                    its slots; NB101: 21 edge bits and 5 vertex operations)
 ``modifiers``       :meth:`mutate` is NASBOT's compound mutation over its nine   ``nasbot-ea``
                     modifiers (paper 001 Table 6, App. B.2)                      pool
 ``morphisms``       Auto-Keras's function-preserving morphisms apply             ``autokeras-tree``
@@ -51,11 +55,13 @@ OPERATION_TREE = "operation-tree"
 LAYERS = "layers"
 PATHS = "paths"
 OPERATION_SLOTS = "operation-slots"
+PARAMETERS = "categorical-parameters"
 MODIFIERS = "modifiers"
 MORPHISMS = "morphisms"
 
 #: Every representation a space may declare (see the module docstring).
-REPRESENTATIONS: tuple[str, ...] = (LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, OPERATION_SLOTS, MODIFIERS, MORPHISMS)
+REPRESENTATIONS: tuple[str, ...] = (LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, OPERATION_SLOTS, PARAMETERS, MODIFIERS,
+                                    MORPHISMS)
 
 
 @dataclass(frozen=True)
@@ -197,6 +203,28 @@ class SearchSpace(ABC):
         """The architecture with these slot operations."""
         raise self._missing(OPERATION_SLOTS)
 
+    def parameter_choices(self) -> dict[str, tuple[str, ...]]:
+        """The ``categorical-parameters`` representation: each parameter's name and its choices,
+        in parameter order. Default: one parameter per operation slot."""
+        if not self.provides(PARAMETERS) or not self.provides(OPERATION_SLOTS):
+            raise self._missing(PARAMETERS)
+        choices = tuple(self.slot_choices())
+        return {name: choices for name in self.slot_names()}
+
+    def to_parameters(self, arch: Architecture) -> dict[str, str]:
+        """``arch`` as ``{parameter: choice}``; :meth:`from_parameters` gives ``arch`` back."""
+        if not self.provides(PARAMETERS) or not self.provides(OPERATION_SLOTS):
+            raise self._missing(PARAMETERS)
+        return dict(zip(self.slot_names(), self.slots(arch)))
+
+    def from_parameters(self, params: Mapping[str, str]) -> Architecture | None:
+        """The architecture of a full assignment of the parameters, or ``None`` when it describes
+        none (an NB101 spec NAS-Bench-101 rejects); ``ValueError`` for a missing parameter or a
+        value that is not one of its choices."""
+        choices = self.parameter_choices()
+        check_parameters(params, choices)
+        return self.from_slots([params[name] for name in choices])
+
     def possible_morphs(self, arch: Architecture) -> dict[str, list["Morph"]]:
         """The ``morphisms`` representation: every morphism of ``arch`` within the domain, by type
         (``deep``, ``wide``, ``skip``), Omega(f) of paper 003 Alg. 1."""
@@ -247,3 +275,12 @@ class SearchSpace(ABC):
 
     def __repr__(self) -> str:
         return f"<space {self.name}>"
+
+
+def check_parameters(params: Mapping[str, str], choices: Mapping[str, Sequence[str]]) -> None:
+    """``ValueError`` naming the first parameter of ``choices`` missing from ``params`` or off its choices."""
+    for name, allowed in choices.items():
+        if name not in params:
+            raise ValueError(f"parameter {name!r} is missing")
+        if params[name] not in allowed:
+            raise ValueError(f"parameter {name!r}: {params[name]!r} is not one of {', '.join(map(str, allowed))}")

@@ -3,9 +3,10 @@
 The question a user asks first is whether nasviz beats what they already use. These strategies
 run Optuna's own samplers (TPE, GPSampler, RandomSampler) through the same ask/tell protocol as
 every nasviz strategy, so ``bench search`` compares them on the same tables and seeds. A cell is
-given to Optuna the way an Optuna user would write it: one categorical parameter per slot of the
-space's ``operation-slots`` representation (NAS-Bench-201: six edges, five operations each;
-:meth:`~nasviz.spaces.base.SearchSpace.slot_names`, ``slot_choices``, ``from_slots``).
+given to Optuna the way an Optuna user would write it, as the space's ``categorical-parameters``
+(:meth:`~nasviz.spaces.base.SearchSpace.parameter_choices`, ``to_parameters``,
+``from_parameters``): NAS-Bench-201's six edges with five operations each; NAS-Bench-101's 21
+edge bits and five vertex operations, the encoding of NAS-Bench-101's own Sec. 5 baselines.
 
 Two deliberate differences from nasviz's strategies:
 
@@ -14,13 +15,16 @@ Two deliberate differences from nasviz's strategies:
   comparison of issue 21). The protocol's "never the same architecture twice" does not hold for
   these peers; ``bench search`` reports the distinct cells each run evaluated.
 * **A cell outside the domain is projected onto it.** With a table whose rows do not cover the
-  space (``domain`` is a strict subset of it), a proposal that is not a row has no value: Optuna is
-  told that trial ``FAIL``ed, and the peer proposes instead the row nearest to it in Hamming
-  distance over the slots that it has not proposed before (ties broken by the seed); the row's
-  result reaches Optuna as a finished trial with its own parameters. Optuna's samplers cannot be
+  space (``domain`` is a strict subset of it), a proposal that is not a row (or no cell at all:
+  an NB101 spec NAS-Bench-101 rejects) has no value: Optuna is told that trial ``FAIL``ed, and the
+  peer proposes instead the row nearest to it in Hamming distance over the parameters that it has
+  not proposed before (ties broken by the seed); the row's result reaches Optuna as a finished
+  trial with the row's own parameters. Optuna's samplers cannot be
   restricted to an arbitrary set of cells, and GPSampler ignores failed trials, so without the
   projection it would propose the same missing cell forever. When the domain is the whole space
   (the full NB201 tables of issue 21) nothing is projected; ``state().notes`` counts projections.
+  Without a domain, a proposal that is no cell fails in Optuna and Optuna is asked again (at most
+  :data:`MAX_INVALID` times per proposal), as NAS-Bench-101's baselines treat invalid specs.
 
 Determinism: each sampler is seeded with the run's seed (``TPESampler(seed=...)``, ...), and a
 study in memory holds nothing else, so a peer run is a function of its seed. Optuna is an
@@ -37,7 +41,7 @@ import numpy as np
 from nasviz.arch import Architecture
 from nasviz.errors import ConfigError
 from nasviz.objectives.base import Evaluation
-from nasviz.spaces.base import OPERATION_SLOTS
+from nasviz.spaces.base import PARAMETERS
 from nasviz.state import StepState
 
 if TYPE_CHECKING:
@@ -45,6 +49,9 @@ if TYPE_CHECKING:
 
 #: What to install for the peers and the Optuna sampler.
 INSTALL_HINT = 'pip install "nasviz[peers]"'
+
+#: Invalid proposals (no cell) in a row before a peer without a domain gives up.
+MAX_INVALID = 1000
 
 #: Peer sampler name -> the Optuna class that implements it.
 SAMPLERS: dict[str, str] = {"tpe": "TPESampler", "gp": "GPSampler", "random": "RandomSampler"}
@@ -66,13 +73,13 @@ def require_optuna() -> Any:
     return optuna
 
 
-def slot_distributions(space: "SearchSpace") -> dict[str, Any]:
-    """One ``CategoricalDistribution`` per slot of ``space``, keyed by the slot's name."""
+def parameter_distributions(space: "SearchSpace") -> dict[str, Any]:
+    """One ``CategoricalDistribution`` per parameter of the space's ``categorical-parameters``."""
     optuna = require_optuna()
-    if not space.provides(OPERATION_SLOTS):
-        raise ConfigError(f"the {space.name!r} space has no operation slots to give Optuna as categorical parameters")
-    choices = tuple(space.slot_choices())
-    return {name: optuna.distributions.CategoricalDistribution(choices) for name in space.slot_names()}
+    if not space.provides(PARAMETERS):
+        raise ConfigError(f"the {space.name!r} space has no categorical parameters to give Optuna")
+    return {name: optuna.distributions.CategoricalDistribution(choices)
+            for name, choices in space.parameter_choices().items()}
 
 
 def make_sampler(kind: str, seed: int) -> Any:
@@ -89,7 +96,7 @@ class OptunaPeer:
     Parameters
     ----------
     space : SearchSpace
-        A space with operation slots.
+        A space with categorical parameters.
     seed : int
         The sampler's seed.
     domain : sequence of Architecture, optional
@@ -104,7 +111,7 @@ class OptunaPeer:
         self.space = space
         self.sampler_kind = sampler
         self.name = f"optuna-{sampler}"
-        self.distributions = slot_distributions(space)
+        self.distributions = parameter_distributions(space)
         self.study = optuna.create_study(direction="maximize", sampler=make_sampler(sampler, seed))
         self._trial_state = optuna.trial.TrialState
         self._create_trial = optuna.trial.create_trial
@@ -117,19 +124,28 @@ class OptunaPeer:
             raise ValueError(f"ask needs n >= 1, got {n}")
         proposals = []
         for _ in range(n):
-            trial = self.study.ask(self.distributions)
-            arch = self.space.from_slots([trial.params[name] for name in self.distributions])
-            if self._rows.covers(arch):
-                self._pending.setdefault(arch, []).append(trial)
-            else:  # not a row: the trial fails, its nearest unproposed row is evaluated instead
-                self.study.tell(trial, state=self._trial_state.FAIL)
-                arch = self._rows.nearest(arch)
-                if arch is None:
-                    break  # every row has been proposed
+            arch = self._propose()
+            if arch is None:
+                break  # every row has been proposed
             self._rows.mark(arch)
             proposals.append(arch)
         self._last = proposals
         return proposals
+
+    def _propose(self) -> Architecture | None:
+        """One proposal: Optuna's, or the row nearest to it (module docstring)."""
+        for _ in range(MAX_INVALID):
+            trial = self.study.ask(self.distributions)
+            arch = self.space.from_parameters(trial.params)
+            if arch is not None and self._rows.covers(arch):
+                self._pending.setdefault(arch, []).append(trial)
+                return arch
+            # no cell, or not a row: the trial fails; its nearest unproposed row is evaluated instead
+            self.study.tell(trial, state=self._trial_state.FAIL)
+            if self._rows.archs is not None:
+                return self._rows.nearest(trial.params)
+        raise ConfigError(f"{self.name}: {MAX_INVALID} proposals in a row described no architecture of the "
+                          f"{self.space.name!r} space")
 
     def tell(self, evaluations: Sequence[Evaluation]) -> None:
         """Tell Optuna each result; an architecture it did not propose becomes a finished trial."""
@@ -144,7 +160,7 @@ class OptunaPeer:
                 else:
                     self.study.tell(trial, state=self._trial_state.FAIL)
                 continue
-            params = dict(zip(self.distributions, self.space.slots(ev.arch)))
+            params = self.space.to_parameters(ev.arch)
             self.study.add_trial(self._create_trial(
                 params=params, distributions=self.distributions, value=float(ev.value) if ok else None,
                 state=self._trial_state.COMPLETE if ok else self._trial_state.FAIL))
@@ -155,7 +171,7 @@ class OptunaPeer:
 
 
 class _Rows:
-    """The domain as slot codes, for projecting a proposal outside it onto its nearest row.
+    """The domain as parameter codes, for projecting a proposal outside it onto its nearest row.
 
     ``domain=None`` or a domain as large as the space covers every cell (nothing is projected).
     """
@@ -169,13 +185,15 @@ class _Rows:
         self.space = space
         self.archs = list(domain)
         self.keys = {space.format(a): i for i, a in enumerate(self.archs)}
-        self.choices = {op: k for k, op in enumerate(space.slot_choices())}
-        self.codes = np.array([self._code(a) for a in self.archs], dtype=np.int64).reshape(len(self.archs), -1)  # (D, S)
+        self.index = {name: {value: k for k, value in enumerate(choices)}
+                      for name, choices in space.parameter_choices().items()}
+        self.codes = np.array([self._code(space.to_parameters(a)) for a in self.archs],
+                              dtype=np.int64).reshape(len(self.archs), -1)  # (D, P)
         self.used = np.zeros(len(self.archs), dtype=bool)
         self.rng = np.random.default_rng(seed)
 
-    def _code(self, arch: Architecture) -> list[int]:
-        return [self.choices.get(op, -1) for op in self.space.slots(arch)]
+    def _code(self, params: dict[str, Any]) -> list[int]:
+        return [index.get(params.get(name), -1) for name, index in self.index.items()]
 
     def covers(self, arch: Architecture) -> bool:
         return self.archs is None or self.space.format(arch) in self.keys
@@ -184,13 +202,13 @@ class _Rows:
         if self.archs is not None and self.space.format(arch) in self.keys:
             self.used[self.keys[self.space.format(arch)]] = True
 
-    def nearest(self, arch: Architecture) -> Architecture | None:
-        """The unproposed row at the least Hamming distance from ``arch`` (ties at random)."""
+    def nearest(self, params: dict[str, Any]) -> Architecture | None:
+        """The unproposed row at the least Hamming distance from the parameters ``params`` (ties at random)."""
         assert self.archs is not None
         free = np.flatnonzero(~self.used)
         if not len(free):
             return None
-        dist = (self.codes[free] != np.array(self._code(arch))[None, :]).sum(axis=1)  # (F,)
+        dist = (self.codes[free] != np.array(self._code(params))[None, :]).sum(axis=1)  # (F,)
         best = free[dist == dist.min()]
         self.projected += 1
         return self.archs[int(best[self.rng.integers(len(best))])]
@@ -212,4 +230,4 @@ def optuna_random(space: "SearchSpace", seed: int = 0, domain: Sequence[Architec
 
 
 __all__ = ["INSTALL_HINT", "OptunaPeer", "SAMPLERS", "make_sampler", "optuna_available", "optuna_gp", "optuna_random",
-           "optuna_tpe", "require_optuna", "slot_distributions"]
+           "optuna_tpe", "parameter_distributions", "require_optuna"]

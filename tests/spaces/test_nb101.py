@@ -280,6 +280,34 @@ def test_generator_draws_pruned_random_specs_as_nas_bowl_does(enumeration):
     assert [nb101.NB101Space().canonical_key(a) for a in space_draws] == [c.hash for c in cells[:50]]
 
 
+def test_categorical_parameters_are_nas_bench_101s_encoding_and_prune_as_it_does():
+    """21 edge bits and 5 vertex operations (NAS-Bench-101 Sec. 5): every cell survives the round
+    trip, an assignment is pruned as NAS-Bench-101 prunes the spec, and a rejected spec is no cell."""
+    space = nb101.NB101Space()
+    choices = space.parameter_choices()
+    assert len(choices) == 26 and choices["edge 0->6"] == ("0", "1") and choices["op 5"] == nb101.OPERATIONS
+    rng = np.random.default_rng(5)
+    for arch in space.sample(rng, 100) + space.generate(rng, 100):
+        assert space.from_parameters(space.to_parameters(arch)) == arch
+    trivial = space.to_parameters(space.parse(TRIVIAL))
+    assert [name for name, bit in trivial.items() if bit == "1"] == ["edge 0->6"]
+    rows, cols = np.triu_indices(7, k=1)
+    for _ in range(300):  # random raw specs: the same verdict and cell as prune()
+        bits = rng.integers(0, 2, 21)
+        ops = [nb101.OPERATIONS[k] for k in rng.integers(0, 3, 5)]
+        params = {**{f"edge {i}->{j}": str(b) for i, j, b in zip(rows, cols, bits)},
+                  **{f"op {v}": op for v, op in enumerate(ops, start=1)}}
+        matrix = np.zeros((7, 7), dtype=np.int8)
+        matrix[rows, cols] = bits
+        raw = ("input", *ops, "output")
+        expected = space.parse(nb101.format(nb101.prune(matrix, raw))) if nb101.is_valid_spec(matrix, raw) else None
+        assert space.from_parameters(params) == expected
+    with pytest.raises(ValueError, match="'op 3'"):
+        space.from_parameters({**trivial, "op 3": "conv5x5"})
+    with pytest.raises(ValueError, match="'edge 2->4' is missing"):
+        space.from_parameters({k: v for k, v in trivial.items() if k != "edge 2->4"})
+
+
 def test_neighbours_by_hand():
     trivial = nb101.parse(TRIVIAL)
     grown = nb101.neighbours(trivial)

@@ -24,21 +24,30 @@ Representations (:mod:`nasviz.spaces.base`):
   conv3 vs conv5), a convolution vs the pool incompatible, input / output only themselves.
   Masses come from the OTMANN kernel's ``cell_channels`` (every vertex has that many channels);
 * ``paths``: a cell has at most 9 edges and 5 operation vertices, so at most 2^5 = 32
-  input -> output paths: the path encoding (BANANAS, paper 000 §4.1) is small.
+  input -> output paths: the path encoding (BANANAS, paper 000 §4.1) is small;
+* ``categorical-parameters``: the encoding NAS-Bench-101's own hyperparameter-optimisation
+  baselines search (its Sec. 5: 21 binary parameters for the entries above the diagonal of a
+  7-vertex matrix, 5 categorical ones for the operations of vertices 1-5), as an Optuna user
+  writes a cell: :data:`EDGE_PARAMETERS` (``"0"`` / ``"1"``) and :data:`OPERATION_PARAMETERS`. An
+  assignment is pruned as NAS-Bench-101 prunes a spec; one it rejects is no cell
+  (:meth:`NB101Space.from_parameters` returns ``None``). Many assignments give one cell.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.errors import ConfigError
-from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_TREE, PATHS, SearchSpace
+from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_TREE, PARAMETERS, PATHS, SearchSpace, check_parameters
 from nasviz.spaces.nb101.cache import enumerate_all, sample
-from nasviz.spaces.nb101.cell import CONV1X1, CONV3X3, MAXPOOL3X3, NAME, PUBLISHED_CELL_COUNT, NB101Cell, format, parse
+from nasviz.spaces.nb101.cell import (
+    CONV1X1, CONV3X3, MAX_VERTICES, MAXPOOL3X3, NAME, OPERATIONS, PUBLISHED_CELL_COUNT, InvalidCellError, NB101Cell, format,
+    parse, prune,
+)
 from nasviz.spaces.nb101.enumeration import canonical
 from nasviz.spaces.nb101.moves import from_architecture, generate, mutate, neighbours, to_architecture
 
@@ -65,6 +74,13 @@ LABEL_MISMATCH: np.ndarray = np.array([
 ])
 LABEL_MISMATCH.setflags(write=False)
 
+#: The ``categorical-parameters`` representation (module docstring): one binary parameter per entry
+#: above the diagonal of a 7-vertex matrix, in row order, and the operation of each middle vertex.
+_ROWS, _COLS = np.triu_indices(MAX_VERTICES, k=1)
+EDGE_PARAMETERS: tuple[str, ...] = tuple(f"edge {i}->{j}" for i, j in zip(_ROWS.tolist(), _COLS.tolist()))
+OPERATION_PARAMETERS: tuple[str, ...] = tuple(f"op {v}" for v in range(1, MAX_VERTICES - 1))
+_EDGE_CHOICES: tuple[str, ...] = ("0", "1")
+
 #: The example cell of the help texts (5 vertices, 6 edges).
 EXAMPLE = "01100|00011|00001|00001|00000;input,conv3x3-bn-relu,maxpool3x3,conv1x1-bn-relu,output"
 
@@ -89,7 +105,7 @@ class NB101Space(SearchSpace):
 
     name = NAME
     description = "NAS-Bench-101 cells: up to 7 vertices, 3 operations, 423,624 unique cells"
-    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS})
+    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, PARAMETERS})
     examples = (EXAMPLE,)
     table_columns = (("matrix", "ops"),)
     table_duplicates = "average"
@@ -145,6 +161,34 @@ class NB101Space(SearchSpace):
 
     def label_mismatch(self) -> tuple[tuple[str, ...], np.ndarray]:
         return LABELS, LABEL_MISMATCH
+
+    def parameter_choices(self) -> dict[str, tuple[str, ...]]:
+        """21 edge bits (``"0"`` / ``"1"``), then the operations of vertices 1-5 (module docstring)."""
+        return {**{name: _EDGE_CHOICES for name in EDGE_PARAMETERS}, **{name: OPERATIONS for name in OPERATION_PARAMETERS}}
+
+    def to_parameters(self, arch: Architecture) -> dict[str, str]:
+        """The cell on a 7-vertex matrix: its vertices in canonical order on vertices ``0 .. n-2``,
+        its output on vertex 6; unused middle vertices have no edges (pruning removes them) and
+        the first operation."""
+        cell = cell_of(arch)
+        n = cell.n_vertices
+        place = np.array([*range(n - 1), MAX_VERTICES - 1])  # (n,) cell vertex -> matrix vertex
+        matrix = np.zeros((MAX_VERTICES, MAX_VERTICES), dtype=np.int8)
+        matrix[np.ix_(place, place)] = cell.array()
+        ops = [OPERATIONS[0]] * (MAX_VERTICES - 2)
+        ops[: n - 2] = cell.ops[1:-1]
+        edges = {name: str(int(bit)) for name, bit in zip(EDGE_PARAMETERS, matrix[_ROWS, _COLS])}
+        return {**edges, **dict(zip(OPERATION_PARAMETERS, ops))}
+
+    def from_parameters(self, params: Mapping[str, str]) -> Architecture | None:
+        """The pruned, canonical cell of the assignment; ``None`` if NAS-Bench-101 rejects the spec."""
+        check_parameters(params, self.parameter_choices())
+        matrix = np.zeros((MAX_VERTICES, MAX_VERTICES), dtype=np.int8)
+        matrix[_ROWS, _COLS] = [int(params[name]) for name in EDGE_PARAMETERS]
+        try:
+            return _arch(prune(matrix, (INPUT, *(params[name] for name in OPERATION_PARAMETERS), OUTPUT)))
+        except InvalidCellError:
+            return None
 
     # ------------------------------------------------------------------ training
     def build_network(self, arch: Architecture, input_shape: tuple[int, ...], n_outputs: int, *,
