@@ -15,7 +15,10 @@
   scores much worse held out, was fitted to particular tables.
 
 Every configuration in the reports is listed with its scores, so the report is the record of
-everything tried.
+everything tried. For the chosen configuration the report also gives issue 21's goal on every table
+(``goal``: against the better of ``optuna-tpe`` and ``optuna-gp``, :func:`~nasviz.bench.search_report.goal_check`),
+and for every batch configuration (``batch_size`` above 1) the batch goal against ``optuna-tpe``
+(``batch_goal``), whichever report the peers' runs come from.
 """
 
 from __future__ import annotations
@@ -69,6 +72,44 @@ def collect(reports: list[dict[str, Any]], reference: str) -> dict[str, dict[str
     return out
 
 
+def merged_summaries(reports: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{table label: {strategy: summary}}`` over all reports with the same seeds and budget as
+    the first report on that table (a later report on other seeds is left out)."""
+    keys: dict[str, tuple[str, int, int, int]] = {}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for report in reports:
+        for entry in _tables(report):
+            key = _key(report, entry)
+            if keys.setdefault(key[0], key) == key:
+                out.setdefault(key[0], {}).update(entry["strategies"])
+    return out
+
+
+def batch_size_of(config: str) -> int:
+    """The batch a configuration (``name:key=value...``) was designed for (its registry preset, or
+    its own ``batch_size`` option); 1 for a name the registry does not know."""
+    from nasviz.bench.protocol import parse_spec
+    from nasviz.components import STRATEGIES
+
+    name, options = parse_spec(config)
+    if name not in STRATEGIES:
+        return 1
+    entry = STRATEGIES.get(name)
+    return int(options.get("batch_size", entry.preset.get("batch_size", 1)))
+
+
+def goals(reports: list[dict[str, Any]], chosen: str | None, candidates: list[str]) -> dict[str, dict[str, Any]]:
+    """Per table: issue 21's goal for ``chosen`` and the batch goal of every batch candidate."""
+    from nasviz.bench.search_report import batch_goal_check, goal_check
+
+    out: dict[str, dict[str, Any]] = {}
+    for label, summary in merged_summaries(reports).items():
+        out[label] = {"goal": goal_check(summary, chosen, ("optuna-tpe", "optuna-gp")) if chosen else None,
+                      "batch_goal": {c: batch_goal_check(summary, c) for c in candidates
+                                     if c in summary and batch_size_of(c) > 1}}
+    return out
+
+
 def choose(scores: dict[str, dict[str, dict[str, Any]]], tables: list[str], candidates: list[str]) -> str | None:
     """The candidate with the smallest worst score over ``tables`` (then geometric mean);
     ``None`` without tables (a leave-one-out fold of a single table) or a candidate run on all."""
@@ -99,7 +140,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                    "geomean_score": math.exp(sum(math.log(v["score"]) for v in scores[c].values()) / len(scores[c])),
                    "tables": scores[c]} for c in scores}
     return {"reference": args.reference, "eps": EPS, "tables": tables, "chosen": chosen,
-            "leave_one_table_out": folds, "configurations": listing}
+            "leave_one_table_out": folds, "goals": goals(reports, chosen, candidates), "configurations": listing}
 
 
-__all__ = ["EPS", "choose", "collect", "run"]
+__all__ = ["EPS", "batch_size_of", "choose", "collect", "goals", "merged_summaries", "run"]

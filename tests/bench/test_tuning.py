@@ -13,7 +13,8 @@ from nasviz.bench import tuning
 def report(means: dict[str, dict[str, float]], seeds: int = 2) -> dict:
     """A ``bench search --tables`` report: ``means[table][strategy]`` is the mean final regret."""
     def summary(mean: float) -> dict:
-        return {"final": {"mean": mean, "p90": 2 * mean, "found_optimum": int(mean == 0), "runs": seeds}}
+        return {"final": {"mean": mean, "p90": 2 * mean, "found_optimum": int(mean == 0), "runs": seeds},
+                "regret_mean": {"5": 2 * mean, "10": mean}}
 
     return {"first_seed": 0, "seeds": seeds, "budget": 10,
             "tables": [{"table": f"/data/{t}.csv", "metric": "acc", "strategies": {s: summary(m) for s, m in row.items()}}
@@ -52,3 +53,17 @@ def test_the_reference_may_come_from_another_report_with_the_same_seeds(tmp_path
     assert out["chosen"] == "bo" and out["leave_one_table_out"]["t1.csv:acc"]["chosen"] is None  # no other table
     with pytest.raises(ValueError, match="no 'optuna-tpe' run on t1.csv:acc"):
         run(tmp_path, report({"t1": {"optuna-tpe": 0.2}}, seeds=3), ours)  # other seeds: not comparable
+
+
+def test_the_goal_of_the_chosen_setting_and_the_batch_goal_on_every_table(tmp_path):
+    peers = report({"t1": {"optuna-tpe": 0.2, "optuna-gp": 0.1}, "t2": {"optuna-tpe": 0.2, "optuna-gp": 0.3}})
+    ours = report({"t1": {"bo-tw2g-ucb:pool=exhaustive": 0.04, "bo-tw2g-kdpp5": 0.3},
+                   "t2": {"bo-tw2g-ucb:pool=exhaustive": 0.15, "bo-tw2g-kdpp5": 0.1}})
+    out = run(tmp_path, peers, ours)
+    assert out["chosen"] == "bo-tw2g-ucb:pool=exhaustive"
+    t1, t2 = out["goals"]["t1.csv:acc"], out["goals"]["t2.csv:acc"]
+    assert t1["goal"]["against"] == "optuna-gp" and t1["goal"]["met"]  # 0.04 <= 0.1 / 2, against the better peer
+    assert t2["goal"]["against"] == "optuna-tpe" and not t2["goal"]["mean_at_most_half"]  # 0.15 > 0.2 / 2
+    assert set(t1["batch_goal"]) == {"bo-tw2g-kdpp5"}  # B = 5 by its preset; the sequential setting has none
+    assert not t1["batch_goal"]["bo-tw2g-kdpp5"]["met"] and t2["batch_goal"]["bo-tw2g-kdpp5"]["met"]
+    assert tuning.batch_size_of("bo-tw2g-ucb:batch_size=4") == 4 and tuning.batch_size_of("unknown") == 1
