@@ -86,6 +86,31 @@ def test_evolutionary_pool_is_deterministic_and_stays_in_domain():
     _assert_clean(runs[0], parents, domain)
 
 
+def test_mutations_on_a_partial_table_are_the_parents_neighbours_in_it():
+    """On a table holding part of the space, a mutation is a neighbour of its parent that is a row
+    (each drawn at most once), not a blind mutant that has no value; without neighbours in the
+    table a parent gives nothing, and a custom mutation (the gradient pool's) stays blind."""
+    rng = np.random.default_rng(2)
+    parent = nb201.sample(rng, 1)[0]
+    near = nb201.SPACE.neighbours(parent)
+    domain = set(near[:3]) | set(nb201.sample(rng, 300)) | {parent}
+    children = mutation_pool(nb201.SPACE, np.random.default_rng(0), [parent], 10, exclude={parent}, domain=domain)
+    assert set(children) == set(near) & domain - {parent} and len(children) == len(set(children))
+    lonely = next(a for a in nb201.sample(rng, 50) if not set(nb201.SPACE.neighbours(a)) & domain)
+    assert mutation_pool(nb201.SPACE, np.random.default_rng(0), [lonely], 5, domain=domain) == []
+    calls = []
+
+    def blind(arch, generator):
+        calls.append(arch)
+        return nb201.SPACE.mutate(arch, generator)
+
+    mutation_pool(nb201.SPACE, np.random.default_rng(0), [lonely], 5, domain=domain, mutate=blind, max_tries=2)
+    assert len(calls) == 10  # max_tries x n blind tries, none of them in the table
+    full = set(nb201.enumerate_all())  # a table of the whole space: the usual blind mutation, unchanged
+    assert mutation_pool(nb201.SPACE, np.random.default_rng(4), [parent], 8, domain=full) == \
+        mutation_pool(nb201.SPACE, np.random.default_rng(4), [parent], 8)
+
+
 def test_mixed_pool_is_half_mutations():
     parents = nb201.sample(np.random.default_rng(6), 10)
     pool = mixed_pool(nb201.SPACE, np.random.default_rng(0), parents, 100, exclude=set(parents))

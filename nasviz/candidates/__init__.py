@@ -59,7 +59,9 @@ class PoolRequest:
     or proposed (a container: with the strategy's ``dedupe="canonical"`` it also holds every
     architecture equivalent to one of them); ``domain`` / ``domain_set`` the finite set of
     allowed architectures (a table's rows) or ``None``; ``score(archs) -> (len(archs),)`` the
-    acquisition; ``mutate`` the space's mutation (the strategy may cache instances);
+    acquisition; ``mutate`` the space's mutation and ``neighbours`` the space's neighbours it draws
+    from (the strategy may cache instances; mutation pools use ``neighbours`` on a table that holds
+    part of the space, :func:`mutation_pool`);
     ``op_gradients()`` the WL operation gradients when the kernel has them (computed on
     demand), else ``None``; ``step`` the model-based step (1 for the first fit).
 
@@ -87,6 +89,7 @@ class PoolRequest:
     domain_set: Collection[Architecture] | None
     score: ScoreFn
     mutate: Callable[[Architecture, np.random.Generator], Architecture]
+    neighbours: Callable[[Architecture], list[Architecture]] | None = None
     op_gradients: Callable[[], Mapping[str, float] | None] = lambda: None
     step: int = 1
     batch: int = 1
@@ -115,7 +118,8 @@ def evolution_generator() -> PoolGenerator:
 
     def generate(r: PoolRequest) -> Pool:
         pool, _ = evolutionary_pool(r.space, r.rng, r.score, r.parents, r.n, exclude=r.exclude, domain=r.domain,
-                                    domain_set=r.domain_set, mutate=r.mutate)
+                                    domain_set=r.domain_set, mutate=r.mutate,
+                                    neighbours=r.neighbours)
         return pool
 
     return generate
@@ -136,7 +140,8 @@ def mixed_generator() -> PoolGenerator:
 
     def generate(r: PoolRequest) -> Pool:
         return mixed_pool(r.space, r.rng, r.parents, r.n, exclude=r.exclude, domain=r.domain,
-                          domain_set=r.domain_set, mutate=r.mutate)
+                          domain_set=r.domain_set, mutate=r.mutate,
+                                    neighbours=r.neighbours)
 
     return generate
 

@@ -329,6 +329,10 @@ class BayesianOptimisation:
         child = self.space.mutate(arch, rng)
         return self._instances.setdefault(child, child)
 
+    def _neighbours(self, arch: Architecture) -> list[Architecture]:
+        """The space's neighbours of ``arch``, as the instances the strategy already holds."""
+        return [self._instances.setdefault(c, c) for c in self.space.neighbours(arch)]
+
     def _parents(self) -> list[Architecture]:
         order = sorted(range(len(self.observed)), key=lambda i: -self.observed[i][1])
         return [self.observed[i][0] for i in order[: self.top_parents]]
@@ -422,7 +426,7 @@ class BayesianOptimisation:
         pool = self.pool_generator(candidates.PoolRequest(
             space=self.space, rng=self.rng, n=self.pool_size, parents=self._parents(), exclude=self._exclude,
             domain=self.domain, domain_set=self._domain_set, score=score, mutate=self._mutate,
-            op_gradients=self._op_gradients, step=self._n_bo_steps, batch=n,
+            neighbours=self._neighbours, op_gradients=self._op_gradients, step=self._n_bo_steps, batch=n,
             observed=[a for a, _ in self.observed], targets=targets, initial=self.initial, costs=tuple(self._costs),
             fit_seconds=fit_seconds, score_set=score_set))
         if self.dedupe == "canonical":

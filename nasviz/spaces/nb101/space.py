@@ -91,6 +91,11 @@ def cell_of(arch: Architecture) -> NB101Cell:
     return from_architecture(arch)
 
 
+@lru_cache(maxsize=16_384)
+def _neighbours_of(arch: Architecture) -> tuple[Architecture, ...]:
+    return tuple(to_architecture(c) for c in neighbours(cell_of(arch)))
+
+
 def _arch(cell: NB101Cell) -> Architecture:
     return to_architecture(canonical(cell))
 
@@ -136,7 +141,10 @@ class NB101Space(SearchSpace):
         return to_architecture(mutate(cell_of(arch), rng))
 
     def neighbours(self, arch: Architecture) -> list[Architecture]:
-        return [to_architecture(c) for c in neighbours(cell_of(arch))]
+        """Every cell one move away (:func:`~nasviz.spaces.nb101.moves.neighbours`), memoised per
+        cell: listing them canonicalises and hashes every move (tens of milliseconds), and mutation
+        pools on a table ask for the same parents step after step."""
+        return list(_neighbours_of(arch))
 
     def canonical_key(self, arch: Architecture) -> str:
         """NAS-Bench-101's module hash (equal for isomorphic cells)."""
