@@ -221,11 +221,11 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "bo-tw2g-topk5": ("the 5 best UCB values", {**_TW2G, "batch": "topk", "batch_size": 5}, "000"),
     "bo-tw2g-random5": ("5 pool members at random (the pool without a selector)", {**_TW2G, "batch": "random", "batch_size": 5}, "000"),
 }
-#: The default strategy of :class:`nasviz.optuna.NASVizSampler`. Provisional: the best nasviz strategy
-#: on three of the five tables in issue 21's first comparison (20 seeds, budget 100), while the
-#: dashboard and the README still offer ``bo-wl-ei`` first; one default for all of them is to be
-#: chosen by ``bench tuning`` (one setting across all tables, leave-one-table-out) once the full
-#: ``bench search --tables shared`` runs exist (docs/benchmarks.md, "Optuna's samplers as peers").
+#: The default strategy: offered first on the Search page and used by :class:`nasviz.optuna.NASVizSampler`.
+#: Chosen by ``bench tuning`` (issue 21's protocol: the smallest worst regret relative to Optuna's
+#: TPE over every shared table, one setting for all of them) from 11 settings on the six NB201
+#: metrics and two NAS-Bench-101 tables, 20 seeds each; every leave-one-table-out fold chose it
+#: too (docs/benchmarks.md, "One setting for every table").
 DEFAULT_STRATEGY = "bo-tw2g-ucb"
 for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},

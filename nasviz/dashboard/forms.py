@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import streamlit as st
 
-from nasviz.components import (BATCH_SELECTORS, KERNELS, POOLS, STRATEGIES, default_batch_size, kernels_for,
-                               space_provides, strategies_for)
+from nasviz.components import (BATCH_SELECTORS, DEFAULT_STRATEGY, KERNELS, POOLS, STRATEGIES, default_batch_size,
+                               kernels_for, space_provides, strategies_for)
 from nasviz.errors import ConfigError
 from nasviz.registry import Entry, Option
 
@@ -35,9 +35,10 @@ COMPONENTS = ("kernel", "acquisition", "pool", "batch")
 NOT_SETTINGS = frozenset({*COMPONENTS, "batch_size"})
 #: The choice of a setting whose default the strategy decides itself.
 DEFAULT = "(strategy's default)"
-#: Strategies offered first, in this order (the best in ``nasviz bench search`` on the embedded
-#: and shared NB201 tables: README, "Search strategies").
-PREFERRED = ("bo-wl-ei", "bo-tw2g-ucb", "bo", "random")
+#: Strategies offered first, in this order: :data:`nasviz.components.DEFAULT_STRATEGY` (chosen by
+#: ``bench tuning`` across every shared table, docs/benchmarks.md), then NAS-BOWL's preset for
+#: spaces the default cannot search, then the generic BO and random search.
+PREFERRED = (DEFAULT_STRATEGY, "bo-wl-ei", "bo", "random")
 
 
 def default_index(options: Sequence[str], preferred: Sequence[str]) -> int:

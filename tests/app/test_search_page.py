@@ -24,8 +24,8 @@ def test_search_page_has_every_control(store_path, synthetic_table):
     for key in ("space", "metric", "strategy"):
         assert at.selectbox(key=key) is not None
     # the default strategy's components are shown with the values it really uses, fixed
-    fixed = {key: at.selectbox(key=f"{key}_bo-wl-ei") for key in ("kernel", "acquisition", "pool", "batch")}
-    assert {k: b.value for k, b in fixed.items()} == {"kernel": "wl", "acquisition": "ei", "pool": "gradient",
+    fixed = {key: at.selectbox(key=f"{key}_bo-tw2g-ucb") for key in ("kernel", "acquisition", "pool", "batch")}
+    assert {k: b.value for k, b in fixed.items()} == {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution",
                                                         "batch": "topk"}
     assert all(b.disabled for b in fixed.values())
     assert at.number_input(key="budget").value == 100
@@ -33,7 +33,7 @@ def test_search_page_has_every_control(store_path, synthetic_table):
     assert at.button(key="start") is not None
     assert at.selectbox(key="metric").options == ["acc", "other"]
     strategies = at.selectbox(key="strategy").options
-    assert at.selectbox(key="strategy").value == "bo-wl-ei" and "random" in strategies
+    assert at.selectbox(key="strategy").value == "bo-tw2g-ucb" and "random" in strategies  # the tuned default
     assert not errors(at)
 
 
@@ -89,23 +89,31 @@ def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table)
 
 
 def test_a_gp_fit_on_a_bound_is_a_visible_warning(store_path, synthetic_table):
-    """A TW GP fitted to pure noise (the table's ``other`` column) cannot pin its hyperparameters
-    down: the run's page warns above the views and names them with their values."""
+    """A TW GP fitted to pure noise (the table's ``other`` column) often cannot pin its
+    hyperparameters down: the run's page warns above the views and names them with their values
+    exactly when the last fit left some on a bound (runs of four seeds: both cases are checked)."""
     from nasviz.dashboard.watching import RunWatcher
 
-    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
-    at.selectbox(key="metric").set_value("other")
-    at.selectbox(key="strategy").set_value("bo-tw2g-ucb").run()
-    at.number_input(key="budget").set_value(16)
-    at.button(key="start").click().run()
-    assert not errors(at), [e.value for e in at.error]
-    run_id = int(at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"])
-    watcher = RunWatcher(store_path, run_id)
-    watcher.refresh()
-    hit = watcher.last_fit().bounds_hit
-    assert hit  # noise: at least one of the lambdas, the amplitude or the noise ends on its bound
-    warnings = [w.value for w in at.warning if "on a bound" in w.value]
-    assert len(warnings) == 1 and all(name in warnings[0] for name in hit)
+    hits = []
+    for seed in range(4):
+        at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
+        at.selectbox(key="metric").set_value("other")
+        at.selectbox(key="strategy").set_value("bo-tw2g-ucb").run()
+        at.number_input(key="budget").set_value(16)
+        at.number_input(key="seed").set_value(seed)
+        at.button(key="start").click().run()
+        assert not errors(at), [e.value for e in at.error]
+        run_id = int(at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"])
+        watcher = RunWatcher(store_path, run_id)
+        watcher.refresh()
+        hit = watcher.last_fit().bounds_hit
+        warnings = [w.value for w in at.warning if "on a bound" in w.value]
+        if hit:
+            assert len(warnings) == 1 and all(name in warnings[0] for name in hit)
+        else:
+            assert warnings == []
+        hits.append(bool(hit))
+    assert any(hits)  # noise: some run's last fit has a lambda, the amplitude or the noise on its bound
 
 
 def test_the_evaluations_table_filters_and_links_to_the_architectures_page(store_path, synthetic_table):
