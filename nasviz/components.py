@@ -223,7 +223,7 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
 }
 #: The default strategy: offered first on the Search page and used by :class:`nasviz.optuna.NASVizSampler`.
 #: Chosen by ``bench tuning`` (issue 21's protocol: the smallest worst regret relative to Optuna's
-#: TPE over every shared table, one setting for all of them) from 11 settings on the six NB201
+#: TPE over every shared table, one setting for all of them) from nine settings on the six NB201
 #: metrics and two NAS-Bench-101 tables, 20 seeds each; every leave-one-table-out fold chose it
 #: too (docs/benchmarks.md, "One setting for every table").
 DEFAULT_STRATEGY = "bo-tw2g-ucb"

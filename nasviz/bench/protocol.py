@@ -16,8 +16,10 @@ repository.
 ``nb201-12``    the four 12-epoch metrics
 ==============  ===================================================================================
 
-NAS-Bench-101 tables join by adding their pairs (``TablePair("nb101_....csv", "...", "nb101")``)
-to :data:`PROTOCOLS` once the ``nb101`` space exists; nothing else changes.
+NAS-Bench-101 tables are given as pairs with their space, ``--tables
+<data>/nb101_20k.csv:valid_accuracy_108@nb101,nb101_500.csv:valid_accuracy@nb101`` (the 20,001-cell
+table is written outside the repository by ``table import-nb101`` first, so no named protocol can
+hold it); issue 21's tuning read both beside ``shared`` (docs/benchmarks.md).
 
 A strategy spec is a registered strategy name, optionally followed by options:
 ``bo-tw2g-ucb:pool=exhaustive:schedule=srinivas`` (``:``-separated ``key=value``; the registry
