@@ -326,7 +326,9 @@ def kernel_reads(kernel: str) -> frozenset[str]:
 
 
 def space_provides(space: str) -> frozenset[str]:
-    return frozenset(SPACES.get(space).load().representations)
+    from nasviz.spaces.base import provided_representations
+
+    return provided_representations(SPACES.get(space).load())
 
 
 def kernel_fits(kernel: str, space: str) -> bool:
@@ -414,7 +416,9 @@ def _reads(entry: Entry) -> str:
 
 
 def _provides(entry: Entry) -> str:
-    return ", ".join(sorted(entry.load().representations))
+    from nasviz.spaces.base import provided_representations
+
+    return ", ".join(sorted(provided_representations(entry.load())))
 
 
 def _searches(entry: Entry) -> str:

@@ -24,7 +24,8 @@ representation      what the space provides                                     
 ``categorical-``    :meth:`parameter_choices` / :meth:`to_parameters` /          Optuna peers
 ``parameters``      :meth:`from_parameters`: the architecture as named
                     categorical parameters, as an Optuna user writes it (NB201:
-                    its slots; NB101: 21 edge bits and 5 vertex operations)
+                    its slots, implied by ``operation-slots``; NB101: 21 edge
+                    bits and 5 vertex operations)
 ``modifiers``       :meth:`mutate` is NASBOT's compound mutation over its nine   ``nasbot-ea``
                     modifiers (paper 001 Table 6, App. B.2)                      pool
 ``morphisms``       Auto-Keras's function-preserving morphisms apply             ``autokeras-tree``
@@ -206,14 +207,14 @@ class SearchSpace(ABC):
     def parameter_choices(self) -> dict[str, tuple[str, ...]]:
         """The ``categorical-parameters`` representation: each parameter's name and its choices,
         in parameter order. Default: one parameter per operation slot."""
-        if not self.provides(PARAMETERS) or not self.provides(OPERATION_SLOTS):
+        if not self.provides(OPERATION_SLOTS):
             raise self._missing(PARAMETERS)
         choices = tuple(self.slot_choices())
         return {name: choices for name in self.slot_names()}
 
     def to_parameters(self, arch: Architecture) -> dict[str, str]:
         """``arch`` as ``{parameter: choice}``; :meth:`from_parameters` gives ``arch`` back."""
-        if not self.provides(PARAMETERS) or not self.provides(OPERATION_SLOTS):
+        if not self.provides(OPERATION_SLOTS):
             raise self._missing(PARAMETERS)
         return dict(zip(self.slot_names(), self.slots(arch)))
 
@@ -268,13 +269,21 @@ class SearchSpace(ABC):
 
     # ------------------------------------------------------------------ helpers
     def provides(self, representation: str) -> bool:
-        return representation in self.representations
+        return representation in provided_representations(self)
 
     def _missing(self, representation: str) -> ConfigError:
         return ConfigError(f"the {self.name!r} space does not provide the {representation!r} representation")
 
     def __repr__(self) -> str:
         return f"<space {self.name}>"
+
+
+def provided_representations(space: "SearchSpace | type[SearchSpace]") -> frozenset[str]:
+    """The representations a space (instance or class) provides: those it declares, and
+    ``categorical-parameters`` wherever it declares ``operation-slots`` (each slot is a parameter:
+    the defaults of :meth:`SearchSpace.parameter_choices` and its partners)."""
+    declared = frozenset(space.representations)
+    return declared | {PARAMETERS} if OPERATION_SLOTS in declared else declared
 
 
 def check_parameters(params: Mapping[str, str], choices: Mapping[str, Sequence[str]]) -> None:

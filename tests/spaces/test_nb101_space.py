@@ -26,7 +26,7 @@ def space():
 
 def test_registered_with_its_representations(space):
     assert "nb101" in SPACES and isinstance(space, nb101.NB101Space)
-    assert space.representations == {"labelled-dag", "operation-tree", "layers", "paths"}
+    assert space.representations == {"labelled-dag", "operation-tree", "layers", "paths", "categorical-parameters"}
     assert space.size == nb101.PUBLISHED_CELL_COUNT == 423_624
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.errors import ConfigError
-from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_SLOTS, OPERATION_TREE, PARAMETERS, PATHS, SearchSpace
+from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_SLOTS, OPERATION_TREE, PATHS, SearchSpace
 from nasviz.spaces.nb201.cell import (
     CELL_EDGES, DAG_EDGES, N_EDGES, NAME, OPERATIONS, SPACE_SIZE, canonical_key, enumerate_all, format,
     from_operations, mutate, neighbours, operations, parse, sample,
@@ -41,7 +41,7 @@ class NB201Space(SearchSpace):
 
     name = NAME
     description = "NAS-Bench-201 cells: 6 edges x 5 operations, 15,625 cells (4,930 equivalence classes)"
-    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, OPERATION_SLOTS, PARAMETERS})
+    representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, OPERATION_SLOTS})
     examples = ("|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_1x1~2|",)
 
     def parse(self, text: str) -> Architecture:
