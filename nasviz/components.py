@@ -326,9 +326,7 @@ def kernel_reads(kernel: str) -> frozenset[str]:
 
 
 def space_provides(space: str) -> frozenset[str]:
-    from nasviz.spaces.base import provided_representations
-
-    return provided_representations(SPACES.get(space).load())
+    return SPACES.get(space).load().provided_representations()
 
 
 def kernel_fits(kernel: str, space: str) -> bool:
@@ -416,9 +414,7 @@ def _reads(entry: Entry) -> str:
 
 
 def _provides(entry: Entry) -> str:
-    from nasviz.spaces.base import provided_representations
-
-    return ", ".join(sorted(provided_representations(entry.load())))
+    return ", ".join(sorted(entry.load().provided_representations()))
 
 
 def _searches(entry: Entry) -> str:

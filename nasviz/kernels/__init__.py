@@ -52,9 +52,7 @@ def make_kernel(name: str, space: "SearchSpace | None" = None, **options: Any) -
         raise ConfigError(f"kernel {name!r} does not take option(s) {', '.join(unknown)}; it takes: {known}")
     config = {**entry.preset, **entry.parse_options(declared, owner=f"kernel {name!r}"), **extra}
     if space is not None:
-        from nasviz.spaces.base import provided_representations
-
-        missing = sorted(cls.reads - provided_representations(space))
+        missing = sorted(cls.reads - space.provided_representations())
         if missing:
             raise ConfigError(f"kernel {name!r} cannot read the {space.name!r} space: it needs {', '.join(missing)}")
         for key, value in cls.options_from_space(space).items():

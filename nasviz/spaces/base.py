@@ -268,22 +268,22 @@ class SearchSpace(ABC):
         return DrawableGraph.of(arch)
 
     # ------------------------------------------------------------------ helpers
+    @classmethod
+    def provided_representations(cls) -> frozenset[str]:
+        """The representations the space provides: those it declares, and ``categorical-parameters``
+        wherever it declares ``operation-slots`` (each slot is a parameter: the defaults of
+        :meth:`parameter_choices` and its partners)."""
+        declared = frozenset(cls.representations)
+        return declared | {PARAMETERS} if OPERATION_SLOTS in declared else declared
+
     def provides(self, representation: str) -> bool:
-        return representation in provided_representations(self)
+        return representation in self.provided_representations()
 
     def _missing(self, representation: str) -> ConfigError:
         return ConfigError(f"the {self.name!r} space does not provide the {representation!r} representation")
 
     def __repr__(self) -> str:
         return f"<space {self.name}>"
-
-
-def provided_representations(space: "SearchSpace | type[SearchSpace]") -> frozenset[str]:
-    """The representations a space (instance or class) provides: those it declares, and
-    ``categorical-parameters`` wherever it declares ``operation-slots`` (each slot is a parameter:
-    the defaults of :meth:`SearchSpace.parameter_choices` and its partners)."""
-    declared = frozenset(space.representations)
-    return declared | {PARAMETERS} if OPERATION_SLOTS in declared else declared
 
 
 def check_parameters(params: Mapping[str, str], choices: Mapping[str, Sequence[str]]) -> None:

@@ -60,7 +60,6 @@ from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
-from nasviz.spaces.base import provided_representations
 from nasviz.state import BatchChoice, FeatureGradients, PoolState, StepState, gp_fit_state
 from nasviz.strategies.base import initial_architectures, robust_targets, take_initial, with_failures
 
@@ -98,7 +97,7 @@ def _check(space: "SearchSpace", pool: str, kappa: float | None, counts: Mapping
             raise ConfigError(f"{label} must be one of {', '.join(map(repr, CHOICES[label]))}, got {value!r}")
     if kappa is not None and not kappa >= 0:
         raise ConfigError(f"kappa must be >= 0 or None, got {kappa}")
-    missing = sorted(set(POOLS.get(pool).capabilities.get("needs", ())) - provided_representations(space))
+    missing = sorted(set(POOLS.get(pool).capabilities.get("needs", ())) - space.provided_representations())
     if missing:
         raise ConfigError(f"candidate pool {pool!r} needs the {', '.join(missing)} representation, "
                           f"which the {space.name!r} space lacks")
