@@ -1,8 +1,9 @@
-"""Operation-slot kernels: which operation sits in which slot, one lengthscale per slot.
+"""Slot kernels: which choice each categorical parameter takes, one lengthscale per parameter.
 
-A space with the ``operation-slots`` representation (NAS-Bench-201's six edges) describes a cell
-as a fixed tuple of operations. The categorical overlap kernel with automatic relevance
-determination compares two cells slot by slot::
+A space with the ``categorical-parameters`` representation describes a cell as a fixed tuple of
+categorical choices (its "slots"): NAS-Bench-201's six edge operations, or NAS-Bench-101's 21
+upper-triangular edge bits and five interior operations (NAS-Bench-101 Sec. 5). The categorical
+overlap kernel with automatic relevance determination compares two cells slot by slot::
 
     k_slots(x, x') = exp(-sum_s l_s [x_s != x'_s])
 
@@ -30,32 +31,35 @@ from nasviz.arch import Architecture
 from nasviz.kernels.base import Components, Hyperparameter, Kernel, PreparedRows
 from nasviz.kernels.tw import COMPONENTS as TW_COMPONENTS
 from nasviz.kernels.tw import TreeWassersteinKernel
-from nasviz.spaces.base import LABELLED_DAG, OPERATION_SLOTS, OPERATION_TREE
+from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE, PARAMETERS
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
 
 
 class SlotKernel(Kernel):
-    """``exp(-sum_s l_s [x_s != x'_s])`` over a space's operation slots (module docstring).
+    """``exp(-sum_s l_s [x_s != x'_s])`` over a space's categorical parameters (module docstring).
 
     Parameters
     ----------
     space : SearchSpace
-        A space with the ``operation-slots`` representation (``make_kernel`` passes it).
+        A space with the ``categorical-parameters`` representation (``make_kernel`` passes it);
+        every space with operation slots has it, one parameter per slot.
     """
 
     name = "slots"
-    reads = frozenset({OPERATION_SLOTS})
+    reads = frozenset({PARAMETERS})
     positive_definite = True
 
     def __init__(self, space: "SearchSpace") -> None:
-        if not space.provides(OPERATION_SLOTS):
-            raise ValueError(f"the {space.name!r} space has no operation slots")
+        if not space.provides(PARAMETERS):
+            raise ValueError(f"the {space.name!r} space has no categorical parameters")
         self.space = space
-        self.slot_names = tuple(space.slot_names())
+        choices = space.parameter_choices()
+        self.slot_names = tuple(choices)
         self._codes: dict[Architecture, np.ndarray] = {}
-        self._index = {op: i for i, op in enumerate(space.slot_choices())}
+        # one {choice: index} per parameter: NB101's edge bits and operations have different choices
+        self._index = [{value: i for i, value in enumerate(values)} for values in choices.values()]
 
     @property
     def component_names(self) -> list[str]:
@@ -66,12 +70,14 @@ class SlotKernel(Kernel):
         return [Hyperparameter(f"l[{s}]", 1.0, (1e-3, 1e2)) for s in self.slot_names]
 
     def codes(self, archs: Sequence[Architecture]) -> np.ndarray:
-        """The operation index in each slot, ``(len(archs), n_slots)`` (cached per architecture)."""
+        """The choice index of each parameter, ``(len(archs), n_slots)`` (cached per architecture)."""
         out = np.empty((len(archs), len(self.slot_names)), dtype=np.int16)
         for i, arch in enumerate(archs):
             row = self._codes.get(arch)
             if row is None:
-                row = self._codes[arch] = np.array([self._index[op] for op in self.space.slots(arch)], dtype=np.int16)
+                params = self.space.to_parameters(arch)
+                row = self._codes[arch] = np.array([index[params[name]] for name, index in
+                                                    zip(self.slot_names, self._index)], dtype=np.int16)
             out[i] = row
         return out
 
@@ -111,13 +117,13 @@ class TWSlotsKernel(Kernel):
     Parameters
     ----------
     space : SearchSpace
-        A space with operation slots and an operation tree.
+        A space with categorical parameters, a labelled DAG and an operation tree (NB201, NB101).
     ngram, cumulative, tree, leaf_weight, anchored
         The tree-Wasserstein part (:class:`~nasviz.kernels.tw.TreeWassersteinKernel`).
     """
 
     name = "tw-slots"
-    reads = frozenset({LABELLED_DAG, OPERATION_TREE, OPERATION_SLOTS})
+    reads = frozenset({LABELLED_DAG, OPERATION_TREE, PARAMETERS})
     positive_definite = True
 
     def __init__(self, space: "SearchSpace", ngram: int = 2, cumulative: bool = True, tree=None,

@@ -1,4 +1,4 @@
-"""Operation-slot kernels (CoCaBO's exponentiated Hamming kernel, and TW times it) on NB201 cells."""
+"""Slot kernels (CoCaBO's exponentiated Hamming kernel, and TW times it) on NB201 and NB101 cells."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nasviz.kernels import make_kernel
-from nasviz.spaces import nb201
+from nasviz.spaces import nb101, nb201
 
 SPACE = nb201.SPACE
 
@@ -51,3 +51,28 @@ def test_gradients_match_finite_differences_and_prepared_rows_match(cells, name)
     prepared = kernel.combine(kernel.components_prepared(kernel.prepare_rows(cells[:10]), cells), theta)
     assert np.allclose(prepared, K[:10])
     assert np.linalg.eigvalsh(K).min() > -1e-8
+
+
+def test_slot_kernel_reads_nb101_cells_as_their_categorical_parameters():
+    """NAS-Bench-101's parameters (21 edge bits, five operations): one lengthscale each, and the
+    kernel is the exponentiated weighted Hamming distance between the parameter assignments."""
+    space = nb101.SPACE
+    cells = space.sample(np.random.default_rng(7), 25)
+    kernel = make_kernel("slots", space=space)
+    names = list(space.parameter_choices())
+    assert len(kernel.hyperparameters) == len(names) == 26
+    theta = np.linspace(0.1, 2.0, len(names))
+    params = np.array([[space.to_parameters(a)[n] for n in names] for a in cells])  # (25, 26) choices
+    expected = np.exp(-((params[:, None, :] != params[None, :, :]) * theta).sum(axis=2))
+    assert np.allclose(kernel.matrix(cells, cells, theta), expected)
+
+
+def test_tw_slots_kernel_runs_on_nb101_with_gradients():
+    space = nb101.SPACE
+    cells = space.sample(np.random.default_rng(8), 20)
+    kernel = make_kernel("tw2g-slots", space=space)
+    theta = kernel.default_theta()
+    comps = kernel.components(cells, cells)
+    K, grads = kernel.combine_with_gradients(comps, theta)
+    assert len(grads) == len(theta) == 3 + 26
+    assert np.allclose(np.diag(K), 1.0) and np.linalg.eigvalsh(K).min() > -1e-8
