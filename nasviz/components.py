@@ -60,9 +60,9 @@ KERNELS.register(Entry("tw", "tree-Wasserstein: n-gram operations + in/out-degre
 for _n in (1, 2, 3):
     KERNELS.register(Entry(f"tw{_n}g", f"tree-Wasserstein with {_n}-gram operations + in/out-degree", _TW,
                            _TW_OPTIONS, preset={"ngram": _n}, paper="000 Eq. (25)"))
-KERNELS.register(Entry("slots", "which operation sits in which slot: exponentiated Hamming, one lengthscale per slot",
+KERNELS.register(Entry("slots", "which choice each categorical parameter (slot) takes: exponentiated Hamming, one lengthscale per parameter",
                        "nasviz.kernels.slots:SlotKernel", paper="CoCaBO"))
-KERNELS.register(Entry("tw2g-slots", "tree-Wasserstein 2-gram times the slot kernel (structure and slot identity)",
+KERNELS.register(Entry("tw2g-slots", "tree-Wasserstein 2-gram times the slot kernel (structure and which choice each parameter takes)",
                        "nasviz.kernels.slots:TWSlotsKernel", _TW_OPTIONS, preset={"ngram": 2}, paper="000 Eq. (25)"))
 KERNELS.register(Entry("wl", "Weisfeiler-Lehman subtree kernel, depth h by likelihood", "nasviz.kernels.wl:WLKernel", (
     Option("h_max", "int", "largest WL iteration H", minimum=0),
@@ -231,8 +231,8 @@ for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
 _PEER = {"model": False, "needs": frozenset({"categorical-parameters"}), "requires": ("optuna", "nasviz[peers]")}
-for _kind, _description in (("tpe", "Optuna's TPESampler (peer): the cell's slots as categorical parameters"),
-                            ("gp", "Optuna's GPSampler (peer): the cell's slots as categorical parameters"),
+for _kind, _description in (("tpe", "Optuna's TPESampler (peer): the cell as categorical parameters"),
+                            ("gp", "Optuna's GPSampler (peer): the cell as categorical parameters"),
                             ("random", "Optuna's RandomSampler (peer): repeats count as trials")):
     STRATEGIES.register(Entry(f"optuna-{_kind}", _description, f"nasviz.strategies.optuna_peer:optuna_{_kind}",
                               capabilities=_PEER, paper="Optuna 5"))

@@ -123,8 +123,49 @@ def test_sampler_restricted_choices_and_bad_settings(nb201_table):
         nvo.NASVizSampler(space="nb201", params=["a", "b"])
     with pytest.raises(ValueError, match="model-based"):
         nvo.NASVizSampler(space="nb201", strategy="random")
-    with pytest.raises(ValueError, match="no operation slots"):
+    with pytest.raises(ValueError, match="no categorical parameters"):
         nvo.NASVizSampler(space="layers")
+
+
+def test_sampler_searches_nas_bench_101_cells_through_their_categorical_parameters(tmp_path):
+    """A real SQLite study over NB101's 26 parameters on the shared 292-cell table. Without a
+    domain the sampler proposes valid cells, which the table rarely holds (the objective prunes
+    them and the sampler is told so); with the table's rows as its domain every proposal is a
+    row, and after ``n_init`` trials they come from the GP."""
+    from nasviz.objectives import load_table
+    from nasviz.objectives.table import shared_data_path
+
+    path = shared_data_path("nb101_500.csv")
+    if path is None:
+        pytest.skip("the shared table nb101_500.csv is absent (../shared/data or $NASVIZ_SHARED_DATA)")
+    table = load_table(path, space="nb101")
+    rows = set(table.archs)
+    params = nvo.parameters("nb101")
+    assert len(params) == 26 and params["edge 0->1"] == ("0", "1")
+
+    def objective(trial):
+        cell = nvo.architecture("nb101", {n: trial.suggest_categorical(n, c) for n, c in params.items()})
+        if cell not in rows:  # None (no such cell) or no row for it
+            raise optuna.TrialPruned()
+        return table.lookup(cell, "valid_accuracy")
+
+    free = nvo.NASVizSampler(space="nb101", seed=3, n_init=4)
+    study = optuna.create_study(direction="maximize", storage=f"sqlite:///{tmp_path / 'free.db'}", sampler=free)
+    study.optimize(objective, n_trials=6)
+    # after the first (independent) trial, the sampler's proposals are valid cells
+    assert all(nvo.architecture("nb101", t.params) is not None for t in study.trials[1:])
+    assert len(free.strategy.observed) + len(free.strategy.failed) == 5  # every trial but the last told
+
+    sampler = nvo.NASVizSampler(space="nb101", seed=3, n_init=4, domain=table.archs)
+    study = optuna.create_study(direction="maximize", storage=f"sqlite:///{tmp_path / 'rows.db'}", sampler=sampler)
+    study.optimize(objective, n_trials=12)
+    loaded = optuna.load_study(study_name=study.study_name, storage=f"sqlite:///{tmp_path / 'rows.db'}")
+    complete = loaded.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    # Optuna samples the first trial independently (no search space yet): it may miss the table;
+    # every later trial is the sampler's, a row of the table, each a different one
+    assert {t.number for t in complete} >= set(range(1, 12))
+    assert len({str(t.params) for t in complete}) == len(complete)
+    assert sampler.strategy.state().phase == "bo" and len(sampler.strategy.observed) == len(complete) - 1
 
 
 def test_peer_is_deterministic_given_its_seed_and_learns_unasked_cells():
