@@ -60,10 +60,14 @@ KERNELS.register(Entry("tw", "tree-Wasserstein: n-gram operations + in/out-degre
 for _n in (1, 2, 3):
     KERNELS.register(Entry(f"tw{_n}g", f"tree-Wasserstein with {_n}-gram operations + in/out-degree", _TW,
                            _TW_OPTIONS, preset={"ngram": _n}, paper="000 Eq. (25)"))
+_ARD = Option("ard", "bool", "one lengthscale per parameter (false: one shared, the normalised Hamming distance)")
 KERNELS.register(Entry("slots", "which choice each categorical parameter (slot) takes: exponentiated Hamming, one lengthscale per parameter",
-                       "nasviz.kernels.slots:SlotKernel", paper="CoCaBO"))
+                       "nasviz.kernels.slots:SlotKernel", (_ARD,), paper="CoCaBO"))
 KERNELS.register(Entry("tw2g-slots", "tree-Wasserstein 2-gram times the slot kernel (structure and which choice each parameter takes)",
-                       "nasviz.kernels.slots:TWSlotsKernel", _TW_OPTIONS, preset={"ngram": 2}, paper="000 Eq. (25)"))
+                       "nasviz.kernels.slots:TWSlotsKernel", (*_TW_OPTIONS, _ARD), preset={"ngram": 2}, paper="000 Eq. (25)"))
+KERNELS.register(Entry("tw2g-hamming", "tree-Wasserstein 2-gram times exp(-l x the share of parameters that differ): one lengthscale",
+                       "nasviz.kernels.slots:TWSlotsKernel", (*_TW_OPTIONS, _ARD), preset={"ngram": 2, "ard": False},
+                       paper="000 Eq. (25)"))
 KERNELS.register(Entry("wl", "Weisfeiler-Lehman subtree kernel, depth h by likelihood", "nasviz.kernels.wl:WLKernel", (
     Option("h_max", "int", "largest WL iteration H", minimum=0),
     Option("base", "choice", "base kernel on feature counts", choices=("dot", "oa")),

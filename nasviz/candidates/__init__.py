@@ -118,8 +118,7 @@ def evolution_generator() -> PoolGenerator:
 
     def generate(r: PoolRequest) -> Pool:
         pool, _ = evolutionary_pool(r.space, r.rng, r.score, r.parents, r.n, exclude=r.exclude, domain=r.domain,
-                                    domain_set=r.domain_set, mutate=r.mutate,
-                                    neighbours=r.neighbours)
+                                    domain_set=r.domain_set, mutate=r.mutate, neighbours=r.neighbours)
         return pool
 
     return generate
@@ -140,8 +139,7 @@ def mixed_generator() -> PoolGenerator:
 
     def generate(r: PoolRequest) -> Pool:
         return mixed_pool(r.space, r.rng, r.parents, r.n, exclude=r.exclude, domain=r.domain,
-                          domain_set=r.domain_set, mutate=r.mutate,
-                                    neighbours=r.neighbours)
+                          domain_set=r.domain_set, mutate=r.mutate, neighbours=r.neighbours)
 
     return generate
 

@@ -13,6 +13,11 @@ product over slots of ``1 - (1 - e^{-l}) [x_s != x'_s]``, each the kernel of a c
 indicator). Each mismatch indicator is a component, so the GP learns every ``l_s`` by ML-II and
 ``dk/dl_s = -[x_s != x'_s] k``.
 
+With ``ard=False`` every parameter shares one lengthscale, ``k = exp(-l h(x, x'))`` with ``h`` the
+share of parameters that differ (the normalised Hamming distance): one hyperparameter instead of
+one per parameter. NAS-Bench-101's 26 parameters give a GP fitted to 100 observations 26
+lengthscales to learn, which it overfits (docs/benchmarks.md).
+
 It sees what the reduced-graph kernels do not: *where* an operation sits (a 1x1 convolution on
 edge ``1->3`` is a different cell from one on ``0->1``, and from a 3x3 on ``1->3``), but not which
 operations are alike or which cells compute the same function. :class:`TWSlotsKernel` multiplies
@@ -45,16 +50,19 @@ class SlotKernel(Kernel):
     space : SearchSpace
         A space with the ``categorical-parameters`` representation (``make_kernel`` passes it);
         every space with operation slots has it, one parameter per slot.
+    ard : bool
+        One lengthscale per parameter (default), or one shared by all (module docstring).
     """
 
     name = "slots"
     reads = frozenset({PARAMETERS})
     positive_definite = True
 
-    def __init__(self, space: "SearchSpace") -> None:
+    def __init__(self, space: "SearchSpace", ard: bool = True) -> None:
         if not space.provides(PARAMETERS):
             raise ValueError(f"the {space.name!r} space has no categorical parameters")
         self.space = space
+        self.ard = bool(ard)
         choices = space.parameter_choices()
         self.slot_names = tuple(choices)
         self._codes: dict[Architecture, np.ndarray] = {}
@@ -63,10 +71,12 @@ class SlotKernel(Kernel):
 
     @property
     def component_names(self) -> list[str]:
-        return [f"slot {s}" for s in self.slot_names]
+        return [f"slot {s}" for s in self.slot_names] if self.ard else ["hamming"]
 
     @property
     def hyperparameters(self) -> list[Hyperparameter]:
+        if not self.ard:  # h is a share in [0, 1]: l = 1 is one differing parameter in e
+            return [Hyperparameter("l[hamming]", 1.0, (1e-3, 1e3))]
         return [Hyperparameter(f"l[{s}]", 1.0, (1e-3, 1e2)) for s in self.slot_names]
 
     def codes(self, archs: Sequence[Architecture]) -> np.ndarray:
@@ -86,6 +96,9 @@ class SlotKernel(Kernel):
         return self._mismatch(self.codes(archs_a), self.codes(archs_b))
 
     def _mismatch(self, A: np.ndarray, B: np.ndarray) -> Components:
+        """Per parameter ``[x_s != x'_s]`` (ARD), or the share of parameters that differ."""
+        if not self.ard:
+            return {"hamming": (A[:, None, :] != B[None, :, :]).mean(axis=2)}
         return {name: (A[:, s, None] != B[None, :, s]).astype(float) for s, name in enumerate(self.component_names)}
 
     def prepare_rows(self, archs: Sequence[Architecture]) -> PreparedRows:
@@ -120,6 +133,8 @@ class TWSlotsKernel(Kernel):
         A space with categorical parameters, a labelled DAG and an operation tree (NB201, NB101).
     ngram, cumulative, tree, leaf_weight, anchored
         The tree-Wasserstein part (:class:`~nasviz.kernels.tw.TreeWassersteinKernel`).
+    ard : bool
+        The slot part's lengthscales: one per parameter, or one shared (:class:`SlotKernel`).
     """
 
     name = "tw-slots"
@@ -127,10 +142,10 @@ class TWSlotsKernel(Kernel):
     positive_definite = True
 
     def __init__(self, space: "SearchSpace", ngram: int = 2, cumulative: bool = True, tree=None,
-                 leaf_weight: float = 0.1, anchored: bool = True) -> None:
+                 leaf_weight: float = 0.1, anchored: bool = True, ard: bool = True) -> None:
         self.tw = TreeWassersteinKernel(ngram=ngram, cumulative=cumulative, tree=tree, leaf_weight=leaf_weight,
                                         anchored=anchored)
-        self.slots = SlotKernel(space)
+        self.slots = SlotKernel(space, ard=ard)
 
     @property
     def ngram(self) -> int:

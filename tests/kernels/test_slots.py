@@ -34,7 +34,7 @@ def test_slot_kernel_sees_where_an_operation_sits():
     assert K[0, 0] == pytest.approx(1.0) and K[0, 1] == pytest.approx(np.exp(-1.0))  # one slot differs, l = 1
 
 
-@pytest.mark.parametrize("name", ["slots", "tw2g-slots"])
+@pytest.mark.parametrize("name", ["slots", "tw2g-slots", "tw2g-hamming"])
 def test_gradients_match_finite_differences_and_prepared_rows_match(cells, name):
     kernel = make_kernel(name, space=SPACE)
     rng = np.random.default_rng(0)
@@ -76,3 +76,21 @@ def test_tw_slots_kernel_runs_on_nb101_with_gradients():
     K, grads = kernel.combine_with_gradients(comps, theta)
     assert len(grads) == len(theta) == 3 + 26
     assert np.allclose(np.diag(K), 1.0) and np.linalg.eigvalsh(K).min() > -1e-8
+
+
+@pytest.mark.parametrize("space", [nb201.SPACE, nb101.SPACE], ids=["nb201", "nb101"])
+def test_shared_lengthscale_is_the_normalised_hamming_distance(space):
+    """``ard=False`` (the ``tw2g-hamming`` kernel's slot part): one lengthscale, exp(-l h) with h
+    the share of parameters that differ."""
+    cells = space.sample(np.random.default_rng(9), 15)
+    names = list(space.parameter_choices())
+    params = np.array([[space.to_parameters(a)[n] for n in names] for a in cells])
+    share = (params[:, None, :] != params[None, :, :]).mean(axis=2)
+    kernel = make_kernel("slots", space=space, ard=False)
+    assert [h.name for h in kernel.hyperparameters] == ["l[hamming]"]
+    assert np.allclose(kernel.matrix(cells, cells, [2.5]), np.exp(-2.5 * share))
+    combined = make_kernel("tw2g-hamming", space=space)
+    assert len(combined.hyperparameters) == 3 + 1
+    theta = combined.default_theta()
+    tw = make_kernel("tw2g").matrix(cells, cells, theta[:3])
+    assert np.allclose(combined.matrix(cells, cells, theta), tw * np.exp(-theta[3] * share))
