@@ -60,7 +60,7 @@ def make_kernel(name: str, space: "SearchSpace | None" = None, **options: Any) -
         if "space" in accepted and "space" not in config:
             config["space"] = space  # kernels that read the slots read them through the space
     elif "space" in accepted and accepted["space"].default is inspect.Parameter.empty and "space" not in config:
-        raise ConfigError(f"kernel {name!r} reads a space's operation slots: build it with space=...")
+        raise ConfigError(f"kernel {name!r} reads a space's categorical parameters: build it with space=...")
     return cls(**config)
 
 

@@ -153,6 +153,11 @@ class TWSlotsKernel(Kernel):
         return self.tw.ngram
 
     @property
+    def ard(self) -> bool:
+        """Whether the slot part has one lengthscale per parameter (the registry's ``tw2g-hamming`` sets False)."""
+        return self.slots.ard
+
+    @property
     def hyperparameters(self) -> list[Hyperparameter]:
         return self.tw.hyperparameters + self.slots.hyperparameters
 

@@ -23,7 +23,7 @@ from nasviz.arch import Architecture
 from nasviz.components import KERNELS
 from nasviz.kernels import kernel_names, make_kernel
 from nasviz.spaces import layers, nb201
-from nasviz.spaces.base import OPERATION_SLOTS
+from nasviz.spaces.base import PARAMETERS
 
 #: Kernels whose distance (or the listed components) satisfies the triangle inequality.
 TRIANGLE: dict[str, tuple[str, ...] | None] = {"tw": None, "otmann": ("d_",), "edit": ("edit", "bourgain")}
@@ -34,8 +34,8 @@ SLOW = ("otmann", "edit", "ot", "gw")
 
 
 def _build(name: str):
-    """The registry's kernel; kernels that read a space's operation slots are built for NB201."""
-    return make_kernel(name, space=nb201.SPACE) if OPERATION_SLOTS in KERNELS.get(name).load().reads else make_kernel(name)
+    """The registry's kernel; kernels that read a space's categorical parameters are built for NB201."""
+    return make_kernel(name, space=nb201.SPACE) if PARAMETERS in KERNELS.get(name).load().reads else make_kernel(name)
 
 
 @pytest.fixture(scope="module")
