@@ -145,9 +145,10 @@ class NASVizSampler(BaseSampler):
         from nasviz.components import DEFAULT_STRATEGY, STRATEGIES
 
         self.space = _parameter_space(space)
-        #: the space's parameters and their choices, in order
-        self.space_choices: tuple[tuple[str, ...], ...] = tuple(parameters(self.space).values())
-        self.space_params: tuple[str, ...] = tuple(parameters(self.space))
+        own = parameters(self.space)
+        #: the space's parameter names and each one's choices, in parameter order
+        self.space_params: tuple[str, ...] = tuple(own)
+        self.space_choices: tuple[tuple[str, ...], ...] = tuple(own.values())
         self.strategy_name = strategy or DEFAULT_STRATEGY
         if not STRATEGIES.get(self.strategy_name).capabilities.get("model"):
             raise ConfigError(f"NASVizSampler needs a model-based strategy, got {self.strategy_name!r}")
@@ -162,6 +163,8 @@ class NASVizSampler(BaseSampler):
             raise ConfigError("domain is empty: give the cells the objective can evaluate, or None")
         self._independent = independent_sampler or optuna.samplers.RandomSampler(seed=self.seed)
         self._lock = threading.Lock()
+        # Optuna's incremental intersection: each call reads only the trials finished since the last
+        self._search_space = optuna.search_space.IntersectionSearchSpace(include_pruned=True)
         self._strategy: Any = None
         self._choices: tuple[tuple[str, ...], ...] | None = None
         self._told: set[int] = set()
@@ -175,8 +178,7 @@ class NASVizSampler(BaseSampler):
         parameters whose choices are choices of the space's (else ``{}``: independent sampling)."""
         # pruned trials count: on a table that holds a small part of a space (NB101) the first,
         # independently sampled trials are pruned, and the sampler must still take over after them
-        space = optuna.search_space.intersection_search_space(
-            study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)), include_pruned=True)
+        space = self._search_space.calculate(study)
         chosen = {}
         for name, allowed in zip(self.params, self.space_choices):
             dist = space.get(name)
@@ -230,9 +232,9 @@ class NASVizSampler(BaseSampler):
         full = all(set(c) == set(allowed) for c, allowed in zip(choices, self.space_choices))
         domain = None
         if self.domain is not None:  # the given cells that the study's choices allow
-            allowed = [set(c) for c in choices]
-            domain = [cell for cell in self.domain if all(
-                v in a for v, a in zip(self.space.to_parameters(cell).values(), allowed))]
+            allowed = {name: set(c) for name, c in zip(self.space_params, choices)}
+            domain = [cell for cell in self.domain
+                      if all(v in allowed[name] for name, v in self.space.to_parameters(cell).items())]
             if not domain:
                 raise ConfigError("no cell of the domain is allowed by the choices the study offers")
         elif not full and size <= MAX_DOMAIN:
