@@ -24,17 +24,33 @@ def test_search_page_has_every_control(store_path, synthetic_table):
     for key in ("space", "metric", "strategy"):
         assert at.selectbox(key=key) is not None
     # the default strategy's components are shown with the values it really uses, fixed
-    fixed = {key: at.selectbox(key=f"{key}_bo-tw2g-ucb") for key in ("kernel", "acquisition", "pool", "batch")}
-    assert {k: b.value for k, b in fixed.items()} == {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution",
-                                                        "batch": "topk"}
+    fixed = {key: at.selectbox(key=f"{key}_bo-tw2g-hamming-ei") for key in ("kernel", "acquisition", "pool", "batch")}
+    assert {k: b.value for k, b in fixed.items()} == {"kernel": "tw2g-hamming", "acquisition": "ei",
+                                                        "pool": "evolution", "batch": "topk"}
     assert all(b.disabled for b in fixed.values())
     assert at.number_input(key="budget").value == 100
     assert at.number_input(key="seed").value == 0
     assert at.button(key="start") is not None
     assert at.selectbox(key="metric").options == ["acc", "other"]
     strategies = at.selectbox(key="strategy").options
-    assert at.selectbox(key="strategy").value == "bo-tw2g-ucb" and "random" in strategies  # the tuned default
+    assert at.selectbox(key="strategy").value == "bo-tw2g-hamming-ei" and "random" in strategies  # the tuned default
     assert not errors(at)
+
+
+def test_each_space_is_offered_the_tuned_default_or_paper_000s_bo_where_the_default_cannot_search_it():
+    """The tuned default's Hamming factor reads categorical parameters; wired graphs, layer and CNN
+    networks have none, and there the page offers ``bo-tw2g-ucb`` first (it fits every space)."""
+    from nasviz.components import DEFAULT_STRATEGY, SPACES, strategies_for
+    from nasviz.dashboard.forms import PREFERRED, default_index
+    from nasviz.spaces import get_space
+    from nasviz.spaces.base import PARAMETERS
+
+    for space in SPACES.names():
+        names = strategies_for(space)
+        offered = names[default_index(names, PREFERRED)]
+        expected = DEFAULT_STRATEGY if get_space(space).provides(PARAMETERS) else "bo-tw2g-ucb"
+        assert offered == expected, space
+        assert (DEFAULT_STRATEGY in names) == get_space(space).provides(PARAMETERS), space
 
 
 def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_table):
