@@ -231,7 +231,8 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
 #: Chosen by ``bench tuning`` (issue 21's protocol: the smallest worst regret relative to Optuna's
 #: TPE over every shared table, one setting for all of them) from fifteen settings on the six
 #: NB201 metrics and two NAS-Bench-101 tables, 20 seeds each; every leave-one-table-out fold chose
-#: it too (docs/benchmarks.md, "One setting for every table" and "Expected improvement"). It needs
+#: it too, and it stayed first when two settings with a larger pool were added (docs/benchmarks.md,
+#: "One setting for every table", "Expected improvement" and "A larger evolutionary pool"). It needs
 #: the ``categorical-parameters`` representation (the Hamming factor); on other spaces the Search
 #: page offers the next of :data:`nasviz.dashboard.forms.PREFERRED` that fits.
 DEFAULT_STRATEGY = "bo-tw2g-hamming-ei"
