@@ -80,3 +80,16 @@ def test_mnist1d_is_generated_once_cached_as_npz_and_deterministic(tmp_path, mon
     again = mnist1d.generate()  # read back from the cache
     assert all(np.array_equal(first[k], again[k]) for k in first)
     assert first["x_test"].shape == (1000, 40) and set(np.unique(first["y"])) == set(range(10))
+
+
+def test_mnist1d_is_the_papers_hard_dataset(tmp_path, monkeypatch):
+    """The generated signals are as hard as the MNIST-1D paper's: logistic regression reaches
+    about 32 % test accuracy there (and 94 % on MNIST), so high accuracies of searched CNNs come
+    from the networks, not from an easier dataset."""
+    from sklearn.linear_model import LogisticRegression
+
+    monkeypatch.setenv(mnist1d.CACHE_ENV, str(tmp_path))
+    data = mnist1d.generate()
+    model = LogisticRegression(max_iter=2000).fit(data["x"], data["y"])
+    accuracy = float(model.score(data["x_test"], data["y_test"]))
+    assert 0.25 < accuracy < 0.40, accuracy
