@@ -199,6 +199,8 @@ _BO_OPTIONS = (
     Option("stall_patience", "int", "evaluations without a new best before forcing exploration (0: off)", minimum=0),
     Option("stall_boost", "float", "UCB weight factor while the search is stalled", minimum=1),
     Option("min_noise", "float", "lower bound of the GP noise variance (standardised units)", minimum=1e-12),
+    Option("table_neighbours", "choice", "mutations on a table holding part of the space: one-edit neighbours in it, "
+           "or also its nearest members (Hamming)", choices=("edit", "nearest")),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}

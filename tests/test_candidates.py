@@ -14,6 +14,7 @@ from nasviz.candidates import (
     mutation_pool,
     random_pool,
 )
+from nasviz.candidates.nearest import TableNeighbourhood
 from nasviz.spaces import nb201
 
 
@@ -109,6 +110,35 @@ def test_mutations_on_a_partial_table_are_the_parents_neighbours_in_it():
     full = set(nb201.enumerate_all())  # a table of the whole space: the usual blind mutation, unchanged
     assert mutation_pool(nb201.SPACE, np.random.default_rng(4), [parent], 8, domain=full) == \
         mutation_pool(nb201.SPACE, np.random.default_rng(4), [parent], 8)
+
+
+def _hamming(a, b) -> int:
+    pa, pb = nb201.SPACE.to_parameters(a), nb201.SPACE.to_parameters(b)
+    return sum(pa[k] != pb[k] for k in pa)
+
+
+def test_nearest_table_members_are_ordered_by_hamming_distance():
+    """A cell's nearest table members: the k rows with the fewest differing parameters (itself
+    excluded), nearest first; a one-edit neighbour in the table is among them at distance 1."""
+    rng = np.random.default_rng(5)
+    parent = nb201.sample(rng, 1)[0]
+    near = nb201.SPACE.neighbours(parent)[:2]
+    domain = list(dict.fromkeys([parent, *near, *nb201.sample(rng, 400)]))
+    found = TableNeighbourhood(nb201.SPACE, domain, k=10).nearest(parent)
+    assert len(found) == 10 and parent not in found and set(near) <= set(found)
+    distances = [_hamming(parent, a) for a in found]
+    assert distances == sorted(distances) and distances[0] == 1
+    rest = [a for a in domain if a != parent and a not in found]
+    assert min(_hamming(parent, a) for a in rest) >= distances[-1]
+
+
+def test_nearest_table_members_need_categorical_parameters():
+    from nasviz.components import SPACES
+    from nasviz.errors import ConfigError
+
+    layers = SPACES.create("layers")
+    with pytest.raises(ConfigError, match="categorical-parameters"):
+        TableNeighbourhood(layers, layers.sample(np.random.default_rng(0), 3))
 
 
 def test_mixed_pool_is_half_mutations():

@@ -60,6 +60,7 @@ from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
+from nasviz.spaces.base import PARAMETERS
 from nasviz.state import BatchChoice, FeatureGradients, PoolState, StepState, gp_fit_state
 from nasviz.strategies.base import initial_architectures, robust_targets, take_initial, with_failures
 
@@ -73,6 +74,7 @@ MAX_FEATURES = 40
 CHOICES: dict[str, tuple[str, ...]] = {
     "init": ("random", "pool"), "targets": ("raw", "robust"), "failures": ("skip", "worst"),
     "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"), "schedule": SCHEDULES,
+    "table_neighbours": ("edit", "nearest"),
 }
 
 
@@ -172,6 +174,12 @@ class BayesianOptimisation:
         times ``stall_boost``.
     min_noise : float
         Lower bound of the GP's noise variance, standardised units.
+    table_neighbours : {"edit", "nearest"}
+        On a table that holds part of a finite space, what mutation pools draw a parent's
+        children from: its one-edit neighbours in the table (default), or also its nearest table
+        members in Hamming distance over the categorical parameters
+        (:class:`nasviz.candidates.nearest.TableNeighbourhood`), so that a sparse table still has
+        a neighbourhood. Needs the ``categorical-parameters`` representation.
     name : str, optional
         How the strategy is called in runs and tables (default ``bo-<kernel>-...``).
     """
@@ -209,15 +217,19 @@ class BayesianOptimisation:
         stall_patience: int = 0,
         stall_boost: float = 2.0,
         min_noise: float = 1e-6,
+        table_neighbours: str = "edit",
         name: str | None = None,
     ) -> None:
         _check(space, pool, kappa, counts={"batch_size": batch_size, "n_init": n_init, "pool_size": pool_size,
                                            "top_parents": top_parents},
                choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality,
-                        "schedule": schedule})
+                        "schedule": schedule, "table_neighbours": table_neighbours})
         if stall_patience < 0 or not stall_boost >= 1 or not 0 < delta < 1 or not beta_scale >= 0 or not 0 < min_noise <= 2:
             raise ConfigError(f"need stall_patience >= 0, stall_boost >= 1, 0 < delta < 1, beta_scale >= 0 and "
                               f"0 < min_noise <= 2; got {stall_patience}, {stall_boost}, {delta}, {beta_scale}, {min_noise}")
+        if table_neighbours == "nearest" and not space.provides(PARAMETERS):
+            raise ConfigError(f"table_neighbours='nearest' needs the {PARAMETERS!r} representation, "
+                              f"which the {space.name!r} space lacks")
         self.space = space
         self.kernel_name = kernel if isinstance(kernel, str) else kernel.name
         self.kernel = make_kernel(kernel, space=space, **dict(kernel_options or {})) if isinstance(kernel, str) else kernel
@@ -252,6 +264,10 @@ class BayesianOptimisation:
         # One instance per distinct architecture: Architecture caches its reduced graph per
         # instance, so re-using instances across steps saves the kernels recomputing it.
         self._instances: dict[Architecture, Architecture] = {a: a for a in self.domain} if self.domain is not None else {}
+        self.table_neighbours = table_neighbours
+        self._table_neighbourhood: candidates.TableNeighbourhood | None = None
+        if table_neighbours == "nearest" and self.domain is not None and space.size is not None and len(self.domain) < int(space.size):
+            self._table_neighbourhood = candidates.TableNeighbourhood(space, self.domain)
         #: The architectures the search starts from (``init="pool"``), in order.
         self.initial = tuple(initial_architectures(space, init)[: self.n_init])
         self._initial_queue = list(self.initial)
@@ -330,8 +346,12 @@ class BayesianOptimisation:
         return self._instances.setdefault(child, child)
 
     def _neighbours(self, arch: Architecture) -> list[Architecture]:
-        """The space's neighbours of ``arch``, as the instances the strategy already holds."""
-        return [self._instances.setdefault(c, c) for c in self.space.neighbours(arch)]
+        """The space's neighbours of ``arch``, as the instances the strategy already holds; with
+        ``table_neighbours="nearest"`` on a sparse table, also its nearest table members."""
+        found = [self._instances.setdefault(c, c) for c in self.space.neighbours(arch)]
+        if self._table_neighbourhood is not None:
+            found = list(dict.fromkeys(found + self._table_neighbourhood.nearest(arch)))
+        return found
 
     def _parents(self) -> list[Architecture]:
         order = sorted(range(len(self.observed)), key=lambda i: -self.observed[i][1])

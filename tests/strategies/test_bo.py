@@ -166,3 +166,30 @@ def test_initial_pool_option():
         make_strategy("bo", space=nb201.SPACE, init="pool")
     with pytest.raises(ConfigError, match="option 'failures' must be one of"):
         make_strategy("bo", space=nb201.SPACE, failures="ignore")
+
+
+def test_nearest_table_members_give_a_sparse_table_local_mutations():
+    """On a table holding 2.6 % of NB201, one-edit neighbours in the table are rare, so the
+    evolutionary pool is mostly uniform samples; ``table_neighbours="nearest"`` gives every parent
+    its nearest rows, and the pool is mostly mutations. On a full table it changes nothing."""
+    from nasviz.errors import ConfigError
+    from nasviz.components import SPACES
+
+    domain = list(dict.fromkeys(nb201.sample(np.random.default_rng(0), 400)))
+    score = {a: float(sum(op == "nor_conv_3x3" for op in nb201.operations(a))) for a in domain}
+    mutations = {}
+    for mode in ("edit", "nearest"):
+        strategy = make_strategy("bo-tw2g-hamming-ei", space=nb201.SPACE, seed=1, domain=domain, table_neighbours=mode)
+        for _ in range(12):
+            arch = strategy.ask(1)[0]
+            assert arch in score
+            strategy.tell([Evaluation(arch, score[arch], 1.0)])
+        proposal = strategy.ask(1)[0]
+        assert proposal in score and proposal not in strategy.seen - {proposal}
+        origins = strategy.state().pool.origin
+        mutations[mode] = sum(o != "random" for o in origins) / len(origins)
+    assert mutations["edit"] < 0.2 < 0.5 < mutations["nearest"], mutations
+    full = make_strategy("bo-tw2g-hamming-ei", space=nb201.SPACE, domain=nb201.enumerate_all(), table_neighbours="nearest")
+    assert full._table_neighbourhood is None  # a full table keeps the space's own mutation
+    with pytest.raises(ConfigError, match="categorical-parameters"):
+        make_strategy("bo-tw2g-ucb", space=SPACES.create("layers"), table_neighbours="nearest")
