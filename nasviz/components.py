@@ -216,8 +216,10 @@ STRATEGIES.register(Entry("bo", "Bayesian optimisation: any kernel, acquisition,
 _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "bo-tw2g-ucb": ("TW 2-gram GP, UCB, evolutionary pool, sequential (paper 000)", {**_TW2G, "batch": "topk", "batch_size": 1}, "000"),
     "bo-tw-ucb": ("TW 1-gram GP, UCB, evolutionary pool, sequential", {**_TW2G, "kernel": "tw1g", "batch": "topk", "batch_size": 1}, "000"),
-    "bo-tw2g-hamming-ei": ("TW 2-gram x Hamming GP, EI, evolutionary pool, sequential (tuned default)",
-                           {**_TW2G, "kernel": "tw2g-hamming", "acquisition": "ei", "batch": "topk", "batch_size": 1}, "000"),
+    "bo-tw2g-hamming-ei": ("TW 2-gram x Hamming GP, EI, evolutionary pool (nearest rows on sparse tables), sequential "
+                           "(tuned default)",
+                           {**_TW2G, "kernel": "tw2g-hamming", "acquisition": "ei", "batch": "topk", "batch_size": 1,
+                            "table_neighbours": "nearest"}, "000"),
     "bo-wl-ei": ("WL GP, EI, gradient-guided mutation (NAS-BOWL)",
                  {"kernel": "wl", "acquisition": "ei", "pool": "gradient", "batch": "topk", "batch_size": 1}, "002"),
     "bo-wl-ucb": ("WL GP, UCB, gradient-guided mutation",
@@ -233,8 +235,10 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
 #: Chosen by ``bench tuning`` (issue 21's protocol: the smallest worst regret relative to Optuna's
 #: TPE over every shared table, one setting for all of them) from fifteen settings on the six
 #: NB201 metrics and two NAS-Bench-101 tables, 20 seeds each; every leave-one-table-out fold chose
-#: it too, and it stayed first when two settings with a larger pool were added (docs/benchmarks.md,
-#: "One setting for every table", "Expected improvement" and "A larger evolutionary pool"). It needs
+#: it too, and it stayed first when two settings with a larger pool were added; mutating to the
+#: nearest table members on sparse tables (``table_neighbours="nearest"``) was then chosen over it
+#: and is part of the preset (docs/benchmarks.md, "One setting for every table", "Expected
+#: improvement", "A larger evolutionary pool" and "Nearest table members"). It needs
 #: the ``categorical-parameters`` representation (the Hamming factor); on other spaces the Search
 #: page offers the next of :data:`nasviz.dashboard.forms.PREFERRED` that fits.
 DEFAULT_STRATEGY = "bo-tw2g-hamming-ei"
