@@ -39,14 +39,14 @@ from nasviz.arch import Architecture
 from nasviz.candidates.gradient import (gradient_mutate, gradient_mutation_probabilities, gradient_pool,
                                         supports_gradient_mutation)
 from nasviz.candidates.nearest import TableNeighbourhood
-from nasviz.candidates.pools import (POOL_METHODS, PoolFilter, Pool, ScoreFn, evolutionary_pool, mixed_pool, mutation_pool,
-                                     random_pool)
+from nasviz.candidates.pools import (POOL_METHODS, PoolFilter, Pool, ScoreFn, evolutionary_pool, is_strict_subset, mixed_pool,
+                                     mutation_pool, random_pool)
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
 
 __all__ = ["POOL_METHODS", "Pool", "PoolGenerator", "PoolRequest", "ScoreFn", "evolution_generator",
-           "evolutionary_pool", "fresh_filter", "gradient_generator", "gradient_mutate",
+           "evolutionary_pool", "fresh_filter", "is_strict_subset", "gradient_generator", "gradient_mutate",
            "gradient_mutation_probabilities", "gradient_pool", "mixed_generator", "mixed_pool", "mutation_pool",
            "random_generator", "random_pool", "supports_gradient_mutation", "TableNeighbourhood"]
 

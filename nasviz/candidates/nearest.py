@@ -23,6 +23,7 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.errors import ConfigError
+from nasviz.kernels.slots import SlotKernel
 from nasviz.spaces.base import PARAMETERS
 
 if TYPE_CHECKING:
@@ -52,29 +53,21 @@ class TableNeighbourhood:
                               f"which the {space.name!r} space lacks")
         if k < 1:
             raise ConfigError(f"k must be at least 1, got {k}")
-        self.space = space
         self.k = int(k)
         self.domain = list(domain)
-        self._index = [{value: i for i, value in enumerate(values)} for values in space.parameter_choices().values()]
-        self._codes = np.stack([self._encode(a) for a in self.domain]) if self.domain else np.zeros((0, len(self._index)))
+        # the slot kernel's encoding: (D, P) choice indices, the codes its Hamming factor compares
+        self._slots = SlotKernel(space)
+        self._codes = self._slots.codes(self.domain)
         self._cache: dict[Architecture, list[Architecture]] = {}
-
-    def _encode(self, arch: Architecture) -> np.ndarray:
-        """``(P,)`` the index of each parameter's choice."""
-        values = self.space.to_parameters(arch).values()
-        return np.fromiter((index[v] for index, v in zip(self._index, values)), dtype=np.int16, count=len(self._index))
 
     def nearest(self, arch: Architecture) -> list[Architecture]:
         """The ``k`` members nearest to ``arch`` (itself excluded), nearest first; cached per cell."""
         found = self._cache.get(arch)
         if found is None:
-            distance = (self._codes != self._encode(arch)).sum(axis=1)  # (D,) parameters that differ
-            distance[distance == 0] = np.iinfo(distance.dtype).max  # the cell itself, or one encoded alike
-            k = min(self.k, len(self.domain))
-            if k == 0:
-                return []
-            first = np.argpartition(distance, k - 1)[:k] if k < len(self.domain) else np.arange(len(self.domain))
-            order = first[np.lexsort((first, distance[first]))]  # by distance, then table order
-            found = [self.domain[i] for i in order if distance[i] != np.iinfo(distance.dtype).max]
-            self._cache[arch] = found
+            distance = (self._codes != self._slots.codes([arch])).sum(axis=1)  # (D,) parameters that differ
+            candidates = np.flatnonzero(distance > 0)  # not the cell itself (nor one encoded alike)
+            if len(candidates) > self.k:
+                candidates = candidates[np.argpartition(distance[candidates], self.k - 1)[: self.k]]
+            order = candidates[np.lexsort((candidates, distance[candidates]))]  # by distance, then table order
+            found = self._cache[arch] = [self.domain[i] for i in order]
         return found

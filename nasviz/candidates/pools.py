@@ -140,7 +140,7 @@ def mutation_pool(
     if not parents or n <= 0:
         return []
     flt = _filter or PoolFilter(exclude, domain)
-    if (mutate is None or neighbours is not None) and _is_strict_subset(space, flt.domain):
+    if (mutate is None or neighbours is not None) and is_strict_subset(space, flt.domain):
         found = _mutations_in_domain(neighbours or space.neighbours, rng, parents, n, flt)
         if found is not None:
             return found
@@ -156,7 +156,7 @@ def mutation_pool(
     return out
 
 
-def _is_strict_subset(space: SearchSpace, domain: Collection[Architecture] | None) -> bool:
+def is_strict_subset(space: SearchSpace, domain: Collection[Architecture] | None) -> bool:
     """Whether ``domain`` holds fewer architectures than the finite ``space`` (``False`` without a
     domain or for a space of unknown size)."""
     if domain is None:

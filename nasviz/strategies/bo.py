@@ -266,7 +266,7 @@ class BayesianOptimisation:
         self._instances: dict[Architecture, Architecture] = {a: a for a in self.domain} if self.domain is not None else {}
         self.table_neighbours = table_neighbours
         self._table_neighbourhood: candidates.TableNeighbourhood | None = None
-        if table_neighbours == "nearest" and self.domain is not None and space.size is not None and len(self.domain) < int(space.size):
+        if table_neighbours == "nearest" and candidates.is_strict_subset(space, self.domain):
             self._table_neighbourhood = candidates.TableNeighbourhood(space, self.domain)
         #: The architectures the search starts from (``init="pool"``), in order.
         self.initial = tuple(initial_architectures(space, init)[: self.n_init])
