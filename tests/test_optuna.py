@@ -205,6 +205,31 @@ def test_peer_on_a_table_that_lacks_cells_evaluates_only_its_rows(sampler):
     assert peer.ask(1) == []  # every row has been proposed
 
 
+def test_projection_is_onto_the_unproposed_row_nearest_in_hamming_distance():
+    """A proposal outside the table goes to the row that differs from it in the fewest parameters,
+    counted here by hand over the parameter dictionaries; a proposed row is not offered again."""
+    space = nb201.SPACE
+    rows = list(dict.fromkeys(space.sample(np.random.default_rng(5), 40)))
+    peer = OptunaPeer(space, seed=0, domain=rows, sampler="random")
+    params = dict(space.to_parameters(rows[7]))
+    first = next(iter(params))
+    params[first] = next(c for c in space.parameter_choices()[first] if c != params[first])
+
+    def differ(arch):
+        own = space.to_parameters(arch)
+        return sum(own[name] != value for name, value in params.items())
+
+    offered = set()
+    for _ in range(3):
+        free = [a for a in rows if a not in offered]
+        best = min(map(differ, free))
+        arch = peer._rows.nearest(params)
+        assert arch in free and differ(arch) == best
+        peer._rows.mark(arch)
+        offered.add(arch)
+    assert rows[7] in offered  # one parameter away: the first offered, unless a tie shares distance 1
+
+
 def test_peer_searches_nas_bench_101_as_its_own_baselines_encode_it():
     """NB101 through its categorical parameters (21 edge bits, 5 operations): on a 30-row table
     every evaluation is a row, and specs NAS-Bench-101 rejects fail in Optuna and are projected;

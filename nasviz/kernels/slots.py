@@ -85,11 +85,18 @@ class SlotKernel(Kernel):
         for i, arch in enumerate(archs):
             row = self._codes.get(arch)
             if row is None:
-                params = self.space.to_parameters(arch)
-                row = self._codes[arch] = np.array([index[params[name]] for name, index in
-                                                    zip(self.slot_names, self._index)], dtype=np.int16)
+                row = self._codes[arch] = self.parameter_codes(self.space.to_parameters(arch))
             out[i] = row
         return out
+
+    def parameter_codes(self, params: Mapping[str, str]) -> np.ndarray:
+        """The choice index of each parameter of one assignment ``params``, ``(n_slots,)``.
+
+        ``params`` need not describe a cell: an Optuna proposal may be an NB101 spec that
+        NAS-Bench-101 rejects, and still has a Hamming distance to every row.
+        """
+        return np.array([index[params[name]] for name, index in zip(self.slot_names, self._index)],
+                        dtype=np.int16)
 
     def components(self, archs_a: Sequence[Architecture], archs_b: Sequence[Architecture]) -> Components:
         """One mismatch indicator ``[x_s != x'_s]`` per slot, ``(len(a), len(b))`` each."""

@@ -40,6 +40,7 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.errors import ConfigError
+from nasviz.kernels.slots import SlotKernel
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces.base import PARAMETERS
 from nasviz.state import StepState
@@ -185,15 +186,11 @@ class _Rows:
         self.space = space
         self.archs = list(domain)
         self.keys = {space.format(a): i for i, a in enumerate(self.archs)}
-        self.index = {name: {value: k for k, value in enumerate(choices)}
-                      for name, choices in space.parameter_choices().items()}
-        self.codes = np.array([self._code(space.to_parameters(a)) for a in self.archs],
-                              dtype=np.int64).reshape(len(self.archs), -1)  # (D, P)
+        # the slot kernel's encoding, so the projection measures the distance the GP kernels do
+        self.slots = SlotKernel(space)
+        self.codes = self.slots.codes(self.archs)  # (D, P) choice index of each parameter
         self.used = np.zeros(len(self.archs), dtype=bool)
         self.rng = np.random.default_rng(seed)
-
-    def _code(self, params: dict[str, Any]) -> list[int]:
-        return [index.get(params.get(name), -1) for name, index in self.index.items()]
 
     def covers(self, arch: Architecture) -> bool:
         return self.archs is None or self.space.format(arch) in self.keys
@@ -208,7 +205,7 @@ class _Rows:
         free = np.flatnonzero(~self.used)
         if not len(free):
             return None
-        dist = (self.codes[free] != np.array(self._code(params))[None, :]).sum(axis=1)  # (F,)
+        dist = (self.codes[free] != self.slots.parameter_codes(params)[None, :]).sum(axis=1)  # (F,)
         best = free[dist == dist.min()]
         self.projected += 1
         return self.archs[int(best[self.rng.integers(len(best))])]
