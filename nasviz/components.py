@@ -201,6 +201,8 @@ _BO_OPTIONS = (
     Option("min_noise", "float", "lower bound of the GP noise variance (standardised units)", minimum=1e-12),
     Option("table_neighbours", "choice", "mutations on a table holding part of the space: one-edit neighbours in it, "
            "or also its nearest members (Hamming)", choices=("edit", "nearest")),
+    Option("local_search", "int", "climb the acquisition over neighbours from the incumbent and the pool's best: "
+           "how many starts (0: off)", minimum=0),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}

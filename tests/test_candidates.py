@@ -181,3 +181,61 @@ def test_gradient_pool_falls_back_and_says_so():
     assert "no WL feature gradients" in pool.info["fallback"]
     guided = gradient_pool(nb201.SPACE, np.random.default_rng(0), parents, 60, op_gradients={"nor_conv_3x3": 1.0}, exclude=set(parents))
     assert "fallback" not in guided.info and set(guided.origin) <= {"gradient", "random"}
+
+
+def test_climbing_the_acquisition_reaches_the_local_maximum_and_scores_each_cell_once():
+    """Best-improvement hill climbing over NB201's one-edit neighbours: from an evaluated start
+    (no acquisition value of its own) the climb reaches the cell of six 3x3 convolutions, the
+    maximum of the stand-in acquisition, each move gaining one convolution; no cell is scored twice."""
+    from nasviz.candidates import climb_acquisition
+
+    start = nb201.parse("|skip_connect~0|+|none~0|avg_pool_3x3~1|+|none~0|none~1|skip_connect~2|")
+    calls: list = []
+
+    def score(archs):
+        calls.extend(archs)
+        return _conv_count_score(archs)
+
+    climbs = climb_acquisition([start], [-np.inf], score, nb201.neighbours, lambda a: a != start)
+    assert climbs.ends == [nb201.parse("|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_conv_3x3~1|nor_conv_3x3~2|")]
+    assert climbs.moves == 6  # one convolution per move: best improvement never wastes a move here
+    assert len(calls) == len(set(calls)) == len(climbs.scores)
+    assert start not in climbs.scores  # the evaluated start is never scored or proposed
+    # a start already at a local maximum stays there; a disallowed neighbourhood stops the climb
+    top = climbs.ends[0]
+    again = climb_acquisition([top], [6.0], _conv_count_score, nb201.neighbours, lambda a: True)
+    assert again.ends == [top] and again.moves == 0
+    blocked = climb_acquisition([start], [-np.inf], _conv_count_score, nb201.neighbours, lambda a: False)
+    assert blocked.ends == [start] and not blocked.scores
+
+
+def test_local_search_adds_the_incumbents_best_neighbour_to_a_pool_that_lacked_it():
+    """A random pool rarely holds the best cell next to the incumbent; after ``extend_pool`` the
+    pool's best member is at least as good as every allowed neighbour of the incumbent, the pool
+    keeps its size, and the notes count what the climbs did."""
+    from nasviz.candidates import Pool, extend_pool
+
+    rng = np.random.default_rng(3)
+    incumbent = nb201.parse("|nor_conv_3x3~0|+|none~0|nor_conv_3x3~1|+|none~0|none~1|skip_connect~2|")
+    seen = {incumbent}
+    archs = random_pool(nb201.SPACE, rng, 20, exclude=seen)
+    pool = extend_pool(Pool(archs, ["random"] * 20), 20, 1, incumbent, _conv_count_score, nb201.neighbours,
+                       lambda a: a not in seen)
+    assert len(pool.archs) == 20 and len(set(pool.archs)) == 20 and incumbent not in pool.archs
+    best_neighbour = max(_conv_count_score(nb201.neighbours(incumbent)))
+    assert max(_conv_count_score(pool.archs)) >= best_neighbour
+    assert "local-search" in pool.origin
+    notes = pool.notes["local_search"]
+    assert notes["starts"] == 1 and notes["moves"] >= 1 and notes["kept"] == pool.origin.count("local-search")
+    assert list(_conv_count_score(pool.archs)) == sorted(_conv_count_score(pool.archs), reverse=True)
+
+
+def test_local_search_leaves_the_pool_alone_where_there_are_no_neighbours():
+    from nasviz.candidates import Pool, extend_pool
+
+    def no_neighbours(arch):
+        raise NotImplementedError("this space has no neighbours")
+
+    archs = random_pool(nb201.SPACE, np.random.default_rng(0), 5)
+    pool = extend_pool(Pool(archs, ["random"] * 5), 5, 3, None, _conv_count_score, no_neighbours, lambda a: True)
+    assert pool.archs == archs and "no neighbours" in pool.notes["local_search"]["skipped"]

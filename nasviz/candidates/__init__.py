@@ -24,7 +24,9 @@ function were trained separately and have different recorded values, so an equiv
 genuinely new evaluation there.
 
 Modules: ``pools`` (the pool type and the random, mutation, evolutionary and mixed pools),
-``gradient`` (NAS-BOWL's gradient-guided mutation); this package adds the uniform interface
+``gradient`` (NAS-BOWL's gradient-guided mutation), ``nearest`` (the nearest members of a sparse
+table), ``local_search`` (climbing the acquisition from the incumbent, the BO option
+``local_search``); this package adds the uniform interface
 (:class:`PoolRequest` -> :class:`Pool`) the BO loop and the registry use.
 """
 
@@ -38,6 +40,7 @@ import numpy as np
 from nasviz.arch import Architecture
 from nasviz.candidates.gradient import (gradient_mutate, gradient_mutation_probabilities, gradient_pool,
                                         supports_gradient_mutation)
+from nasviz.candidates.local_search import climb_acquisition, extend_pool
 from nasviz.candidates.nearest import TableNeighbourhood
 from nasviz.candidates.pools import (POOL_METHODS, PoolFilter, Pool, ScoreFn, evolutionary_pool, is_strict_subset, mixed_pool,
                                      mutation_pool, random_pool)
@@ -45,8 +48,8 @@ from nasviz.candidates.pools import (POOL_METHODS, PoolFilter, Pool, ScoreFn, ev
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
 
-__all__ = ["POOL_METHODS", "Pool", "PoolGenerator", "PoolRequest", "ScoreFn", "evolution_generator",
-           "evolutionary_pool", "fresh_filter", "is_strict_subset", "gradient_generator", "gradient_mutate",
+__all__ = ["POOL_METHODS", "Pool", "PoolGenerator", "PoolRequest", "ScoreFn", "climb_acquisition", "evolution_generator",
+           "evolutionary_pool", "extend_pool", "fresh_filter", "is_strict_subset", "gradient_generator", "gradient_mutate",
            "gradient_mutation_probabilities", "gradient_pool", "mixed_generator", "mixed_pool", "mutation_pool",
            "random_generator", "random_pool", "supports_gradient_mutation", "TableNeighbourhood"]
 

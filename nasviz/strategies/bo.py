@@ -180,6 +180,11 @@ class BayesianOptimisation:
         members in Hamming distance over the categorical parameters
         (:class:`nasviz.candidates.nearest.TableNeighbourhood`), so that a sparse table still has
         a neighbourhood. Needs the ``categorical-parameters`` representation.
+    local_search : int
+        After the pool generator, climb the acquisition over the neighbour graph from this many
+        starts, the best evaluated cell first and then the pool's best, and add what the climbs
+        scored to the pool (:mod:`nasviz.candidates.local_search`, after Optuna's GPSampler);
+        0 (default) leaves the generator's pool as it is.
     name : str, optional
         How the strategy is called in runs and tables (default ``bo-<kernel>-...``).
     """
@@ -218,12 +223,15 @@ class BayesianOptimisation:
         stall_boost: float = 2.0,
         min_noise: float = 1e-6,
         table_neighbours: str = "edit",
+        local_search: int = 0,
         name: str | None = None,
     ) -> None:
         _check(space, pool, kappa, counts={"batch_size": batch_size, "n_init": n_init, "pool_size": pool_size,
                                            "top_parents": top_parents},
                choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality,
                         "schedule": schedule, "table_neighbours": table_neighbours})
+        if local_search < 0:
+            raise ConfigError(f"local_search must be >= 0 (0: off), got {local_search}")
         if stall_patience < 0 or not stall_boost >= 1 or not 0 < delta < 1 or not beta_scale >= 0 or not 0 < min_noise <= 2:
             raise ConfigError(f"need stall_patience >= 0, stall_boost >= 1, 0 < delta < 1, beta_scale >= 0 and "
                               f"0 < min_noise <= 2; got {stall_patience}, {stall_boost}, {delta}, {beta_scale}, {min_noise}")
@@ -265,6 +273,7 @@ class BayesianOptimisation:
         # instance, so re-using instances across steps saves the kernels recomputing it.
         self._instances: dict[Architecture, Architecture] = {a: a for a in self.domain} if self.domain is not None else {}
         self.table_neighbours = table_neighbours
+        self.local_search = int(local_search)
         self._table_neighbourhood: candidates.TableNeighbourhood | None = None
         if table_neighbours == "nearest" and candidates.is_strict_subset(space, self.domain):
             self._table_neighbourhood = candidates.TableNeighbourhood(space, self.domain)
@@ -449,6 +458,11 @@ class BayesianOptimisation:
             neighbours=self._neighbours, op_gradients=self._op_gradients, step=self._n_bo_steps, batch=n,
             observed=[a for a, _ in self.observed], targets=targets, initial=self.initial, costs=tuple(self._costs),
             fit_seconds=fit_seconds, score_set=score_set))
+        if self.local_search:
+            parents = self._parents()
+            pool = candidates.extend_pool(
+                pool, self.pool_size, self.local_search, parents[0] if parents else None, score, self._neighbours,
+                lambda a: a not in self._exclude and (self._domain_set is None or a in self._domain_set))
         if self.dedupe == "canonical":
             keep = self._distinct(pool.archs)
             pool = candidates.Pool([pool.archs[i] for i in keep], [pool.origin[i] for i in keep], pool.info, pool.notes)
