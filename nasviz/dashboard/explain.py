@@ -9,6 +9,7 @@ for the newest one. It returns Markdown sentences; architecture strings are put 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
@@ -66,7 +67,8 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
     if pool is not None and len(pool):
         origins = {}
         for o in pool.origin:
-            key = str(o).split("-")[0] or "?"
+            # "evolution-2" (round 2) counts as evolution; "local-search" reads "local search"
+            key = re.sub(r"-\d+$", "", str(o)).replace("-", " ") or "?"
             origins[key] = origins.get(key, 0) + 1
         made = ", ".join(f"{n} by {o}" for o, n in sorted(origins.items(), key=lambda kv: -kv[1]))
         acq = pool.acquisition_name.upper() or "acquisition"

@@ -233,3 +233,15 @@ def test_slot_importance_finds_the_slots_the_value_depends_on(tmp_path):
     assert top_two == {space.slot_names()[1], space.slot_names()[4]}, dict(zip(imp.slots, imp.drop.round(3)))
     others = [d for s, d in zip(imp.slots, imp.drop) if s not in top_two]
     assert max(others) < 0.5 * min(d for s, d in zip(imp.slots, imp.drop) if s in top_two)
+
+
+def test_explanation_groups_pool_origins_by_generator():
+    """Evolution rounds count as one origin; the climb's cells read "local search"."""
+    from nasviz.dashboard.explain import explain_step
+    from nasviz.state import BatchChoice, PoolState, StepState
+
+    pool = PoolState(candidates=("p", "q", "r", "s"), mean=(1.0,) * 4, std=(0.1,) * 4, acquisition=(1.0, 2.0, 3.0, 4.0),
+                     acquisition_name="ei", origin=("evolution-1", "evolution-3", "local-search", "random"))
+    state = StepState(strategy="bo", phase="bo", pool=pool, batch=BatchChoice(method="topk", indices=(3,)))
+    text = "\n".join(explain_step(2, state, [{"arch": "s", "value": 0.5, "status": "ok"}]))
+    assert "4 candidates (2 by evolution, 1 by local search, 1 by random)" in text
