@@ -207,6 +207,12 @@ def test_climbing_the_acquisition_reaches_the_local_maximum_and_scores_each_cell
     assert again.ends == [top] and again.moves == 0
     blocked = climb_acquisition([start], [-np.inf], _conv_count_score, nb201.neighbours, lambda a: False)
     assert blocked.ends == [start] and not blocked.scores
+    # the cap on cells scored ends every climb: bounded work however many neighbours or starts
+    capped = climb_acquisition([start, top], [-np.inf, 6.0], _conv_count_score, nb201.neighbours, lambda a: a != start,
+                               max_scored=30)
+    # 24 cells for the first move, the 6 left for the second; the second start never climbs
+    assert capped.capped and len(capped.scores) == 30 and capped.moves == 2 and capped.ends[1] == top
+    assert not climbs.capped
 
 
 def test_local_search_adds_the_incumbents_best_neighbour_to_a_pool_that_lacked_it():

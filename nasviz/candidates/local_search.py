@@ -31,6 +31,10 @@ from nasviz.errors import ConfigError
 
 #: Moves per climb at most: a safeguard; NAS-Bench-201's diameter is 6 edits.
 MAX_MOVES = 32
+#: Cells scored by all climbs of one step at most, in pool sizes: bounds a step's work where a
+#: cell has thousands of neighbours (a randomly wired graph) or a visitor asks for many starts.
+#: On NAS-Bench-201 ten climbs score about 300 cells, far below the cap of 2,000 (pool of 100).
+MAX_SCORED_PER_POOL = 20
 
 
 @dataclass
@@ -39,12 +43,13 @@ class Climbs:
 
     ``scores`` maps every cell scored during the climbs to its acquisition value; ``ends`` are the
     local maxima reached, one per start (a start without an allowed neighbour ends where it began);
-    ``moves`` counts the moves of all climbs.
+    ``moves`` counts the moves of all climbs; ``capped`` says the climbs stopped at ``max_scored``.
     """
 
     scores: dict[Architecture, float]
     ends: list[Architecture]
     moves: int
+    capped: bool = False
 
 
 def climb_acquisition(
@@ -54,6 +59,7 @@ def climb_acquisition(
     neighbours: Callable[[Architecture], list[Architecture]],
     allowed: Callable[[Architecture], bool],
     max_moves: int = MAX_MOVES,
+    max_scored: int | None = None,
 ) -> Climbs:
     """Best-improvement hill climbing of the acquisition from each of ``starts``.
 
@@ -71,6 +77,8 @@ def climb_acquisition(
         Whether a cell may be proposed (not evaluated or pending, inside the domain).
     max_moves : int
         Most moves per climb.
+    max_scored : int, optional
+        Most cells scored over all climbs; once reached, every climb ends where it is.
 
     Each cell is scored once over all climbs (a climb entering a cell scored before reuses its
     value). Raises :class:`NotImplementedError` or :class:`~nasviz.errors.ConfigError` from
@@ -79,11 +87,14 @@ def climb_acquisition(
     scores: dict[Architecture, float] = {}
     ends: list[Architecture] = []
     moves = 0
+    capped = False
     for start, value in zip(starts, start_values):
         current, current_value = start, float(value)
-        for _ in range(max_moves):
+        for _ in range(max_moves if not capped else 0):
             around = list(dict.fromkeys(neighbours(current)))
             new = [c for c in around if c not in scores and allowed(c)]
+            if max_scored is not None and len(scores) + len(new) > max_scored:
+                new, capped = new[: max(max_scored - len(scores), 0)], True
             if new:
                 scores.update(zip(new, map(float, np.asarray(score(new), dtype=float))))
             options = [c for c in around if c in scores]
@@ -94,8 +105,10 @@ def climb_acquisition(
                 break
             current, current_value = best, scores[best]
             moves += 1
+            if capped:
+                break
         ends.append(current)
-    return Climbs(scores, ends, moves)
+    return Climbs(scores, ends, moves, capped)
 
 
 def extend_pool(
@@ -110,7 +123,8 @@ def extend_pool(
     """``pool`` with the cells that local search from ``n_starts`` starts scored; the best ``n``.
 
     The starts are ``incumbent`` (the best evaluated cell, if any) and then the pool's best
-    members by acquisition, ``n_starts`` in all. New cells carry the origin ``"local-search"``;
+    members by acquisition, ``n_starts`` in all (so at most one more than the pool); the climbs score
+    at most ``MAX_SCORED_PER_POOL * n`` cells. New cells carry the origin ``"local-search"``;
     the pool's ``notes["local_search"]`` records the starts, moves and cells scored. A space that
     cannot list neighbours leaves the pool as it is, and the notes say so.
     """
@@ -123,7 +137,8 @@ def extend_pool(
         start_values.append(float(values[i]))
     notes = dict(pool.notes)
     try:
-        climbs = climb_acquisition(starts, start_values, score, neighbours, allowed)
+        climbs = climb_acquisition(starts, start_values, score, neighbours, allowed,
+                                   max_scored=MAX_SCORED_PER_POOL * max(n, 1))
     except (NotImplementedError, ConfigError) as exc:
         notes["local_search"] = {"skipped": f"no neighbours to climb: {exc}"}
         return Pool(pool.archs, pool.origin, pool.info, notes)
@@ -134,5 +149,6 @@ def extend_pool(
     all_values = np.concatenate([values, np.array([climbs.scores[a] for a in added], dtype=float)])
     keep = np.argsort(-all_values, kind="stable")[:n]
     notes["local_search"] = {"starts": len(starts), "moves": climbs.moves, "scored": len(climbs.scores),
-                             "added": len(added), "kept": int(sum(1 for i in keep if i >= len(pool.archs)))}
+                             "added": len(added), "kept": int(sum(1 for i in keep if i >= len(pool.archs))),
+                             "capped": climbs.capped}
     return Pool([archs[i] for i in keep], [origin[i] for i in keep], pool.info, notes)
