@@ -74,7 +74,9 @@ def climb_acquisition(
     neighbours : callable
         ``neighbours(arch) -> list`` of the cells one move away.
     allowed : callable
-        Whether a cell may be proposed (not evaluated or pending, inside the domain).
+        Whether a cell may be proposed (not evaluated or pending, inside the domain); asked at
+        most once about a cell it allows, so a one-pass filter such as
+        :meth:`nasviz.candidates.pools.PoolFilter.accept` serves.
     max_moves : int
         Most moves per climb.
     max_scored : int, optional

@@ -452,17 +452,19 @@ class BayesianOptimisation:
             mean, std = self.gp.predict_set(self.gp.candidate_set(cands))
             return acq_fn(mean, std, best, kappa)
 
-        pool = self.pool_generator(candidates.PoolRequest(
+        request = candidates.PoolRequest(
             space=self.space, rng=self.rng, n=self.pool_size, parents=self._parents(), exclude=self._exclude,
             domain=self.domain, domain_set=self._domain_set, score=score, mutate=self._mutate,
             neighbours=self._neighbours, op_gradients=self._op_gradients, step=self._n_bo_steps, batch=n,
             observed=[a for a, _ in self.observed], targets=targets, initial=self.initial, costs=tuple(self._costs),
-            fit_seconds=fit_seconds, score_set=score_set))
+            fit_seconds=fit_seconds, score_set=score_set)
+        pool = self.pool_generator(request)
         if self.local_search:
-            parents = self._parents()
-            pool = candidates.extend_pool(
-                pool, self.pool_size, self.local_search, parents[0] if parents else None, score, self._neighbours,
-                lambda a: a not in self._exclude and (self._domain_set is None or a in self._domain_set))
+            # the climbs ask about each cell once (a cell they accept is scored and remembered),
+            # so the pools' own one-pass filter is the right test
+            pool = candidates.extend_pool(pool, self.pool_size, self.local_search,
+                                          request.parents[0] if request.parents else None, score, self._neighbours,
+                                          candidates.fresh_filter(request))
         if self.dedupe == "canonical":
             keep = self._distinct(pool.archs)
             pool = candidates.Pool([pool.archs[i] for i in keep], [pool.origin[i] for i in keep], pool.info, pool.notes)
