@@ -137,18 +137,27 @@ POOLS.register(Entry("exhaustive", "score every candidate of a finite domain or 
     Option("fallback", "choice", "pool for sets that are infinite or larger", choices=("evolution", "random", "mixed")),
 ), paper="GP-UCB Thm. 1"))
 _ACQ_FRACTION = Option("acq_fraction", "float?", "cap acquisition time at this fraction of a training (none: off)")
+# Settings a step's work grows with carry a page range (Option.page_range): what a browser may
+# start stays bounded; the command line is not. The annealing bounds keep Auto-Keras's tree search
+# to at most log(1e-3) / log(0.95) = 135 expansions of at most 32 children.
+_EA_BASE = Option("ea_base", "int", "EA evaluations of the first step", minimum=1, page_range=(None, 2000))
+_EA_CAP = Option("ea_cap", "int", "largest EA evaluations per step", minimum=1, page_range=(None, 2000))
+_SA_DECAY = Option("r", "float", "simulated annealing decay", minimum=1e-6, page_range=(None, 0.95))
+_SA_T_LOW = Option("t_low", "float", "simulated annealing final temperature", minimum=1e-9, page_range=(1e-3, None))
+_N_CHILDREN = Option("n_children", "int", "children per tree expansion", minimum=1, page_range=(None, 32))
+_N_RESTARTS = Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1, page_range=(None, 20))
 POOLS.register(Entry("nasbot-ea", "NASBOT's evolutionary acquisition optimiser over its nine modifiers",
                      "nasviz.strategies.nasbot:EAPool", (
-    Option("ea_base", "int", "EA evaluations of the first step", minimum=1),
-    Option("ea_cap", "int", "largest EA evaluations per step", minimum=1),
+    _EA_BASE,
+    _EA_CAP,
     _ACQ_FRACTION,
     Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
 ), capabilities={"needs": frozenset({"modifiers"})}, paper="001 Sec. 4.2, App. B.2"))
 POOLS.register(Entry("autokeras-tree", "Auto-Keras's A* + simulated annealing tree search over morphisms",
                      "nasviz.strategies.tree_search:TreeSearchPool", (
-    Option("r", "float", "simulated annealing decay", minimum=1e-6),
-    Option("t_low", "float", "simulated annealing final temperature", minimum=1e-9),
-    Option("n_children", "int", "children per tree expansion", minimum=1),
+    _SA_DECAY,
+    _SA_T_LOW,
+    _N_CHILDREN,
     _ACQ_FRACTION,
 ), capabilities={"needs": frozenset({"morphisms"})}, paper="003 Alg. 1"))
 BATCH_SELECTORS.register(Entry("topk", "the B best acquisition values (B = 1: the argmax)", "nasviz.batch:topk_selector"))
@@ -177,14 +186,14 @@ _BO_OPTIONS = (
     Option("batch", "choice", "batch selector", choices_from=BATCH_SELECTORS),
     Option("batch_size", "int", "proposals per step the strategy is designed for", minimum=1),
     Option("n_init", "int", "random proposals before the first GP fit", minimum=1),
-    Option("pool_size", "int", "candidates per step", minimum=1),
+    Option("pool_size", "int", "candidates per step", minimum=1, page_range=(None, 2000)),
     Option("transform", "choice", "GP target transform", choices=("standardize", "log_error", "none")),
     Option("beta0", "float", "UCB exploration scale", minimum=0),
     Option("quality_temperature", "float", "k-DPP quality temperature", minimum=1e-6),
     Option("quality", "choice", "what the k-DPP quality rewards", choices=("mean", "acquisition")),
     Option("kdpp_anchor", "bool", "quality k-DPP: condition on the acquisition's argmax"),
     Option("top_parents", "int", "parents of mutation pools: the best observed", minimum=1),
-    Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+    _N_RESTARTS,
     Option("init", "choice", "initial proposals: uniform samples, or the space's initial pool first",
            choices=("random", "pool")),
     Option("targets", "choice", "GP targets: the values, or Tukey-clipped from below", choices=("raw", "robust")),
@@ -202,7 +211,7 @@ _BO_OPTIONS = (
     Option("table_neighbours", "choice", "mutations on a table holding part of the space: one-edit neighbours in it, "
            "or also its nearest members (Hamming)", choices=("edit", "nearest")),
     Option("local_search", "int", "climb the acquisition over neighbours from the incumbent and the pool's best: "
-           "how many starts (0: off)", minimum=0),
+           "how many starts (0: off)", minimum=0, page_range=(None, 20)),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
@@ -258,9 +267,9 @@ for _kind, _description in (("tpe", "Optuna's TPESampler (peer): the cell as cat
 STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimiser over nine modifiers",
                           "nasviz.strategies.nasbot:nasbot", (
     Option("n_init", "int", "initial networks", minimum=1),
-    Option("ea_base", "int", "EA evaluations of the first step", minimum=1),
-    Option("ea_cap", "int", "largest EA evaluations per step", minimum=1),
-    Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+    _EA_BASE,
+    _EA_CAP,
+    _N_RESTARTS,
     _ACQ_FRACTION,
     Option("ea_init", "choice", "where the EA starts", choices=("paper", "observed", "paper+best")),
 ), capabilities={"model": True, "kernel": "otmann", "pool": "nasbot-ea"}, paper="001"))
@@ -269,12 +278,12 @@ STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + 
                           "nasviz.strategies.autokeras:AutoKeras", (
     Option("n_init", "int", "initial networks", minimum=1),
     Option("beta", "float", "UCB exploration weight", minimum=0),
-    Option("r", "float", "simulated annealing decay", minimum=1e-6),
-    Option("t_low", "float", "simulated annealing final temperature", minimum=1e-9),
-    Option("n_children", "int", "children per tree expansion", minimum=1),
+    _SA_DECAY,
+    _SA_T_LOW,
+    _N_CHILDREN,
     Option("warm_start", "bool", "children start from their trained ancestor's weights (off: paper 003's BO)"),
     _NETWORK_MB,
-    Option("n_restarts", "int", "L-BFGS-B starts of each GP fit", minimum=1),
+    _N_RESTARTS,
     _ACQ_FRACTION,
 ), capabilities={"model": True, "kernel": "edit", "pool": "autokeras-tree", "warm_start": True}, paper="003"))
 STRATEGIES.register(Entry("bfs-morph", "breadth-first search over morphisms from the initial networks (no BO)",

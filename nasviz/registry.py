@@ -26,7 +26,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
 
-from nasviz.errors import ConfigError
+from nasviz.errors import ConfigError, LimitError
 
 T = TypeVar("T")
 
@@ -47,6 +47,11 @@ class Option:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     choices_from: "Registry | None" = None
+    #: The values a search started from a browser may use, ``(low, high)``, either end ``None``
+    #: for unbounded. Set where one step's work grows with the value (pool sizes, restarts, the
+    #: length of an annealing schedule), so every visitor's work stays bounded; the command line
+    #: is not bound. A ``float?`` option's ``none`` (off: uncapped) is outside a range with a ``high``.
+    page_range: tuple[float | None, float | None] | None = None
 
     def allowed(self) -> tuple[str, ...]:
         """The values a ``choice`` option accepts (read from its registry when it has one)."""
@@ -78,6 +83,21 @@ class Option:
         if self.minimum is not None and parsed is not None and isinstance(parsed, (int, float)) and parsed < self.minimum:
             raise ConfigError(f"{where} must be at least {self.minimum:g}, got {parsed!r}")
         return parsed
+
+    def check_page(self, value: Any, owner: str) -> None:
+        """Refuse ``value`` (already parsed) outside :attr:`page_range`, with a
+        :class:`~nasviz.errors.LimitError` that names the owner, the option and the range."""
+        if self.page_range is None:
+            return
+        low, high = self.page_range
+        inside = (value is not None or high is None) and (
+            value is None or ((low is None or value >= low) and (high is None or value <= high)))
+        if not inside:
+            bounds = " and ".join(part for part in (
+                None if low is None else f"at least {low:g}", None if high is None else f"at most {high:g}") if part)
+            shown = "none (uncapped)" if value is None else repr(value)
+            raise LimitError(f"{owner}: option {self.name!r} must be {bounds} in a search started from the page, "
+                             f"got {shown}; the command line has no such limit", field=self.name)
 
 
 @dataclass(frozen=True)
@@ -138,6 +158,14 @@ class Entry(Generic[T]):
                 raise ConfigError(f"{owner} does not take option {key!r}; it takes: {known}")
             parsed[key] = option.parse(value, owner)
         return parsed
+
+    def check_page_options(self, options: Mapping[str, Any], owner: str | None = None) -> None:
+        """Refuse parsed ``options`` a search started from a browser may not use
+        (:meth:`Option.check_page`: :class:`~nasviz.errors.LimitError`)."""
+        for key, value in options.items():
+            option = self.option(key)
+            if option is not None:
+                option.check_page(value, owner or self.name)
 
     def defaults(self) -> dict[str, Any]:
         """Every option's effective default: the preset's value where it sets one, else the

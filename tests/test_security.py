@@ -38,6 +38,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from nasviz import uploads
+from nasviz.components import DEFAULT_STRATEGY, STRATEGIES
 from nasviz.dashboard import launching, locations, sources
 from nasviz.errors import LimitError, PathNotAllowedError, TableError, UnsafeFileError
 from nasviz.objectives import load_table
@@ -339,6 +340,68 @@ def test_a_budget_over_the_limit_is_a_message_not_a_run(env, monkeypatch):
     assert not locations.default_store_path().exists() or RunStore(locations.default_store_path()).list_runs() == []
     proc = nasviz_cli("run", "--table", str(env / "t.csv"), "--budget", "1200", "--json")  # the CLI is not limited
     assert proc.returncode == 0 and len(json.loads(proc.stdout)["evaluations"]) == 50
+
+
+def test_every_default_lies_inside_its_page_range():
+    bounded = 0
+    for name in STRATEGIES.names():
+        entry = STRATEGIES.get(name)
+        defaults = entry.defaults()
+        for option in entry.options:
+            if option.page_range is not None:
+                bounded += 1
+                option.check_page(defaults[option.name], name)  # a LimitError here would block the page's defaults
+    assert bounded >= 10
+
+
+@pytest.mark.parametrize("strategy, options, named", [
+    ("bo-tw2g-hamming-ei", {"pool_size": 1_000_000}, "pool_size"),
+    ("bo-tw2g-hamming-ei", {"local_search": 500}, "local_search"),
+    ("bo-tw2g-hamming-ei", {"n_restarts": 1000}, "n_restarts"),
+])
+def test_settings_that_grow_a_steps_work_are_bounded_from_the_page(env, strategy, options, named):
+    (env / "t.csv").write_text(table_text(40))
+    source = sources.DataSource.from_table(env / "t.csv", sources.table_from_path(env / "t.csv"))
+    cfg = launching.search_config(source, strategy=strategy, options=options, budget=12)
+    store_path = locations.default_store_path()
+    with pytest.raises(LimitError, match=f"option '{named}' must be at most .* started from the page") as caught:
+        launching.start_run(store_path, cfg, session="alice")
+    assert caught.value.field == named
+    assert not store_path.exists() or RunStore(store_path).list_runs() == []
+    # at the bound it runs
+    option = STRATEGIES.get(strategy).option(named)
+    at_bound = launching.search_config(source, strategy=strategy, options={named: int(option.page_range[1])}, budget=12)
+    run_id = launching.start_run(store_path, at_bound, session="alice")
+    assert RunStore(store_path).get_run(run_id)["status"] == "finished"
+
+
+def test_auto_keras_annealing_is_bounded_from_the_page_and_not_from_the_cli():
+    entry = STRATEGIES.get("autokeras")
+    with pytest.raises(LimitError, match="option 'r' must be at most 0.95"):
+        entry.check_page_options(entry.parse_options({"r": "0.9999"}))
+    with pytest.raises(LimitError, match="option 't_low' must be at least 0.001"):
+        entry.check_page_options(entry.parse_options({"t_low": "1e-9"}))
+    with pytest.raises(LimitError, match="option 'ea_cap' must be at most 2000"):
+        STRATEGIES.get("nasbot").check_page_options({"ea_cap": 10 ** 6})
+    entry.check_page_options(entry.parse_options({"r": "0.95", "t_low": "0.001", "n_children": "32"}))
+    # the command line parses the same values without a page bound
+    assert entry.parse_options({"r": "0.9999", "t_low": "1e-9"}) == {"r": 0.9999, "t_low": 1e-9}
+
+
+def test_the_page_caps_a_settings_widget_and_refuses_a_value_past_it(env, monkeypatch):
+    (env / "t.csv").write_text(table_text(40))
+    monkeypatch.setenv("NASVIZ_DATA_DIR", str(env))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
+    at.sidebar.text_input(key="server_csv").input("t.csv").run()
+    widget = at.number_input(key=f"opt_{DEFAULT_STRATEGY}_pool_size")
+    assert widget.max == 2000 and widget.min == 1
+    assert at.number_input(key=f"opt_{DEFAULT_STRATEGY}_local_search").max == 20
+    # a crafted request past the widget (the browser is not trusted): the server refuses it
+    source = sources.DataSource.from_table(env / "t.csv", sources.table_from_path(env / "t.csv"))
+    cfg = launching.search_config(source, strategy=DEFAULT_STRATEGY, options={"pool_size": 2001}, budget=12)
+    with pytest.raises(LimitError, match="pool_size"):
+        launching.start_run(locations.default_store_path(), cfg)
 
 
 def _wait(condition, seconds: float = 60.0, what: str = "") -> None:

@@ -10,6 +10,7 @@ the settings) is named by :func:`nasviz.components.problems` before anything sta
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Sequence
 
 import streamlit as st
@@ -104,13 +105,24 @@ def _option_widget(option: Option, default: Any, key: str) -> Any:
     if option.kind == "choice":  # no default: the strategy decides (random's init: the space's pool if any)
         allowed = ([DEFAULT] if default is None else []) + list(option.allowed())
         return st.selectbox(label, allowed, index=default_index(allowed, [str(default)]), key=key)
+    low, high = _widget_range(option)
     if option.kind == "int":
         return st.number_input(label, value=int(default if default is not None else 1), step=1, key=key,
-                               min_value=int(option.minimum) if option.minimum is not None else None)
+                               min_value=None if low is None else math.ceil(low),
+                               max_value=None if high is None else math.floor(high))
     if option.kind == "float":
         return st.number_input(label, value=float(default if default is not None else 0.0), key=key, format="%.6g",
-                               min_value=float(option.minimum) if option.minimum is not None else None)
+                               min_value=None if low is None else float(low),
+                               max_value=None if high is None else float(high))
     return st.text_input(label + " (none: off)", value="none" if default is None else str(default), key=key)
+
+
+def _widget_range(option: Option) -> tuple[float | None, float | None]:
+    """The values a widget offers: the option's minimum and its page range together (the server
+    checks the range again when the search starts)."""
+    page_low, page_high = option.page_range or (None, None)
+    lows = [v for v in (option.minimum, page_low) if v is not None]
+    return (max(lows) if lows else None), page_high
 
 
 def _changed(option: Option, value: Any, default: Any) -> bool:

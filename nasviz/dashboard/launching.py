@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from nasviz.components import STRATEGIES
 from nasviz.config import TABLE, TRAIN, SearchConfig
 from nasviz.dashboard.locations import REPO_ROOT, sync_runs
 from nasviz.dashboard.sources import DataSource, default_table_path, table_from_path
@@ -199,6 +200,8 @@ def start_runs(store_path: str | os.PathLike, configs: Sequence[SearchConfig | M
     stored = [stored_config(c, source) for c in configs]
     for config in stored:
         limits.check_budget(int(config["budget"]))
+        STRATEGIES.get(config["strategy"]).check_page_options(config.get("strategy_options") or {},
+                                                              owner=f"strategy {config['strategy']!r}")
     ids = RunStore(store_path).create_runs(stored, names=names, session=session, limits=limits)
     for run_id in ids:
         _run(Path(store_path), run_id, background)
