@@ -212,6 +212,8 @@ _BO_OPTIONS = (
            "or also its nearest members (Hamming)", choices=("edit", "nearest")),
     Option("local_search", "int", "climb the acquisition over neighbours from the incumbent and the pool's best: "
            "how many starts (0: off)", minimum=0, page_range=(None, 20)),
+    Option("hyper_prior", "choice", "GP hyperparameters: ML-II within bounds, or MAP under Optuna GPSampler's priors",
+           choices=("none", "optuna")),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}

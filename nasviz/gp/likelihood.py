@@ -18,7 +18,8 @@ L-BFGS-B within bounds (:func:`fit_hyperparameters`). Discrete hyperparameters (
 ``h``) are chosen by optimising the continuous ones for each discrete value and keeping the
 largest likelihood (paper 002 Sec. 3.1). With no continuous kernel hyperparameter left, ``K`` is
 fixed and the likelihood comes from one eigendecomposition ``K = U Lambda U^T``
-(``C = U (a Lambda + s) U^T``), which makes each evaluation O(n).
+(``C = U (a Lambda + s) U^T``), which makes each evaluation O(n). With a prior on the
+hyperparameters (:mod:`nasviz.gp.prior`) the same machinery maximises ``L + log p`` (MAP).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from nasviz.gp.linalg import factor_solve, factor_solve_inverse
+from nasviz.gp.prior import HyperPrior
 
 if TYPE_CHECKING:
     from nasviz.kernels.base import Components, Hyperparameter, Kernel
@@ -64,13 +66,19 @@ class MarginalLikelihood:
     hps : sequence of Hyperparameter
     allow_eig : bool
         Use the O(n) eigenbasis evaluation when no continuous hyperparameter is packed.
+    prior : HyperPrior, optional
+        Adds its log density (:mod:`nasviz.gp.prior`): the value is then ``-(L + log p)``, whose
+        minimum is the MAP estimate.
     """
 
     def __init__(self, kernel: Kernel, comps: Components, z: np.ndarray, theta: np.ndarray,
-                 continuous: list[int], hps: Sequence[Hyperparameter], allow_eig: bool = True) -> None:
+                 continuous: list[int], hps: Sequence[Hyperparameter], allow_eig: bool = True,
+                 prior: HyperPrior | None = None) -> None:
         self.kernel, self.comps, self.z = kernel, comps, z
         self.theta = np.asarray(theta, dtype=float).copy()
         self.continuous, self.hps = continuous, hps
+        self.prior = prior
+        self._rate_mask = [bool(hps[i].rate and hps[i].log_scale) for i in continuous]
         self.n = len(z)
         self._eig: tuple[np.ndarray, np.ndarray] | None = None
         if allow_eig and not continuous:
@@ -104,6 +112,19 @@ class MarginalLikelihood:
         rows.append((np.log(noise_bounds[0]), np.log(noise_bounds[1])))
         return np.array(rows, dtype=float)
 
+    def log_prior(self, p: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(log p, d log p / dp)`` of the prior at packed ``p`` (zeros without a prior)."""
+        if self.prior is None:
+            return 0.0, np.zeros(len(p))
+        return self.prior.packed(p, self._rate_mask)
+
+    def _with_prior(self, p: np.ndarray, value: float, grad: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(-L, -dL/dp)`` minus the log prior and its gradient; a rejected point stays rejected."""
+        if self.prior is None or value >= REJECTED:
+            return value, grad
+        lp, dlp = self.log_prior(p)
+        return value - lp, grad - dlp
+
     def _covariance(self, K: np.ndarray, a: float, s: float) -> np.ndarray:
         C = a * np.asarray(K, dtype=float)
         C[np.diag_indices(self.n)] += s
@@ -119,7 +140,7 @@ class MarginalLikelihood:
             return REJECTED
         c, alpha = solved
         lml = gaussian_log_likelihood(self.z, alpha, np.diag(c))
-        return -lml if np.isfinite(lml) else REJECTED
+        return self._with_prior(p, -lml, np.zeros(len(p)))[0] if np.isfinite(lml) else REJECTED
 
     def value_and_grad(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         """``(-L, -dL/dp)``, the gradient shape ``(n_continuous + 2,)`` (Eq. (28))."""
@@ -145,7 +166,7 @@ class MarginalLikelihood:
         grad[-1] = 0.5 * s * (alpha @ alpha - np.trace(Cinv))  # d/dlog s: s dC/ds = s I
         if not np.isfinite(lml):
             return REJECTED, np.zeros_like(p)
-        return -lml, -grad
+        return self._with_prior(p, -lml, -grad)
 
     def _eig_value_and_grad(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         """The same in the eigenbasis of the fixed ``K``: ``C^{-1}`` and ``log|C|`` are diagonal."""
@@ -158,7 +179,7 @@ class MarginalLikelihood:
         lml = -0.5 * np.sum(zt**2 / d) - 0.5 * np.sum(np.log(d)) - 0.5 * self.n * LOG_2PI
         w = zt**2 / d**2 - 1.0 / d  # diag of (alpha alpha^T - C^{-1}) in the eigenbasis
         grad = np.array([0.5 * np.sum(w * a * lam), 0.5 * np.sum(w * s)])
-        return float(-lml), -grad
+        return self._with_prior(p, float(-lml), -grad)
 
 
 def log_marginal_likelihood_at(kernel: Kernel, comps: Components, z: np.ndarray, theta: np.ndarray,
@@ -196,13 +217,17 @@ class MLOptions:
     ftol: float
     #: Random starting points screened per random restart; the best by likelihood are kept.
     screen: int = 4
+    #: MAP instead of ML-II: the prior added to Eq. (27) (:mod:`nasviz.gp.prior`); ``None``: ML-II.
+    prior: HyperPrior | None = None
 
 
 @dataclass
 class HyperparameterFit:
     """The best hyperparameters found: natural ``theta``, ``amplitude``, ``noise``, their
     ``log_marginal_likelihood``; ``candidates`` maps each discrete setting tried (e.g. ``"h=1"``)
-    to its best likelihood; ``initial_log_marginal_likelihood`` is at the defaults."""
+    to its best likelihood; ``initial_log_marginal_likelihood`` is at the defaults. With a prior
+    (:attr:`MLOptions.prior`) ``log_marginal_likelihood`` and ``candidates`` are the MAP objective
+    ``L + log p``, the quantity compared; the initial value is ``L`` alone."""
 
     theta: np.ndarray
     amplitude: float
@@ -237,11 +262,11 @@ def fit_hyperparameters(kernel: Kernel, comps: Components, z: np.ndarray, option
         theta = theta0.copy()
         for i, v in zip(discrete, combo):
             theta[i] = v
-        objective = MarginalLikelihood(kernel, comps, z, theta, continuous, hps)
+        objective = MarginalLikelihood(kernel, comps, z, theta, continuous, hps, prior=options.prior)
         s0 = max(options.noise0, options.noise_bounds[0]) if options.learn else options.noise0
         p_default = objective.pack(theta, options.amplitude0, s0)
         if not np.isfinite(initial_lml) and combo == default_combo:
-            initial_lml = -objective.value_and_grad(p_default)[0]
+            initial_lml = -objective.value_and_grad(p_default)[0] - objective.log_prior(p_default)[0]
         if options.learn:
             p_best, evals = _optimise(objective, p_default, options, rng, warm_starts.get(combo))
             n_evals += evals

@@ -23,6 +23,7 @@ from nasviz.arch import Architecture
 from nasviz.gp.cross import CandidateSet, set_moments
 from nasviz.gp.likelihood import MLOptions, fit_hyperparameters, gaussian_log_likelihood, log_marginal_likelihood_at
 from nasviz.gp.linalg import blas_limit
+from nasviz.gp.prior import HyperPrior, prior_named
 from nasviz.gp.posterior import TrainingPosterior, central_interval, latent_moments
 from nasviz.gp.transforms import TargetTransform
 from nasviz.kernels.base import Components, Kernel
@@ -128,7 +129,7 @@ class ComponentsCache:
 
 
 class GaussianProcess:
-    """GP regression on a :class:`~nasviz.kernels.base.Kernel` with ML-II hyperparameters.
+    """GP regression on a :class:`~nasviz.kernels.base.Kernel` with ML-II (or MAP) hyperparameters.
 
     Parameters
     ----------
@@ -152,6 +153,9 @@ class GaussianProcess:
         Upper bound of an accuracy-like target for ``transform="log_error"`` (100 for percent).
     max_iter, ftol : int, float
         L-BFGS-B options per start.
+    prior : HyperPrior or str, optional
+        A prior on the hyperparameters (or its name in :data:`nasviz.gp.prior.PRIORS`, e.g.
+        ``"optuna"``): the fit is then MAP instead of ML-II. ``None``: ML-II.
     """
 
     #: Random starting points drawn per random restart; the best by likelihood are kept.
@@ -172,6 +176,7 @@ class GaussianProcess:
         max_value: float = 100.0,
         max_iter: int = 100,
         ftol: float = 1e-5,
+        prior: HyperPrior | str | None = None,
     ) -> None:
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a nasviz Kernel, got {type(kernel).__name__}")
@@ -195,6 +200,7 @@ class GaussianProcess:
         self.max_value = float(max_value)
         self.max_iter = int(max_iter)
         self.ftol = float(ftol)
+        self.prior: HyperPrior | None = prior_named(prior) if isinstance(prior, str) else prior
         self.components_cache = ComponentsCache(kernel)
         self._rng = np.random.default_rng(seed)
         self._posterior: TrainingPosterior | None = None
@@ -235,7 +241,7 @@ class GaussianProcess:
         options = MLOptions(
             learn=self.learn, n_restarts=self.n_restarts, amplitude0=self.amplitude0, noise0=self.noise0,
             amplitude_bounds=self.amplitude_bounds, noise_bounds=self.noise_bounds, max_iter=self.max_iter,
-            ftol=self.ftol, screen=self.SCREEN,
+            ftol=self.ftol, screen=self.SCREEN, prior=self.prior,
         )
         hp = fit_hyperparameters(self.kernel, comps, z, options, self._rng, self._last_params)
         # Condition first: if the factorisation fails, the previous posterior stays intact.

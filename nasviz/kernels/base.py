@@ -59,7 +59,10 @@ class Hyperparameter:
     """A kernel hyperparameter the GP may learn.
 
     ``log_scale`` says the optimiser should work with ``log(value)``; ``discrete`` lists the
-    allowed values for a hyperparameter chosen by comparing marginal likelihoods (WL's depth).
+    allowed values for a hyperparameter chosen by comparing marginal likelihoods (WL's depth);
+    ``rate`` marks a log-scale rate on distances of order one (``exp(-rate x distance)``), which
+    a hyperparameter prior treats as Optuna treats an inverse squared lengthscale
+    (:mod:`nasviz.gp.prior`).
     """
 
     name: str
@@ -67,6 +70,7 @@ class Hyperparameter:
     bounds: tuple[float, float]
     log_scale: bool = True
     discrete: tuple[float, ...] | None = None
+    rate: bool = False
 
 
 class Kernel(ABC):

@@ -76,8 +76,8 @@ class SlotKernel(Kernel):
     @property
     def hyperparameters(self) -> list[Hyperparameter]:
         if not self.ard:  # h is a share in [0, 1]: l = 1 is one differing parameter in e
-            return [Hyperparameter("l[hamming]", 1.0, (1e-3, 1e3))]
-        return [Hyperparameter(f"l[{s}]", 1.0, (1e-3, 1e2)) for s in self.slot_names]
+            return [Hyperparameter("l[hamming]", 1.0, (1e-3, 1e3), rate=True)]
+        return [Hyperparameter(f"l[{s}]", 1.0, (1e-3, 1e2), rate=True) for s in self.slot_names]
 
     def codes(self, archs: Sequence[Architecture]) -> np.ndarray:
         """The choice index of each parameter, ``(len(archs), n_slots)`` (cached per architecture)."""

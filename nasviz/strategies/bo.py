@@ -58,6 +58,7 @@ from nasviz.batch import BatchSelection, SelectRequest
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
 from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
+from nasviz.gp.prior import PRIORS, prior_named
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces.base import PARAMETERS
@@ -74,7 +75,7 @@ MAX_FEATURES = 40
 CHOICES: dict[str, tuple[str, ...]] = {
     "init": ("random", "pool"), "targets": ("raw", "robust"), "failures": ("skip", "worst"),
     "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"), "schedule": SCHEDULES,
-    "table_neighbours": ("edit", "nearest"),
+    "table_neighbours": ("edit", "nearest"), "hyper_prior": tuple(PRIORS),
 }
 
 
@@ -185,6 +186,10 @@ class BayesianOptimisation:
         starts, the best evaluated cell first and then the pool's best, and add what the climbs
         scored to the pool (:mod:`nasviz.candidates.local_search`, after Optuna's GPSampler);
         0 (default) leaves the generator's pool as it is.
+    hyper_prior : {"none", "optuna"}
+        ``"optuna"``: fit the GP's hyperparameters by MAP under Optuna GPSampler's priors on the
+        kernel's rates, the amplitude and the noise (:mod:`nasviz.gp.prior`); ``"none"``
+        (default): ML-II within the bounds.
     name : str, optional
         How the strategy is called in runs and tables (default ``bo-<kernel>-...``).
     """
@@ -224,12 +229,13 @@ class BayesianOptimisation:
         min_noise: float = 1e-6,
         table_neighbours: str = "edit",
         local_search: int = 0,
+        hyper_prior: str = "none",
         name: str | None = None,
     ) -> None:
         _check(space, pool, kappa, counts={"batch_size": batch_size, "n_init": n_init, "pool_size": pool_size,
                                            "top_parents": top_parents},
                choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality,
-                        "schedule": schedule, "table_neighbours": table_neighbours})
+                        "schedule": schedule, "table_neighbours": table_neighbours, "hyper_prior": hyper_prior})
         if local_search < 0:
             raise ConfigError(f"local_search must be >= 0 (0: off), got {local_search}")
         if stall_patience < 0 or not stall_boost >= 1 or not 0 < delta < 1 or not beta_scale >= 0 or not 0 < min_noise <= 2:
@@ -266,7 +272,7 @@ class BayesianOptimisation:
         self.name = name or f"bo-{self.kernel_name}-{acquisition}-{pool}-{batch}{self.batch_size}"
         self.rng = np.random.default_rng(seed)
         self.gp = GaussianProcess(self.kernel, transform=transform, n_restarts=n_restarts, seed=seed,
-                                  noise_bounds=(float(min_noise), 2.0))
+                                  noise_bounds=(float(min_noise), 2.0), prior=prior_named(hyper_prior))
         self.domain = list(domain) if domain is not None else None
         self._domain_set = set(self.domain) if self.domain is not None else None
         # One instance per distinct architecture: Architecture caches its reduced graph per

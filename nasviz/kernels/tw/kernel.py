@@ -65,9 +65,9 @@ class TreeWassersteinKernel(Kernel):
     @property
     def hyperparameters(self) -> list[Hyperparameter]:
         return [
-            Hyperparameter("lambda_1", 1.0, (1e-3, 1e3)),  # n-gram operations, W_o
-            Hyperparameter("lambda_2", 1.0, (1e-3, 1e3)),  # in-degree, W_-
-            Hyperparameter("lambda_3", 1.0, (1e-3, 1e3)),  # out-degree, W_+
+            Hyperparameter("lambda_1", 1.0, (1e-3, 1e3), rate=True),  # n-gram operations, W_o
+            Hyperparameter("lambda_2", 1.0, (1e-3, 1e3), rate=True),  # in-degree, W_-
+            Hyperparameter("lambda_3", 1.0, (1e-3, 1e3), rate=True),  # out-degree, W_+
         ]
 
     # -------------------------------------------------------------- per-architecture work

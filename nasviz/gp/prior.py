@@ -1,0 +1,83 @@
+"""Priors on the GP's hyperparameters: maximum a posteriori (MAP) fitting instead of ML-II.
+
+ML-II (:mod:`nasviz.gp.likelihood`) lets the fit run to its bounds: on the NB201 and NB101
+tables the default kernel's Hamming rate sits on its lower bound (the factor switched off) in
+most fits of most runs, the noise on its lower bound (exact interpolation) in up to 86 % of a
+run's fits, and the amplitude ends at 2-80 on standardised targets (docs/benchmarks.md, "Priors
+on the GP's hyperparameters"). Optuna's GPSampler (Optuna 5,
+``optuna/_gp/prior.py``) maximises the log marginal likelihood plus a log prior instead::
+
+    log p = sum_j -(0.1 / l_j + 0.1 l_j)     each inverse squared lengthscale l_j (mode 1)
+          + (2 - 1) log a - a                 the kernel scale a: Gamma(shape 2, rate 1)
+          + (1.1 - 1) log s - 30 s            the noise variance s: Gamma(shape 1.1, rate 30)
+
+up to constants. nasviz's GP is ``C = a K_theta + s I`` on standardised targets (paper 000
+Eq. (27)), so ``a`` and ``s`` are the same quantities. A kernel's *rates* (tree-Wasserstein's
+``lambda_i`` in ``exp(-sum_i lambda_i W_i)``, the Hamming factor's ``l``) multiply distances of
+order one, the role Optuna's inverse squared lengthscales play in its kernel, so they get the same
+term; a kernel marks them with :attr:`~nasviz.kernels.base.Hyperparameter.rate`, and other
+hyperparameters get no prior. As in Optuna, the density is on the natural values and is maximised
+over the packed log values without the Jacobian.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class HyperPrior:
+    """Independent priors on a kernel's rates, the amplitude ``a`` and the noise variance ``s``.
+
+    Attributes
+    ----------
+    rate_weight : float
+        ``w`` in ``log p(l) = -(w / l + w l)`` for each rate ``l`` (mode 1).
+    amplitude : (shape, rate)
+        Gamma prior on ``a``.
+    noise : (shape, rate)
+        Gamma prior on ``s``.
+    """
+
+    rate_weight: float = 0.1
+    amplitude: tuple[float, float] = (2.0, 1.0)
+    noise: tuple[float, float] = (1.1, 30.0)
+
+    def packed(self, p: np.ndarray, rate_mask: Sequence[bool]) -> tuple[float, np.ndarray]:
+        """``(log p, d log p / d p)`` at the packed vector ``p`` of shape ``(n_continuous + 2,)``
+        (kernel values, then ``log a``, ``log s``); ``rate_mask`` (n_continuous,) marks the kernel
+        coordinates that are log rates. Unmarked coordinates add nothing."""
+        p = np.asarray(p, dtype=float)
+        grad = np.zeros_like(p)
+        value = 0.0
+        w = self.rate_weight
+        for k, is_rate in enumerate(rate_mask):
+            if is_rate:
+                lam = float(np.exp(p[k]))
+                value += -(w / lam + w * lam)
+                grad[k] = w / lam - w * lam  # d/dlog l of -(w/l + w l)
+        for k, (shape, rate) in ((-2, self.amplitude), (-1, self.noise)):
+            x = float(np.exp(p[k]))
+            value += (shape - 1.0) * p[k] - rate * x
+            grad[k] = (shape - 1.0) - rate * x
+        return float(value), grad
+
+
+#: Optuna GPSampler's priors (module docstring).
+OPTUNA_PRIOR = HyperPrior()
+#: ``GaussianProcess(prior=...)`` / the BO option ``hyper_prior``: name -> prior (``None``: ML-II).
+PRIORS: dict[str, HyperPrior | None] = {"none": None, "optuna": OPTUNA_PRIOR}
+
+
+def prior_named(name: str) -> HyperPrior | None:
+    """The prior called ``name`` (:data:`PRIORS`); ``ValueError`` lists the names."""
+    try:
+        return PRIORS[name]
+    except KeyError:
+        raise ValueError(f"unknown hyperparameter prior {name!r}; known: {', '.join(PRIORS)}") from None
+
+
+__all__ = ["HyperPrior", "OPTUNA_PRIOR", "PRIORS", "prior_named"]

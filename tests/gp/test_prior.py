@@ -1,0 +1,81 @@
+"""MAP fitting under Optuna GPSampler's hyperparameter priors (nasviz.gp.prior)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+
+from nasviz.cli import EMBEDDED_TABLE
+from nasviz.errors import ConfigError
+from nasviz.gp import GaussianProcess
+from nasviz.gp.likelihood import MarginalLikelihood
+from nasviz.gp.prior import OPTUNA_PRIOR, prior_named
+from nasviz.kernels import make_kernel
+from nasviz.objectives import load_table
+from nasviz.spaces import get_space
+from nasviz.strategies.factory import make_strategy
+
+def test_the_log_prior_is_optunas_formula_and_its_gradient_is_exact():
+    p = np.array([np.log(0.3), np.log(4.0), np.log(2.5), np.log(0.02)])  # two rates, then log a, log s
+    value, grad = OPTUNA_PRIOR.packed(p, [True, True])
+    by_hand = (-(0.1 / 0.3 + 0.1 * 0.3) - (0.1 / 4.0 + 0.1 * 4.0)  # -(0.1/l + 0.1 l) per rate
+               + (2 - 1) * np.log(2.5) - 1.0 * 2.5  # Gamma(2, 1) on a
+               + (1.1 - 1) * np.log(0.02) - 30.0 * 0.02)  # Gamma(1.1, 30) on s
+    assert value == pytest.approx(by_hand, rel=1e-12)
+    assert check_grad(lambda q: OPTUNA_PRIOR.packed(q, [True, True])[0],
+                      lambda q: OPTUNA_PRIOR.packed(q, [True, True])[1], p) < 1e-6
+    # a coordinate that is not a rate gets no prior
+    assert OPTUNA_PRIOR.packed(p, [False, True])[1][0] == 0.0
+    assert prior_named("none") is None
+    with pytest.raises(ValueError, match="known: none, optuna"):
+        prior_named("flat")
+
+
+@pytest.fixture(scope="module")
+def sample():
+    table = load_table(EMBEDDED_TABLE)  # the NB201 table in the repository (data/)
+    rng = np.random.default_rng(0)
+    archs = [table.archs[i] for i in rng.choice(len(table.archs), 60, replace=False)]
+    return archs, np.array([table.lookup(a, "valid_accuracy") for a in archs])
+
+
+def test_the_map_objective_has_exact_gradients(sample):
+    archs, y = sample
+    kernel = make_kernel("tw2g-hamming", space=get_space("nb201"))
+    comps = kernel.components(archs[:30], archs[:30])
+    z = (y[:30] - y[:30].mean()) / y[:30].std()
+    hps = kernel.hyperparameters
+    objective = MarginalLikelihood(kernel, comps, z, kernel.default_theta(), list(range(len(hps))), hps,
+                                   prior=OPTUNA_PRIOR)
+    p = np.array([-1.0, 0.3, -0.5, -2.0, 0.4, -3.0])
+    f, g = objective.value_and_grad(p)
+    assert objective.value(p) == pytest.approx(f)
+    assert check_grad(lambda q: objective.value_and_grad(q)[0], lambda q: objective.value_and_grad(q)[1], p) < 1e-4 * np.linalg.norm(g)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_map_keeps_the_rates_and_the_noise_off_the_bounds_ml2_runs_to(sample, seed):
+    archs, y = sample
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(archs), 50, replace=False)
+    archs, y = [archs[i] for i in pick], y[pick]
+    space = get_space("nb201")
+    ml2 = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed).fit(archs, y)
+    gp = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed, prior="optuna")
+    fit = gp.fit(archs, y)
+    lows = {h.name: h.bounds[0] for h in gp.kernel.hyperparameters}
+    assert all(fit.theta[name] > 10 * low for name, low in lows.items()), fit.theta
+    assert fit.noise > 10 * gp.noise_bounds[0]
+    assert fit.amplitude < ml2.amplitude  # pulled towards the prior's mode 1 on standardised targets
+    # ML-II maximises L, MAP trades some of it for the prior: the reported L is the likelihood alone
+    assert ml2.log_marginal_likelihood >= fit.log_marginal_likelihood - 1e-6
+
+
+def test_bo_takes_the_prior_by_name_and_refuses_an_unknown_one():
+    space = get_space("nb201")
+    strategy = make_strategy("bo-tw2g-hamming-ei", space=space, seed=0, hyper_prior="optuna")
+    assert strategy.gp.prior is OPTUNA_PRIOR
+    assert make_strategy("bo-tw2g-hamming-ei", space=space, seed=0).gp.prior is None
+    with pytest.raises(ConfigError, match="hyper_prior"):
+        make_strategy("bo-tw2g-hamming-ei", space=space, seed=0, hyper_prior="flat")
