@@ -42,7 +42,7 @@ from nasviz.components import DEFAULT_STRATEGY, STRATEGIES
 from nasviz.dashboard import launching, locations, sources
 from nasviz.errors import LimitError, PathNotAllowedError, TableError, UnsafeFileError
 from nasviz.objectives import load_table
-from nasviz.objectives.nb201_official import import_official, load_official
+from nasviz.objectives.nb201_official import load_official
 from nasviz.settings import Limits
 from nasviz.spaces import nb201
 from nasviz.store import RunStore
