@@ -38,7 +38,8 @@ def _floats(values: Sequence[Any] | None) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class GPFit:
-    """One ML-II fit of the GP surrogate.
+    """One fit of the GP surrogate: ML-II, or MAP under a hyperparameter prior (``prior`` names
+    it, e.g. ``"optuna"``; empty for ML-II).
 
     ``hyperparameters`` are the kernel's learned values by name (TW's ``lambda_1..3``, WL's
     ``h``, ...); ``amplitude`` and ``noise`` are in the units of the transformed, standardised
@@ -55,6 +56,7 @@ class GPFit:
     seconds: float = 0.0
     bounds_hit: tuple[str, ...] = ()
     transform: str = "standardize"
+    prior: str = ""
 
     def traced(self) -> dict[str, float]:
         """The values the hyperparameter traces draw: kernel hyperparameters, amplitude, noise."""
@@ -259,4 +261,4 @@ def gp_fit_state(fit: Any, gp: Any, kernel: str) -> GPFit:
                  amplitude=float(fit.amplitude), noise=float(fit.noise),
                  log_likelihood=float(fit.log_marginal_likelihood), n_observations=int(fit.n_obs),
                  seconds=float(fit.seconds), bounds_hit=bounds_hit(values, box) if gp.learn else (),
-                 transform=str(fit.transform))
+                 transform=str(fit.transform), prior=gp.prior.name if getattr(gp, "prior", None) else "")

@@ -60,6 +60,7 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
         theta = ", ".join(f"{k} = {_fmt(v)}" for k, v in gp.hyperparameters.items())
         lines.append(f"**Step {step}**: the GP with the {_code(gp.kernel)} kernel was fitted to "
                      f"{gp.n_observations} measured architectures by maximising the marginal likelihood"
+                     + (f" times the {gp.prior} prior on its hyperparameters (MAP)" if gp.prior else "")
                      + (f" ({theta}; amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)})." if theta else
                         f" (amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)}).")
                      + (f" {', '.join(gp.bounds_hit)} ended on a bound: the data do not determine "

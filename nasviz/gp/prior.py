@@ -34,6 +34,8 @@ class HyperPrior:
 
     Attributes
     ----------
+    name : str
+        How the step's notes and explanation call it.
     rate_weight : float
         ``w`` in ``log p(l) = -(w / l + w l)`` for each rate ``l`` (mode 1).
     amplitude : (shape, rate)
@@ -42,6 +44,7 @@ class HyperPrior:
         Gamma prior on ``s``.
     """
 
+    name: str = "custom"
     rate_weight: float = 0.1
     amplitude: tuple[float, float] = (2.0, 1.0)
     noise: tuple[float, float] = (1.1, 30.0)
@@ -67,7 +70,7 @@ class HyperPrior:
 
 
 #: Optuna GPSampler's priors (module docstring).
-OPTUNA_PRIOR = HyperPrior()
+OPTUNA_PRIOR = HyperPrior(name="optuna")
 #: ``GaussianProcess(prior=...)`` / the BO option ``hyper_prior``: name -> prior (``None``: ML-II).
 PRIORS: dict[str, HyperPrior | None] = {"none": None, "optuna": OPTUNA_PRIOR}
 

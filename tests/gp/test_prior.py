@@ -79,3 +79,26 @@ def test_bo_takes_the_prior_by_name_and_refuses_an_unknown_one():
     assert make_strategy("bo-tw2g-hamming-ei", space=space, seed=0).gp.prior is None
     with pytest.raises(ConfigError, match="hyper_prior"):
         make_strategy("bo-tw2g-hamming-ei", space=space, seed=0, hyper_prior="flat")
+
+
+def _short_run(**options):
+    from nasviz.objectives import TableObjective
+    from nasviz.runner import run_search
+
+    table = load_table(EMBEDDED_TABLE)
+    objective = TableObjective(table, "valid_accuracy")
+    strategy = make_strategy("bo-tw2g-hamming-ei", space=table.space, seed=0, domain=objective.domain(), n_init=5,
+                             **options)
+    run_search(strategy, objective, 8, format_arch=table.space.format, batch_size=1)
+    return strategy
+
+
+def test_a_step_says_its_gp_was_fitted_under_the_prior():
+    from nasviz.dashboard.explain import explain_step
+    from nasviz.state import StepState
+
+    state = StepState.from_dict(_short_run(hyper_prior="optuna").state().to_dict())  # as the run store keeps it
+    assert state.gp is not None and state.gp.prior == "optuna"
+    assert "times the optuna prior on its hyperparameters (MAP)" in " ".join(explain_step(8, state, []))
+    plain = _short_run().state()
+    assert plain.gp.prior == "" and "prior" not in " ".join(explain_step(8, plain, []))
