@@ -132,6 +132,20 @@ def test_nearest_table_members_are_ordered_by_hamming_distance():
     assert min(_hamming(parent, a) for a in rest) >= distances[-1]
 
 
+def test_ties_at_the_kth_distance_go_to_the_earlier_rows():
+    """The k members are the first k rows in (distance, table order), whatever k: the rows a
+    search mutates to do not depend on how a selection algorithm orders ties."""
+    rng = np.random.default_rng(11)
+    domain = list(dict.fromkeys(nb201.sample(rng, 600)))
+    parents = domain[:15]
+    for k in (1, 7, 24, 60):
+        neighbourhood = TableNeighbourhood(nb201.SPACE, domain, k=k)
+        for parent in parents:
+            by_hand = sorted((i for i, a in enumerate(domain) if a != parent),
+                             key=lambda i: (_hamming(parent, domain[i]), i))[:k]
+            assert neighbourhood.nearest(parent) == [domain[i] for i in by_hand], (k, parent)
+
+
 def test_nearest_table_members_need_categorical_parameters():
     from nasviz.components import SPACES
     from nasviz.errors import ConfigError

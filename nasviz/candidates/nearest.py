@@ -67,7 +67,10 @@ class TableNeighbourhood:
             distance = (self._codes != self._slots.codes([arch])).sum(axis=1)  # (D,) parameters that differ
             candidates = np.flatnonzero(distance > 0)  # not the cell itself (nor one encoded alike)
             if len(candidates) > self.k:
-                candidates = candidates[np.argpartition(distance[candidates], self.k - 1)[: self.k]]
-            order = candidates[np.lexsort((candidates, distance[candidates]))]  # by distance, then table order
+                # every row up to the k-th smallest distance, ties included: which of the tied rows
+                # an argpartition keeps is arbitrary, and the table order below decides instead
+                kth = np.partition(distance[candidates], self.k - 1)[self.k - 1]
+                candidates = candidates[distance[candidates] <= kth]
+            order = candidates[np.lexsort((candidates, distance[candidates]))][: self.k]  # by distance, then table order
             found = self._cache[arch] = [self.domain[i] for i in order]
         return found
