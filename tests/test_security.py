@@ -326,13 +326,23 @@ def test_a_server_table_changed_under_a_run_fails_it_without_quoting_it(data_dir
 # ============================================================================ 3. unbounded work
 
 
-def test_a_budget_over_the_limit_is_a_message_not_a_run(env, monkeypatch):
-    (env / "t.csv").write_text(table_text(50))
+def _app_on_a_server_table(env, monkeypatch, rows: int, session: str | None = None) -> AppTest:
+    """The app, run once, on a ``rows``-row table in the operator's data folder (``session``: the
+    browser session's token, for the per-session limits)."""
+    (env / "t.csv").write_text(table_text(rows))
     monkeypatch.setenv("NASVIZ_DATA_DIR", str(env))
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    assert any("at most 1,000 evaluations per search" in c.value for c in at.caption)  # shown in the form
+    at = AppTest.from_file(APP, default_timeout=120)
+    if session is not None:
+        at.session_state["_nasviz_session"] = session
+    at.run()
     at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
     at.sidebar.text_input(key="server_csv").input("t.csv").run()
+    return at
+
+
+def test_a_budget_over_the_limit_is_a_message_not_a_run(env, monkeypatch):
+    at = _app_on_a_server_table(env, monkeypatch, rows=50)
+    assert any("at most 1,000 evaluations per search" in c.value for c in at.caption)  # shown in the form
     at.number_input(key="budget").set_value(1_000_000_000)
     at.button(key="start").click().run()
     assert not at.exception
@@ -389,11 +399,7 @@ def test_auto_keras_annealing_is_bounded_from_the_page_and_not_from_the_cli():
 
 
 def test_the_page_caps_a_settings_widget_and_refuses_a_value_past_it(env, monkeypatch):
-    (env / "t.csv").write_text(table_text(40))
-    monkeypatch.setenv("NASVIZ_DATA_DIR", str(env))
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
-    at.sidebar.text_input(key="server_csv").input("t.csv").run()
+    at = _app_on_a_server_table(env, monkeypatch, rows=40)
     widget = at.number_input(key=f"opt_{DEFAULT_STRATEGY}_pool_size")
     assert widget.max == 2000 and widget.min == 1
     assert at.number_input(key=f"opt_{DEFAULT_STRATEGY}_local_search").max == 20
@@ -446,13 +452,7 @@ def test_running_searches_are_capped_per_session_and_in_total(env, monkeypatch):
 def test_the_page_says_when_the_session_runs_too_many(env, monkeypatch):
     monkeypatch.setenv("NASVIZ_MAX_RUNNING_PER_SESSION", "1")
     monkeypatch.delenv("NASVIZ_SYNC_RUNS")
-    (env / "t.csv").write_text(table_text(150))
-    monkeypatch.setenv("NASVIZ_DATA_DIR", str(env))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["_nasviz_session"] = "this-tab"
-    at.run()
-    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
-    at.sidebar.text_input(key="server_csv").input("t.csv").run()
+    at = _app_on_a_server_table(env, monkeypatch, rows=150, session="this-tab")
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
         store = RunStore(locations.default_store_path())  # a live process of this session owns a running run
@@ -466,11 +466,7 @@ def test_the_page_says_when_the_session_runs_too_many(env, monkeypatch):
 
 
 def test_a_study_larger_than_allowed_is_refused_on_the_compare_page(env, monkeypatch):
-    (env / "t.csv").write_text(table_text(50))
-    monkeypatch.setenv("NASVIZ_DATA_DIR", str(env))
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
-    at.sidebar.text_input(key="server_csv").input("t.csv").run()
+    at = _app_on_a_server_table(env, monkeypatch, rows=50)
     at.switch_page("pages/compare.py").run()
     at.number_input(key="c_seeds").set_value(4).run()  # 2 strategies x 4 seeds = 8 > 6
     at.button(key="c_launch").click().run()
