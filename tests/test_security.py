@@ -46,6 +46,7 @@ from nasviz.objectives.nb201_official import load_official
 from nasviz.settings import Limits
 from nasviz.spaces import nb201
 from nasviz.store import RunStore
+from tests_app_helpers import use_server_csv  # tests/app, on pytest's pythonpath
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -334,10 +335,7 @@ def _app_on_a_server_table(env, monkeypatch, rows: int, session: str | None = No
     at = AppTest.from_file(APP, default_timeout=120)
     if session is not None:
         at.session_state["_nasviz_session"] = session
-    at.run()
-    at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
-    at.sidebar.text_input(key="server_csv").input("t.csv").run()
-    return at
+    return use_server_csv(at, env / "t.csv")
 
 
 def test_a_budget_over_the_limit_is_a_message_not_a_run(env, monkeypatch):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 from nasviz.spaces import nb201
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests_app_helpers
 
 
 def write_synthetic_table(path: Path, n: int = 300, seed: int = 0) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests_app_helpers import APP, errors, use_server_csv  # noqa: F401  (path set in conftest)
+from tests_app_helpers import APP, errors, use_server_csv  # noqa: F401  (on the path: pyproject's pytest pythonpath)
 
 
 def search_on_tab(table, strategy: str, budget: int, tab: str) -> AppTest:
