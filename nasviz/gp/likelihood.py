@@ -131,7 +131,8 @@ class MarginalLikelihood:
         return C
 
     def value(self, p: np.ndarray) -> float:
-        """``-L`` only (one Cholesky, no inverse): for screening random starts."""
+        """``-L`` (``-(L + log p)`` with a prior) only (one Cholesky, no inverse): for screening
+        random starts."""
         if self._eig is not None:
             return self.value_and_grad(p)[0]
         theta, a, s = self.unpack(p)
@@ -140,7 +141,7 @@ class MarginalLikelihood:
             return REJECTED
         c, alpha = solved
         lml = gaussian_log_likelihood(self.z, alpha, np.diag(c))
-        return self._with_prior(p, -lml, np.zeros(len(p)))[0] if np.isfinite(lml) else REJECTED
+        return float(-lml - self.log_prior(p)[0]) if np.isfinite(lml) else REJECTED
 
     def value_and_grad(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         """``(-L, -dL/dp)``, the gradient shape ``(n_continuous + 2,)`` (Eq. (28))."""

@@ -55,14 +55,12 @@ class HyperPrior:
         coordinates that are log rates. Unmarked coordinates add nothing."""
         p = np.asarray(p, dtype=float)
         grad = np.zeros_like(p)
-        value = 0.0
         w = self.rate_weight
-        for k, is_rate in enumerate(rate_mask):
-            if is_rate:
-                lam = float(np.exp(p[k]))
-                value += -(w / lam + w * lam)
-                grad[k] = w / lam - w * lam  # d/dlog l of -(w/l + w l)
-        for k, (shape, rate) in ((-2, self.amplitude), (-1, self.noise)):
+        rates = np.flatnonzero(np.asarray(rate_mask, dtype=bool))  # packed indices of the log rates
+        lam = np.exp(p[rates])
+        value = float(-np.sum(w / lam + w * lam))
+        grad[rates] = w / lam - w * lam  # d/dlog l of -(w/l + w l)
+        for k, (shape, rate) in ((-2, self.amplitude), (-1, self.noise)):  # Gamma(shape, rate) on a, s
             x = float(np.exp(p[k]))
             value += (shape - 1.0) * p[k] - rate * x
             grad[k] = (shape - 1.0) - rate * x
