@@ -214,6 +214,8 @@ _BO_OPTIONS = (
            "how many starts (0: off)", minimum=0, page_range=(None, 20)),
     Option("hyper_prior", "choice", "GP hyperparameters: ML-II within bounds, or MAP under Optuna GPSampler's priors",
            choices=("none", "optuna")),
+    Option("hyper_bounds", "choice", "GP hyperparameter search box: wide, or where Optuna's prior is within e^-2 of "
+           "its peak (the kernel's rates; also the amplitude)", choices=("wide", "optuna-rates", "optuna")),
 )
 _BO = "nasviz.strategies.bo:BayesianOptimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}

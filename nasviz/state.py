@@ -44,7 +44,8 @@ class GPFit:
     ``hyperparameters`` are the kernel's learned values by name (TW's ``lambda_1..3``, WL's
     ``h``, ...); ``amplitude`` and ``noise`` are in the units of the transformed, standardised
     targets; ``bounds_hit`` names the hyperparameters that ended on a bound of their search box
-    (the dashboard warns: the data could not pin them down).
+    (the dashboard warns: the data could not pin them down); ``box`` names a search box narrower
+    than the wide default (``"optuna-rates"``, ...; empty for the default).
     """
 
     kernel: str
@@ -57,6 +58,7 @@ class GPFit:
     bounds_hit: tuple[str, ...] = ()
     transform: str = "standardize"
     prior: str = ""
+    box: str = ""
 
     def traced(self) -> dict[str, float]:
         """The values the hyperparameter traces draw: kernel hyperparameters, amplitude, noise."""
@@ -250,15 +252,14 @@ def bounds_hit(values: Mapping[str, float], bounds: Mapping[str, tuple[float, fl
     return tuple(hit)
 
 
-def gp_fit_state(fit: Any, gp: Any, kernel: str) -> GPFit:
+def gp_fit_state(fit: Any, gp: Any, kernel: str, box: str = "") -> GPFit:
     """The :class:`GPFit` of a :class:`~nasviz.gp.FitResult` of ``gp`` (a GaussianProcess),
     with the hyperparameters that sit on a bound of their search box (discrete ones, such as
     WL's depth, have no box)."""
-    box = {h.name: h.bounds for h in gp.kernel.hyperparameters if h.discrete is None}
-    box.update({"amplitude": gp.amplitude_bounds, "noise": gp.noise_bounds})
+    box = gp.search_box()
     values = {**fit.theta, "amplitude": fit.amplitude, "noise": fit.noise}
     return GPFit(kernel=kernel, hyperparameters={k: float(v) for k, v in fit.theta.items()},
                  amplitude=float(fit.amplitude), noise=float(fit.noise),
                  log_likelihood=float(fit.log_marginal_likelihood), n_observations=int(fit.n_obs),
                  seconds=float(fit.seconds), bounds_hit=bounds_hit(values, box) if gp.learn else (),
-                 transform=str(fit.transform), prior=gp.prior.name if getattr(gp, "prior", None) else "")
+                 transform=str(fit.transform), prior=gp.prior.name if getattr(gp, "prior", None) else "", box=box)

@@ -61,6 +61,7 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
         lines.append(f"**Step {step}**: the GP with the {_code(gp.kernel)} kernel was fitted to "
                      f"{gp.n_observations} measured architectures by maximising the marginal likelihood"
                      + (f" times the {gp.prior} prior on its hyperparameters (MAP)" if gp.prior else "")
+                     + (f" within the {gp.box} box of its hyperparameters" if gp.box else "")
                      + (f" ({theta}; amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)})." if theta else
                         f" (amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)}).")
                      + (f" {', '.join(gp.bounds_hit)} ended on a bound: the data do not determine "

@@ -102,11 +102,13 @@ class MarginalLikelihood:
             theta[i] = np.exp(p[k]) if self.hps[i].log_scale else p[k]
         return theta, float(np.exp(p[-2])), float(np.exp(p[-1]))
 
-    def bounds(self, amp_bounds: tuple[float, float], noise_bounds: tuple[float, float]) -> np.ndarray:
-        """Box bounds of the packed vector, shape ``(n_continuous + 2, 2)``."""
+    def bounds(self, amp_bounds: tuple[float, float], noise_bounds: tuple[float, float],
+               rate_bounds: tuple[float, float] | None = None) -> np.ndarray:
+        """Box bounds of the packed vector, shape ``(n_continuous + 2, 2)``; ``rate_bounds``
+        replaces the kernel's own bounds of every rate (:attr:`Hyperparameter.rate`)."""
         rows = []
         for i in self.continuous:
-            lo, hi = self.hps[i].bounds
+            lo, hi = rate_bounds if rate_bounds is not None and self.hps[i].rate else self.hps[i].bounds
             rows.append((np.log(lo), np.log(hi)) if self.hps[i].log_scale else (lo, hi))
         rows.append((np.log(amp_bounds[0]), np.log(amp_bounds[1])))
         rows.append((np.log(noise_bounds[0]), np.log(noise_bounds[1])))
@@ -220,6 +222,8 @@ class MLOptions:
     screen: int = 4
     #: MAP instead of ML-II: the prior added to Eq. (27) (:mod:`nasviz.gp.prior`); ``None``: ML-II.
     prior: HyperPrior | None = None
+    #: Bounds of every kernel rate instead of the kernel's own (:data:`nasviz.gp.prior.HYPER_BOXES`).
+    rate_bounds: tuple[float, float] | None = None
 
 
 @dataclass
@@ -290,7 +294,7 @@ def _optimise(objective: MarginalLikelihood, p_default: np.ndarray, options: MLO
               rng: np.random.Generator, previous: np.ndarray | None) -> tuple[np.ndarray, int]:
     """Multi-start L-BFGS-B from :func:`_starts`; returns the best packed point and the number
     of likelihood evaluations spent."""
-    bounds = objective.bounds(options.amplitude_bounds, options.noise_bounds)
+    bounds = objective.bounds(options.amplitude_bounds, options.noise_bounds, options.rate_bounds)
     starts, n_evals = _starts(objective, p_default, bounds, options, rng, previous)
     best: tuple[float, np.ndarray] | None = None
     for p0 in starts[: max(options.n_restarts, 1)]:

@@ -156,6 +156,9 @@ class GaussianProcess:
     prior : HyperPrior or str, optional
         A prior on the hyperparameters (or its name in :data:`nasviz.gp.prior.PRIORS`, e.g.
         ``"optuna"``): the fit is then MAP instead of ML-II. ``None``: ML-II.
+    rate_bounds : (float, float), optional
+        Bounds of every kernel rate (:attr:`~nasviz.kernels.base.Hyperparameter.rate`) instead of
+        the kernel's own (:data:`nasviz.gp.prior.HYPER_BOXES`); ``None`` keeps the kernel's.
     """
 
     #: Random starting points drawn per random restart; the best by likelihood are kept.
@@ -177,13 +180,17 @@ class GaussianProcess:
         max_iter: int = 100,
         ftol: float = 1e-5,
         prior: HyperPrior | str | None = None,
+        rate_bounds: tuple[float, float] | None = None,
     ) -> None:
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a nasviz Kernel, got {type(kernel).__name__}")
         self._target = TargetTransform(transform, float(max_value))  # validates the name
         if int(n_restarts) < 1:
             raise ValueError(f"n_restarts must be >= 1, got {n_restarts}")
-        for name, (lo, hi) in (("amplitude_bounds", amplitude_bounds), ("noise_bounds", noise_bounds)):
+        named_bounds = [("amplitude_bounds", amplitude_bounds), ("noise_bounds", noise_bounds)]
+        if rate_bounds is not None:
+            named_bounds.append(("rate_bounds", rate_bounds))
+        for name, (lo, hi) in named_bounds:
             if not (0 < lo <= hi):
                 raise ValueError(f"{name} must satisfy 0 < low <= high, got {(lo, hi)}")
         if amplitude <= 0 or noise < 0:
@@ -197,6 +204,7 @@ class GaussianProcess:
         self.noise0 = float(noise)
         self.amplitude_bounds = (float(amplitude_bounds[0]), float(amplitude_bounds[1]))
         self.noise_bounds = (float(noise_bounds[0]), float(noise_bounds[1]))
+        self.rate_bounds = None if rate_bounds is None else (float(rate_bounds[0]), float(rate_bounds[1]))
         self.max_value = float(max_value)
         self.max_iter = int(max_iter)
         self.ftol = float(ftol)
@@ -241,7 +249,7 @@ class GaussianProcess:
         options = MLOptions(
             learn=self.learn, n_restarts=self.n_restarts, amplitude0=self.amplitude0, noise0=self.noise0,
             amplitude_bounds=self.amplitude_bounds, noise_bounds=self.noise_bounds, max_iter=self.max_iter,
-            ftol=self.ftol, screen=self.SCREEN, prior=self.prior,
+            ftol=self.ftol, screen=self.SCREEN, prior=self.prior, rate_bounds=self.rate_bounds,
         )
         hp = fit_hyperparameters(self.kernel, comps, z, options, self._rng, self._last_params)
         # Condition first: if the factorisation fails, the previous posterior stays intact.
@@ -261,6 +269,14 @@ class GaussianProcess:
             initial_log_marginal_likelihood=hp.initial_log_marginal_likelihood,
         )
         return self.fit_result
+
+    def search_box(self) -> dict[str, tuple[float, float]]:
+        """Name -> (low, high) of every continuous hyperparameter's search box, the amplitude's
+        and the noise's included: what a fit on a bound is measured against."""
+        box = {h.name: (self.rate_bounds if self.rate_bounds is not None and h.rate else h.bounds)
+               for h in self.kernel.hyperparameters if h.discrete is None}
+        box.update({"amplitude": self.amplitude_bounds, "noise": self.noise_bounds})
+        return box
 
     # ------------------------------------------------------------------ prediction
     @property

@@ -22,10 +22,12 @@ over the packed log values without the Jacobian.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from scipy.optimize import brentq
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,71 @@ class HyperPrior:
             grad[k] = (shape - 1.0) - rate * x
         return float(value), grad
 
+    def rate_box(self, drop: float = 2.0) -> tuple[float, float]:
+        """The rates ``l`` whose log density is within ``drop`` of its maximum (at ``l = 1``).
+
+        ``w / l + w l = 2 w + drop`` is ``l^2 - 2 c l + 1 = 0`` with ``c = 1 + drop / (2 w)``,
+        so the box is ``c -+ sqrt(c^2 - 1)``: ``[0.0455, 21.95]`` for Optuna's ``w = 0.1`` and
+        ``drop = 2``. The box is symmetric in ``log l`` about 1.
+        """
+        c = 1.0 + drop / (2.0 * self.rate_weight)
+        root = math.sqrt(c * c - 1.0)
+        return c - root, c + root
+
+    def amplitude_box(self, drop: float = 2.0) -> tuple[float, float]:
+        """The amplitudes ``a`` whose Gamma log density is within ``drop`` of its maximum at the
+        mode ``(shape - 1) / rate`` (needs ``shape > 1``): ``[0.052, 4.51]`` for Gamma(2, 1)."""
+        shape, rate = self.amplitude
+        if shape <= 1:
+            raise ValueError(f"the amplitude's Gamma shape must exceed 1 to have a mode, got {shape}")
+        mode = (shape - 1.0) / rate
+
+        def below_peak(a: float) -> float:  # log density at the mode minus at a, minus drop
+            return (shape - 1.0) * math.log(mode / a) - rate * (mode - a) - drop
+
+        low = brentq(below_peak, mode * 1e-12, mode)
+        high = brentq(below_peak, mode, mode + (drop + shape) / rate * 100.0)
+        return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class HyperBox:
+    """Bounds of the GP's hyperparameter search box that replace the wide defaults.
+
+    ``rates`` bounds every kernel rate (:attr:`~nasviz.kernels.base.Hyperparameter.rate`),
+    ``amplitude`` the signal variance ``a``; ``None`` keeps the kernel's or the GP's own.
+    """
+
+    name: str
+    rates: tuple[float, float] | None = None
+    amplitude: tuple[float, float] | None = None
+
 
 #: Optuna GPSampler's priors (module docstring).
 OPTUNA_PRIOR = HyperPrior(name="optuna")
 #: ``GaussianProcess(prior=...)`` / the BO option ``hyper_prior``: name -> prior (``None``: ML-II).
 PRIORS: dict[str, HyperPrior | None] = {"none": None, "optuna": OPTUNA_PRIOR}
+
+
+#: The BO option ``hyper_bounds``: ML-II (no prior) inside a narrower box. ``"optuna-rates"`` and
+#: ``"optuna"`` take the box where Optuna's prior density is within ``e^-2`` of its maximum
+#: (:meth:`HyperPrior.rate_box`, :meth:`HyperPrior.amplitude_box`): a rate below 0.0455 multiplies
+#: distances of order one by almost nothing, so ML-II could switch that part of the kernel off
+#: (docs/benchmarks.md, "Bounds on the GP's hyperparameters"). The noise keeps its own bounds: the
+#: prior's box would cap it at 0.08 of the targets' variance, which a noisy table exceeds.
+HYPER_BOXES: dict[str, HyperBox | None] = {
+    "wide": None,
+    "optuna-rates": HyperBox("optuna-rates", rates=OPTUNA_PRIOR.rate_box()),
+    "optuna": HyperBox("optuna", rates=OPTUNA_PRIOR.rate_box(), amplitude=OPTUNA_PRIOR.amplitude_box()),
+}
+
+
+def box_named(name: str) -> HyperBox | None:
+    """The box called ``name`` (:data:`HYPER_BOXES`); ``ValueError`` lists the names."""
+    try:
+        return HYPER_BOXES[name]
+    except KeyError:
+        raise ValueError(f"unknown hyperparameter box {name!r}; known: {', '.join(HYPER_BOXES)}") from None
 
 
 def prior_named(name: str) -> HyperPrior | None:
@@ -81,4 +143,4 @@ def prior_named(name: str) -> HyperPrior | None:
         raise ValueError(f"unknown hyperparameter prior {name!r}; known: {', '.join(PRIORS)}") from None
 
 
-__all__ = ["HyperPrior", "OPTUNA_PRIOR", "PRIORS", "prior_named"]
+__all__ = ["HYPER_BOXES", "HyperBox", "HyperPrior", "OPTUNA_PRIOR", "PRIORS", "box_named", "prior_named"]

@@ -58,7 +58,7 @@ from nasviz.batch import BatchSelection, SelectRequest
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
 from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
-from nasviz.gp.prior import PRIORS, prior_named
+from nasviz.gp.prior import HYPER_BOXES, PRIORS, box_named, prior_named
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces.base import PARAMETERS
@@ -76,6 +76,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "init": ("random", "pool"), "targets": ("raw", "robust"), "failures": ("skip", "worst"),
     "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"), "schedule": SCHEDULES,
     "table_neighbours": ("edit", "nearest"), "hyper_prior": tuple(PRIORS),
+    "hyper_bounds": tuple(HYPER_BOXES),
 }
 
 
@@ -190,6 +191,12 @@ class BayesianOptimisation:
         ``"optuna"``: fit the GP's hyperparameters by MAP under Optuna GPSampler's priors on the
         kernel's rates, the amplitude and the noise (:mod:`nasviz.gp.prior`); ``"none"``
         (default): ML-II within the bounds.
+    hyper_bounds : {"wide", "optuna-rates", "optuna"}
+        The box the fit searches: ``"wide"`` (default) the kernel's own bounds (rates in
+        ``[1e-3, 1e3]``) and amplitude ``[1e-2, 1e2]``; ``"optuna-rates"`` every kernel rate in
+        ``[0.0455, 21.95]``, where Optuna's prior density is within ``e^-2`` of its peak, so no
+        part of the kernel can be switched off; ``"optuna"`` also the amplitude in
+        ``[0.052, 4.51]`` (:data:`nasviz.gp.prior.HYPER_BOXES`).
     name : str, optional
         How the strategy is called in runs and tables (default ``bo-<kernel>-...``).
     """
@@ -230,12 +237,14 @@ class BayesianOptimisation:
         table_neighbours: str = "edit",
         local_search: int = 0,
         hyper_prior: str = "none",
+        hyper_bounds: str = "wide",
         name: str | None = None,
     ) -> None:
         _check(space, pool, kappa, counts={"batch_size": batch_size, "n_init": n_init, "pool_size": pool_size,
                                            "top_parents": top_parents},
                choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality,
-                        "schedule": schedule, "table_neighbours": table_neighbours, "hyper_prior": hyper_prior})
+                        "schedule": schedule, "table_neighbours": table_neighbours, "hyper_prior": hyper_prior,
+                        "hyper_bounds": hyper_bounds})
         if local_search < 0:
             raise ConfigError(f"local_search must be >= 0 (0: off), got {local_search}")
         if stall_patience < 0 or not stall_boost >= 1 or not 0 < delta < 1 or not beta_scale >= 0 or not 0 < min_noise <= 2:
@@ -271,8 +280,12 @@ class BayesianOptimisation:
         self.stall_patience, self.stall_boost = int(stall_patience), float(stall_boost)
         self.name = name or f"bo-{self.kernel_name}-{acquisition}-{pool}-{batch}{self.batch_size}"
         self.rng = np.random.default_rng(seed)
+        box = box_named(hyper_bounds)
+        self.hyper_bounds = hyper_bounds
         self.gp = GaussianProcess(self.kernel, transform=transform, n_restarts=n_restarts, seed=seed,
-                                  noise_bounds=(float(min_noise), 2.0), prior=prior_named(hyper_prior))
+                                  noise_bounds=(float(min_noise), 2.0), prior=prior_named(hyper_prior),
+                                  rate_bounds=box.rates if box else None,
+                                  **({"amplitude_bounds": box.amplitude} if box and box.amplitude else {}))
         self.domain = list(domain) if domain is not None else None
         self._domain_set = set(self.domain) if self.domain is not None else None
         # One instance per distinct architecture: Architecture caches its reduced graph per
@@ -420,7 +433,7 @@ class BayesianOptimisation:
         if stalled:
             pool.notes["stalled"] = {"since_best": self._since_best, "kappa": kappa}
         times["pool"] = time.perf_counter() - t1
-        gp_state = gp_fit_state(fit, self.gp, self.kernel_name)
+        gp_state = gp_fit_state(fit, self.gp, self.kernel_name, box="" if self.hyper_bounds == "wide" else self.hyper_bounds)
         if not pool.archs:
             self._state = StepState(strategy=self.name, phase="exhausted", gp=gp_state, timings=times, notes=dict(pool.notes))
             return []
