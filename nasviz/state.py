@@ -256,10 +256,10 @@ def gp_fit_state(fit: Any, gp: Any, kernel: str, box: str = "") -> GPFit:
     """The :class:`GPFit` of a :class:`~nasviz.gp.FitResult` of ``gp`` (a GaussianProcess),
     with the hyperparameters that sit on a bound of their search box (discrete ones, such as
     WL's depth, have no box)."""
-    box = gp.search_box()
+    search_box = gp.search_box()
     values = {**fit.theta, "amplitude": fit.amplitude, "noise": fit.noise}
     return GPFit(kernel=kernel, hyperparameters={k: float(v) for k, v in fit.theta.items()},
                  amplitude=float(fit.amplitude), noise=float(fit.noise),
                  log_likelihood=float(fit.log_marginal_likelihood), n_observations=int(fit.n_obs),
-                 seconds=float(fit.seconds), bounds_hit=bounds_hit(values, box) if gp.learn else (),
+                 seconds=float(fit.seconds), bounds_hit=bounds_hit(values, search_box) if gp.learn else (),
                  transform=str(fit.transform), prior=gp.prior.name if getattr(gp, "prior", None) else "", box=box)

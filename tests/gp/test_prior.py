@@ -10,7 +10,7 @@ from nasviz.cli import EMBEDDED_TABLE
 from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
 from nasviz.gp.likelihood import MarginalLikelihood
-from nasviz.gp.prior import OPTUNA_PRIOR, prior_named
+from nasviz.gp.prior import HYPER_BOXES, OPTUNA_PRIOR, prior_named
 from nasviz.kernels import make_kernel
 from nasviz.objectives import load_table
 from nasviz.spaces import get_space
@@ -102,3 +102,61 @@ def test_a_step_says_its_gp_was_fitted_under_the_prior():
     assert "times the optuna prior on its hyperparameters (MAP)" in " ".join(explain_step(8, state, []))
     plain = _short_run().state()
     assert plain.gp.prior == "" and "prior" not in " ".join(explain_step(8, plain, []))
+
+
+# ---------------------------------------------------------------- the narrower search box (hyper_bounds)
+
+def test_the_boxes_end_where_the_prior_density_is_e_squared_below_its_peak():
+    low, high = OPTUNA_PRIOR.rate_box()
+    rate_log_p = lambda lam: -(0.1 / lam + 0.1 * lam)  # noqa: E731 - the rate term by hand
+    for end in (low, high):
+        assert rate_log_p(1.0) - rate_log_p(end) == pytest.approx(2.0, rel=1e-12)
+    assert low * high == pytest.approx(1.0)  # symmetric in log l about the mode 1
+    assert (low, high) == pytest.approx((0.04555, 21.954), rel=1e-3)
+    a_low, a_high = OPTUNA_PRIOR.amplitude_box()
+    amp_log_p = lambda a: np.log(a) - a  # noqa: E731 - Gamma(2, 1) up to a constant, mode 1
+    for end in (a_low, a_high):
+        assert amp_log_p(1.0) - amp_log_p(end) == pytest.approx(2.0, abs=1e-9)
+    assert a_low < 1.0 < a_high
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_the_rate_box_keeps_every_rate_inside_it_with_ml2(sample, seed):
+    archs, y = sample
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(archs), 50, replace=False)
+    archs, y = [archs[i] for i in pick], y[pick]
+    space = get_space("nb201")
+    wide = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed)
+    box = HYPER_BOXES["optuna-rates"].rates
+    boxed = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed, rate_bounds=box)
+    wide_fit, boxed_fit = wide.fit(archs, y), boxed.fit(archs, y)
+    assert min(wide_fit.theta.values()) < box[0]  # the wide box lets ML-II switch a part of the kernel off
+    assert all(box[0] * (1 - 1e-9) <= v <= box[1] * (1 + 1e-9) for v in boxed_fit.theta.values()), boxed_fit.theta
+    assert boxed.prior is None  # ML-II inside the box, not MAP
+    assert wide_fit.log_marginal_likelihood >= boxed_fit.log_marginal_likelihood - 1e-6  # the box is a constraint
+    assert boxed.search_box()["l[hamming]"] == box and boxed.search_box()["amplitude"] == boxed.amplitude_bounds
+
+
+def test_bo_takes_the_box_by_name_and_a_step_reports_it():
+    from nasviz.dashboard.explain import explain_step
+    from nasviz.state import StepState
+
+    space = get_space("nb201")
+    both = make_strategy("bo-tw2g-hamming-ei", space=space, seed=0, hyper_bounds="optuna")
+    assert both.gp.rate_bounds == OPTUNA_PRIOR.rate_box() and both.gp.amplitude_bounds == OPTUNA_PRIOR.amplitude_box()
+    rates = make_strategy("bo-tw2g-hamming-ei", space=space, seed=0, hyper_bounds="optuna-rates")
+    assert rates.gp.rate_bounds == OPTUNA_PRIOR.rate_box() and rates.gp.amplitude_bounds == (1e-2, 1e2)
+    default = make_strategy("bo-tw2g-hamming-ei", space=space, seed=0)
+    assert default.gp.rate_bounds is None and default.gp.search_box()["lambda_1"] == (1e-3, 1e3)
+    with pytest.raises(ConfigError, match="'hyper_bounds' must be one of wide, optuna-rates, optuna"):
+        make_strategy("bo-tw2g-hamming-ei", space=space, seed=0, hyper_bounds="narrow")
+    with pytest.raises(ValueError, match="rate_bounds"):
+        GaussianProcess(make_kernel("tw2g-hamming", space=space), rate_bounds=(1.0, 0.5))
+
+    state = StepState.from_dict(_short_run(hyper_bounds="optuna-rates").state().to_dict())  # as the store keeps it
+    assert state.gp is not None and state.gp.box == "optuna-rates"
+    low = OPTUNA_PRIOR.rate_box()[0]
+    assert all(v >= low * (1 - 1e-9) for v in state.gp.hyperparameters.values())
+    assert "within the optuna-rates box of its hyperparameters" in " ".join(explain_step(8, state, []))
+    assert _short_run().state().gp.box == ""
