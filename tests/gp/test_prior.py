@@ -160,3 +160,13 @@ def test_bo_takes_the_box_by_name_and_a_step_reports_it():
     assert all(v >= low * (1 - 1e-9) for v in state.gp.hyperparameters.values())
     assert "within the optuna-rates box of its hyperparameters" in " ".join(explain_step(8, state, []))
     assert _short_run().state().gp.box == ""
+
+
+def test_the_registry_offers_exactly_the_known_priors_and_boxes():
+    # nasviz.components lists the choices without importing the GP module; they must not drift
+    from nasviz.components import STRATEGIES
+    from nasviz.gp.prior import PRIORS
+
+    entry = STRATEGIES.get("bo-tw2g-hamming-ei")
+    assert tuple(entry.option("hyper_prior").choices) == tuple(PRIORS)
+    assert tuple(entry.option("hyper_bounds").choices) == tuple(HYPER_BOXES)
