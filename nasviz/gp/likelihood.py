@@ -108,7 +108,7 @@ class MarginalLikelihood:
         replaces the kernel's own bounds of every rate (:attr:`Hyperparameter.rate`)."""
         rows = []
         for i in self.continuous:
-            lo, hi = rate_bounds if rate_bounds is not None and self.hps[i].rate else self.hps[i].bounds
+            lo, hi = searched_bounds(self.hps[i], rate_bounds)
             rows.append((np.log(lo), np.log(hi)) if self.hps[i].log_scale else (lo, hi))
         rows.append((np.log(amp_bounds[0]), np.log(amp_bounds[1])))
         rows.append((np.log(noise_bounds[0]), np.log(noise_bounds[1])))
@@ -226,6 +226,12 @@ class MLOptions:
     rate_bounds: tuple[float, float] | None = None
 
 
+def searched_bounds(hp: Hyperparameter, rate_bounds: tuple[float, float] | None) -> tuple[float, float]:
+    """The natural ``(low, high)`` a fit searches for ``hp``: ``rate_bounds`` for a rate when
+    given (:data:`nasviz.gp.prior.HYPER_BOXES`), else the kernel's own bounds."""
+    return rate_bounds if rate_bounds is not None and hp.rate else hp.bounds
+
+
 @dataclass
 class HyperparameterFit:
     """The best hyperparameters found: natural ``theta``, ``amplitude``, ``noise``, their
@@ -331,4 +337,4 @@ def _starts(objective: MarginalLikelihood, p_default: np.ndarray, bounds: np.nda
 
 
 __all__ = ["LOG_2PI", "HyperparameterFit", "MLOptions", "MarginalLikelihood", "fit_hyperparameters",
-           "gaussian_log_likelihood", "log_marginal_likelihood_at"]
+           "gaussian_log_likelihood", "log_marginal_likelihood_at", "searched_bounds"]

@@ -21,7 +21,8 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.gp.cross import CandidateSet, set_moments
-from nasviz.gp.likelihood import MLOptions, fit_hyperparameters, gaussian_log_likelihood, log_marginal_likelihood_at
+from nasviz.gp.likelihood import (MLOptions, fit_hyperparameters, gaussian_log_likelihood, log_marginal_likelihood_at,
+                                  searched_bounds)
 from nasviz.gp.linalg import blas_limit
 from nasviz.gp.prior import HyperPrior, prior_named
 from nasviz.gp.posterior import TrainingPosterior, central_interval, latent_moments
@@ -273,8 +274,7 @@ class GaussianProcess:
     def search_box(self) -> dict[str, tuple[float, float]]:
         """Name -> (low, high) of every continuous hyperparameter's search box, the amplitude's
         and the noise's included: what a fit on a bound is measured against."""
-        box = {h.name: (self.rate_bounds if self.rate_bounds is not None and h.rate else h.bounds)
-               for h in self.kernel.hyperparameters if h.discrete is None}
+        box = {h.name: searched_bounds(h, self.rate_bounds) for h in self.kernel.hyperparameters if h.discrete is None}
         box.update({"amplitude": self.amplitude_bounds, "noise": self.noise_bounds})
         return box
 

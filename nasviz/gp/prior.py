@@ -103,7 +103,6 @@ class HyperBox:
     ``amplitude`` the signal variance ``a``; ``None`` keeps the kernel's or the GP's own.
     """
 
-    name: str
     rates: tuple[float, float] | None = None
     amplitude: tuple[float, float] | None = None
 
@@ -122,8 +121,8 @@ PRIORS: dict[str, HyperPrior | None] = {"none": None, "optuna": OPTUNA_PRIOR}
 #: prior's box would cap it at 0.08 of the targets' variance, which a noisy table exceeds.
 HYPER_BOXES: dict[str, HyperBox | None] = {
     "wide": None,
-    "optuna-rates": HyperBox("optuna-rates", rates=OPTUNA_PRIOR.rate_box()),
-    "optuna": HyperBox("optuna", rates=OPTUNA_PRIOR.rate_box(), amplitude=OPTUNA_PRIOR.amplitude_box()),
+    "optuna-rates": HyperBox(rates=OPTUNA_PRIOR.rate_box()),
+    "optuna": HyperBox(rates=OPTUNA_PRIOR.rate_box(), amplitude=OPTUNA_PRIOR.amplitude_box()),
 }
 
 

@@ -54,15 +54,23 @@ def test_the_map_objective_has_exact_gradients(sample):
     assert check_grad(lambda q: objective.value_and_grad(q)[0], lambda q: objective.value_and_grad(q)[1], p) < 1e-4 * np.linalg.norm(g)
 
 
+def _fifty(sample, seed):
+    """50 of the sample's 60 cells, drawn with ``seed``: ``(archs, y)``."""
+    archs, y = sample
+    pick = np.random.default_rng(seed).choice(len(archs), 50, replace=False)
+    return [archs[i] for i in pick], y[pick]
+
+
+def _tw2g_hamming_gp(seed, **options):
+    """A GP on the default's kernel, three restarts, ``options`` passed on."""
+    return GaussianProcess(make_kernel("tw2g-hamming", space=get_space("nb201")), n_restarts=3, seed=seed, **options)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 5])
 def test_map_keeps_the_rates_and_the_noise_off_the_bounds_ml2_runs_to(sample, seed):
-    archs, y = sample
-    rng = np.random.default_rng(seed)
-    pick = rng.choice(len(archs), 50, replace=False)
-    archs, y = [archs[i] for i in pick], y[pick]
-    space = get_space("nb201")
-    ml2 = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed).fit(archs, y)
-    gp = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed, prior="optuna")
+    archs, y = _fifty(sample, seed)
+    ml2 = _tw2g_hamming_gp(seed).fit(archs, y)
+    gp = _tw2g_hamming_gp(seed, prior="optuna")
     fit = gp.fit(archs, y)
     lows = {h.name: h.bounds[0] for h in gp.kernel.hyperparameters}
     assert all(fit.theta[name] > 10 * low for name, low in lows.items()), fit.theta
@@ -122,14 +130,10 @@ def test_the_boxes_end_where_the_prior_density_is_e_squared_below_its_peak():
 
 @pytest.mark.parametrize("seed", [0, 1, 5])
 def test_the_rate_box_keeps_every_rate_inside_it_with_ml2(sample, seed):
-    archs, y = sample
-    rng = np.random.default_rng(seed)
-    pick = rng.choice(len(archs), 50, replace=False)
-    archs, y = [archs[i] for i in pick], y[pick]
-    space = get_space("nb201")
-    wide = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed)
+    archs, y = _fifty(sample, seed)
+    wide = _tw2g_hamming_gp(seed)
     box = HYPER_BOXES["optuna-rates"].rates
-    boxed = GaussianProcess(make_kernel("tw2g-hamming", space=space), n_restarts=3, seed=seed, rate_bounds=box)
+    boxed = _tw2g_hamming_gp(seed, rate_bounds=box)
     wide_fit, boxed_fit = wide.fit(archs, y), boxed.fit(archs, y)
     assert min(wide_fit.theta.values()) < box[0]  # the wide box lets ML-II switch a part of the kernel off
     assert all(box[0] * (1 - 1e-9) <= v <= box[1] * (1 + 1e-9) for v in boxed_fit.theta.values()), boxed_fit.theta
