@@ -231,10 +231,10 @@ STRATEGIES.register(Entry("bo", "Bayesian optimisation: any kernel, acquisition,
 _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "bo-tw2g-ucb": ("TW 2-gram GP, UCB, evolutionary pool, sequential (paper 000)", {**_TW2G, "batch": "topk", "batch_size": 1}, "000"),
     "bo-tw-ucb": ("TW 1-gram GP, UCB, evolutionary pool, sequential", {**_TW2G, "kernel": "tw1g", "batch": "topk", "batch_size": 1}, "000"),
-    "bo-tw2g-hamming-ei": ("TW 2-gram x Hamming GP, EI, evolutionary pool (nearest rows on sparse tables), sequential "
-                           "(tuned default)",
+    "bo-tw2g-hamming-ei": ("TW 2-gram x Hamming GP, EI, evolutionary pool (nearest rows on sparse tables) and local "
+                           "search of the acquisition from 10 starts, sequential (tuned default)",
                            {**_TW2G, "kernel": "tw2g-hamming", "acquisition": "ei", "batch": "topk", "batch_size": 1,
-                            "table_neighbours": "nearest"}, "000"),
+                            "table_neighbours": "nearest", "local_search": 10}, "000"),
     "bo-wl-ei": ("WL GP, EI, gradient-guided mutation (NAS-BOWL)",
                  {"kernel": "wl", "acquisition": "ei", "pool": "gradient", "batch": "topk", "batch_size": 1}, "002"),
     "bo-wl-ucb": ("WL GP, UCB, gradient-guided mutation",
@@ -252,10 +252,13 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
 #: NB201 metrics and two NAS-Bench-101 tables, 20 seeds each; every leave-one-table-out fold chose
 #: it too, and it stayed first when two settings with a larger pool were added; mutating to the
 #: nearest table members on sparse tables (``table_neighbours="nearest"``) was then chosen over it
-#: and is part of the preset; the exact EI argmax and a local search of the acquisition
-#: (``local_search``) were measured later and not chosen (docs/benchmarks.md, "One setting for
+#: and is part of the preset; the exact EI argmax was measured later and not chosen. A local search
+#: of the acquisition from ten starts (``local_search=10``) met issue 21's goal on more tables
+#: than the preset without it on seeds 0-19 and 20-39 but had a worse worst table; a third seed set
+#: (40-59), with a rule declared before it ran (more tables meeting the goal, and no table worse
+#: than TPE), decided for it, and it is part of the preset (docs/benchmarks.md, "One setting for
 #: every table", "Expected improvement", "A larger evolutionary pool", "Nearest table members",
-#: "The exact EI argmax" and "Local search of the acquisition"). It needs
+#: "The exact EI argmax", "Local search of the acquisition" and "A third seed set"). It needs
 #: the ``categorical-parameters`` representation (the Hamming factor); on other spaces the Search
 #: page offers the next of :data:`nasviz.dashboard.forms.PREFERRED` that fits.
 DEFAULT_STRATEGY = "bo-tw2g-hamming-ei"

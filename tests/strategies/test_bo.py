@@ -221,3 +221,19 @@ def test_local_search_proposes_at_least_as_well_as_any_neighbour_of_the_incumben
     assert "local-search" in state.pool.origin
     with pytest.raises(ConfigError, match="local_search"):
         make_strategy("bo-tw2g-hamming-ei", space=nb201.SPACE, local_search=-1)
+
+
+def test_the_default_strategy_climbs_the_acquisition_from_ten_starts(nb201_table):
+    """The tuned default (docs/benchmarks.md, "A third seed set") includes ``local_search=10``:
+    its model-based steps record ten climbs, and ``local_search=0`` turns them off."""
+    from nasviz.components import DEFAULT_STRATEGY
+
+    objective = TableObjective(nb201_table, "cifar10")
+    for local_search, starts in ((None, 10), (0, None)):
+        options = {} if local_search is None else {"local_search": local_search}
+        strategy = make_strategy(DEFAULT_STRATEGY, space=nb201.SPACE, seed=0, domain=objective.domain(), **options)
+        for _ in range(12):
+            strategy.tell(objective.evaluate(strategy.ask(1)))
+        strategy.ask(1)
+        notes = strategy.state().notes
+        assert (notes["local_search"]["starts"] if "local_search" in notes else None) == starts
