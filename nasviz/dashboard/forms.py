@@ -36,8 +36,8 @@ COMPONENTS = ("kernel", "acquisition", "pool", "batch")
 NOT_SETTINGS = frozenset({*COMPONENTS, "batch_size"})
 #: The choice of a setting whose default the strategy decides itself.
 DEFAULT = "(strategy's default)"
-#: Strategies offered first, in this order: :data:`nasviz.components.DEFAULT_STRATEGY` (chosen by
-#: ``bench tuning`` across every shared table, docs/benchmarks.md); on spaces without categorical
+#: Strategies offered first, in this order: :data:`nasviz.components.DEFAULT_STRATEGY` (chosen
+#: across every shared table against Optuna's samplers, docs/benchmarks.md); on spaces without categorical
 #: parameters, which its Hamming factor reads (wired graphs, layer and CNN networks), paper 000's
 #: ``bo-tw2g-ucb`` (the default before EI was measured), then NAS-BOWL's preset, then the generic
 #: BO and random search.
