@@ -463,9 +463,17 @@ class BayesianOptimisation:
     def _make_pool(self, n: int, best: float, kappa: float, targets: np.ndarray, fit_seconds: float,
                    acq_fn: Callable[..., np.ndarray]) -> candidates.Pool:
         """The registered generator's pool for a batch of ``n`` (canonical duplicates removed)."""
+        # One step's acquisition values, remembered: the generator scores its pool, and the local
+        # search (``local_search``) scores that pool again to pick its starts and then climbs
+        # through cells the generator may have scored; each cell is predicted once per step.
+        scored: dict[Architecture, float] = {}
+
         def score(cands: Sequence[Architecture]) -> np.ndarray:
-            mean, std = self.gp.predict(cands, full_cov=False)
-            return acq_fn(mean, std, best, kappa)
+            missing = [c for c in dict.fromkeys(cands) if c not in scored]
+            if missing:
+                mean, std = self.gp.predict(missing, full_cov=False)
+                scored.update(zip(missing, map(float, acq_fn(mean, std, best, kappa))))
+            return np.array([scored[c] for c in cands], dtype=float)
 
         def score_set(cands: Sequence[Architecture]) -> np.ndarray:
             mean, std = self.gp.predict_set(self.gp.candidate_set(cands))

@@ -235,5 +235,4 @@ def test_the_default_strategy_climbs_the_acquisition_from_ten_starts(nb201_table
         for _ in range(12):
             strategy.tell(objective.evaluate(strategy.ask(1)))
         strategy.ask(1)
-        notes = strategy.state().notes
-        assert (notes["local_search"]["starts"] if "local_search" in notes else None) == starts
+        assert strategy.state().notes.get("local_search", {}).get("starts") == starts
