@@ -74,6 +74,12 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
             origins[key] = origins.get(key, 0) + 1
         made = ", ".join(f"{n} by {o}" for o, n in sorted(origins.items(), key=lambda kv: -kv[1]))
         acq = pool.acquisition_name.upper() or "acquisition"
+        stalled = state.notes.get("stalled")
+        if isinstance(stalled, Mapping):
+            # BayesianOptimisation's stall_patience: the step's acquisition was switched to UCB
+            lines.append(f"No new best in the last {stalled.get('since_best', '?')} evaluations, so the search "
+                         f"counts as stalled: this step used UCB with its exploration weight raised to "
+                         f"{_fmt(stalled.get('kappa'))} to look further from the cells it already knows.")
         lines.append(f"It scored {len(pool)} candidates" + (f" ({made})" if made else "")
                      + f" with the {acq} acquisition, which trades the GP's predicted value (mean) against its "
                        "uncertainty (standard deviation).")

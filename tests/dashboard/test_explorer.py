@@ -245,3 +245,18 @@ def test_explanation_groups_pool_origins_by_generator():
     state = StepState(strategy="bo", phase="bo", pool=pool, batch=BatchChoice(method="topk", indices=(3,)))
     text = "\n".join(explain_step(2, state, [{"arch": "s", "value": 0.5, "status": "ok"}]))
     assert "4 candidates (2 by evolution, 1 by local search, 1 by random)" in text
+
+
+def test_explanation_says_when_a_stalled_search_switched_to_ucb():
+    """``stall_patience``: the step's notes record the stall, and the panel says why it explored."""
+    from nasviz.dashboard.explain import explain_step
+    from nasviz.state import BatchChoice, PoolState, StepState
+
+    pool = PoolState(candidates=("p", "q"), mean=(1.0, 2.0), std=(0.1, 0.2), acquisition=(1.0, 2.0),
+                     acquisition_name="ucb", origin=("evolution-1", "random"))
+    state = StepState(strategy="bo", phase="bo", pool=pool, batch=BatchChoice(method="topk", indices=(1,)),
+                      notes={"stalled": {"since_best": 20, "kappa": 4.5}})
+    text = "\n".join(explain_step(31, state, []))
+    assert "No new best in the last 20 evaluations" in text and "exploration weight raised to 4.5" in text
+    calm = StepState(strategy="bo", phase="bo", pool=pool, batch=BatchChoice(method="topk", indices=(1,)))
+    assert "stalled" not in "\n".join(explain_step(31, calm, []))

@@ -117,6 +117,9 @@ def test_a_stalled_search_explores_more_until_it_improves():
     bo.ask(1)
     stalled = bo.state().notes["stalled"]
     assert stalled["since_best"] == 3 and bo.state().batch.info["kappa"] == pytest.approx(3.0 * bo._kappa(4))
+    from nasviz.dashboard.explain import explain_step  # the teaching panel reads the same notes
+
+    assert "No new best in the last 3 evaluations" in " ".join(explain_step(9, bo.state(), []))
     arch = bo.state().proposals
     bo.tell([Evaluation(nb201.parse(arch[0]), 100.0, 0.0)])  # a new best ends the stall
     bo.ask(1)
