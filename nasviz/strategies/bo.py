@@ -457,7 +457,8 @@ class BayesianOptimisation:
         times["select"] = time.perf_counter() - t3
         proposals = [pool.archs[i] for i in selection.indices]
         self._chosen(pool, proposals)
-        self._state = self._step_state(proposals, gp_state, pool, (mean, std, acq), selection, kappa, times, len(y))
+        self._state = self._step_state(proposals, gp_state, pool, (mean, std, acq), acquisition, selection, kappa,
+                                       times, len(y))
         return proposals
 
     def _make_pool(self, n: int, best: float, kappa: float, targets: np.ndarray, fit_seconds: float,
@@ -502,10 +503,11 @@ class BayesianOptimisation:
         that must remember how a candidate was made (Auto-Keras's lineage) overrides it."""
 
     def _step_state(self, proposals: list[Architecture], gp_state: Any, pool: candidates.Pool,
-                    posterior: tuple[np.ndarray, np.ndarray, np.ndarray], selection: BatchSelection, kappa: float,
-                    times: dict[str, float], n_observations: int) -> StepState:
-        """The typed state of a model-based step; ``posterior`` is ``(mean, std, acquisition)``,
-        each ``(M,)`` over ``pool.archs``; the generator's ``notes`` join the step's."""
+                    posterior: tuple[np.ndarray, np.ndarray, np.ndarray], acquisition: str, selection: BatchSelection,
+                    kappa: float, times: dict[str, float], n_observations: int) -> StepState:
+        """The typed state of a model-based step; ``posterior`` is ``(mean, std, acquisition values)``,
+        each ``(M,)`` over ``pool.archs``, and ``acquisition`` the step's acquisition (UCB while the
+        search is stalled, else the strategy's); the generator's ``notes`` join the step's."""
         mean, std, acq = posterior
         fmt = self.space.format
         notes: dict[str, Any] = {"bo_step": self._n_bo_steps, "n_observations": n_observations, **pool.notes}
@@ -515,7 +517,7 @@ class BayesianOptimisation:
             strategy=self.name, phase="bo", proposals=tuple(fmt(a) for a in proposals), gp=gp_state,
             pool=PoolState(candidates=tuple(fmt(a) for a in pool.archs), mean=tuple(map(float, mean)),
                            std=tuple(map(float, std)), acquisition=tuple(map(float, acq)),
-                           acquisition_name=self.acquisition, origin=tuple(pool.origin), info=dict(pool.info)),
+                           acquisition_name=acquisition, origin=tuple(pool.origin), info=dict(pool.info)),
             batch=BatchChoice.of(selection, kappa=kappa), features=self._feature_gradients(), timings=times,
             notes=notes)
 

@@ -111,6 +111,7 @@ def test_a_stalled_search_explores_more_until_it_improves():
     bo.tell([Evaluation(a, float(i), 0.0) for i, a in enumerate(first)])  # best is the last one
     bo.ask(1)
     assert "stalled" not in bo.state().notes and bo.state().batch.info["kappa"] == 0.0  # plain EI
+    assert bo.state().pool.acquisition_name == "ei"
     for _ in range(3):  # three evaluations without a new best
         arch = bo.ask(1)[0]
         bo.tell([Evaluation(arch, -1.0, 0.0)])
@@ -120,6 +121,7 @@ def test_a_stalled_search_explores_more_until_it_improves():
     from nasviz.dashboard.explain import explain_step  # the teaching panel reads the same notes
 
     assert "No new best in the last 3 evaluations" in " ".join(explain_step(9, bo.state(), []))
+    assert bo.state().pool.acquisition_name == "ucb"  # the values the pool shows are UCB's while stalled
     arch = bo.state().proposals
     bo.tell([Evaluation(nb201.parse(arch[0]), 100.0, 0.0)])  # a new best ends the stall
     bo.ask(1)
