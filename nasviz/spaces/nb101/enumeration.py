@@ -82,7 +82,8 @@ def canonical(cell: NB101Cell) -> NB101Cell:
         return cell
     ops = (INPUT, *(OPERATIONS[i] for i in new_ops[best]), OUTPUT)
     result = NB101Cell(permuted[best], ops)
-    result._cache["hash"] = cell._cache.get("hash") or cell.hash
+    if "hash" in cell._cache:  # isomorphic cells share the hash; computed only when asked for
+        result._cache["hash"] = cell._cache["hash"]
     return result
 
 

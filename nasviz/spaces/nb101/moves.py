@@ -64,8 +64,8 @@ def _moves(cell: NB101Cell, grow: bool) -> list[list[tuple]]:
     return dims
 
 
-def _apply(cell: NB101Cell, move: tuple) -> NB101Cell | None:
-    """The canonical cell a move gives, or ``None`` if it is invalid or has the parent's hash."""
+def _child(cell: NB101Cell, move: tuple) -> NB101Cell | None:
+    """The pruned cell a move gives (not canonicalised), or ``None`` if it is invalid."""
     m, ops = cell.array(), cell.ops
     kind = move[0]
     try:
@@ -81,11 +81,17 @@ def _apply(cell: NB101Cell, move: tuple) -> NB101Cell | None:
             child = NB101Cell(*_insert_vertex(m, ops, u, w, op))
     except InvalidCellError:
         return None
-    return None if child.hash == cell.hash else canonical(child)
+    return child
+
+
+def _apply(cell: NB101Cell, move: tuple) -> NB101Cell | None:
+    """The canonical cell a move gives, or ``None`` if it is invalid or has the parent's hash."""
+    child = _child(cell, move)
+    return None if child is None or child.hash == cell.hash else canonical(child)
 
 
 def neighbours(cell: NB101Cell, grow: bool = True) -> list[NB101Cell]:
-    """The distinct cells one move away, in canonical form, deduplicated by hash.
+    """The distinct cells one move away, in canonical form, one per isomorphism class.
 
     Moves (NAS-BOWL App. C, the "standard mutation" of App. E.5: "any node or edge ... is
     randomly changed to any other possible status except its current one"):
@@ -100,15 +106,22 @@ def neighbours(cell: NB101Cell, grow: bool = True) -> list[NB101Cell]:
       move no mutation could ever add a vertex. Inserting a vertex on a new two-edge path is
       exactly such a flip (the dangling vertex already had its other edge).
 
-    Children with the parent's hash are dropped (none arise in practice; the rule is kept as
+    Children isomorphic to the parent are dropped (none arise in practice; the rule is kept as
     stated). ``cell`` itself need not be canonical.
+
+    Duplicates are found by comparing canonical forms, not module hashes: over the valid cells
+    both give the same classes (the enumeration counts 423,624 of each), and the hash costs as
+    much again as the canonical form, so listing a cell's neighbours computes no hash.
     """
-    seen, result = {cell.hash}, []
+    seen, result = {canonical(cell)}, []
     for dim in _moves(cell, grow):
         for move in dim:
-            child = _apply(cell, move)
-            if child is not None and child.hash not in seen:
-                seen.add(child.hash)
+            child = _child(cell, move)
+            if child is None:
+                continue
+            child = canonical(child)
+            if child not in seen:
+                seen.add(child)
                 result.append(child)
     return result
 
