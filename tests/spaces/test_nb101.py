@@ -19,7 +19,7 @@ from nasviz.arch import Architecture
 from nasviz.spaces import nb101
 from nasviz.spaces.nb101 import cache as nb101_cache
 from nasviz.spaces.nb101.enumeration import _decode, _labelled_classes
-from nasviz.spaces.nb101.moves import _child, _moves
+from nasviz.spaces.nb101.moves import _apply, _moves
 from nasviz.spaces.nb101 import InvalidCellError, NB101Cell, NB101ParseError
 
 EXAMPLE = "01100|00011|00001|00001|00000;input,conv3x3-bn-relu,maxpool3x3,conv1x1-bn-relu,output"
@@ -336,7 +336,7 @@ def test_neighbours_are_valid_distinct_and_one_move_away():
         hashes = [n.hash for n in nbrs]
         assert len(set(hashes)) == len(hashes) and cell.hash not in hashes
         # deduplicated by canonical form: exactly one neighbour per module hash of the valid moves
-        children = {c.hash for dim in _moves(cell, True) for move in dim if (c := _child(cell, move)) is not None}
+        children = {c.hash for dim in _moves(cell, True) for move in dim if (c := _apply(cell, move, None)) is not None}
         assert set(hashes) == children - {cell.hash}
         for n in nbrs:
             assert n == nb101.canonical(n)

@@ -64,8 +64,9 @@ def _moves(cell: NB101Cell, grow: bool) -> list[list[tuple]]:
     return dims
 
 
-def _child(cell: NB101Cell, move: tuple) -> NB101Cell | None:
-    """The pruned cell a move gives (not canonicalised), or ``None`` if it is invalid."""
+def _apply(cell: NB101Cell, move: tuple, parent: NB101Cell | None) -> NB101Cell | None:
+    """The canonical cell a move gives, or ``None`` if it is invalid or equal to ``parent`` (the
+    canonical form of ``cell``; ``None``: keep every valid child)."""
     m, ops = cell.array(), cell.ops
     kind = move[0]
     try:
@@ -81,13 +82,8 @@ def _child(cell: NB101Cell, move: tuple) -> NB101Cell | None:
             child = NB101Cell(*_insert_vertex(m, ops, u, w, op))
     except InvalidCellError:
         return None
-    return child
-
-
-def _apply(cell: NB101Cell, move: tuple) -> NB101Cell | None:
-    """The canonical cell a move gives, or ``None`` if it is invalid or has the parent's hash."""
-    child = _child(cell, move)
-    return None if child is None or child.hash == cell.hash else canonical(child)
+    child = canonical(child)
+    return None if child == parent else child
 
 
 def neighbours(cell: NB101Cell, grow: bool = True) -> list[NB101Cell]:
@@ -109,18 +105,16 @@ def neighbours(cell: NB101Cell, grow: bool = True) -> list[NB101Cell]:
     Children isomorphic to the parent are dropped (none arise in practice; the rule is kept as
     stated). ``cell`` itself need not be canonical.
 
-    Duplicates are found by comparing canonical forms, not module hashes: over the valid cells
-    both give the same classes (the enumeration counts 423,624 of each), and the hash costs as
-    much again as the canonical form, so listing a cell's neighbours computes no hash.
+    Cells are compared by their canonical forms, not module hashes: over the valid cells both
+    give the same classes (the enumeration counts 423,624 of each), and the hash costs as much
+    again as the canonical form, so moves compute no hash.
     """
-    seen, result = {canonical(cell)}, []
+    own = canonical(cell)
+    seen, result = {own}, []
     for dim in _moves(cell, grow):
         for move in dim:
-            child = _child(cell, move)
-            if child is None:
-                continue
-            child = canonical(child)
-            if child not in seen:
+            child = _apply(cell, move, own)
+            if child is not None and child not in seen:
                 seen.add(child)
                 result.append(child)
     return result
@@ -141,12 +135,12 @@ def mutate(cell: NB101Cell, rng: np.random.Generator, grow: bool = True, max_tri
     and pruning them is biased the same way (``nb101_500.csv``, drawn so, holds one 7-vertex
     cell in 500). Use :func:`sample` for uniformly drawn cells.
     """
-    dims = _moves(cell, grow)
+    dims, own = _moves(cell, grow), canonical(cell)
     for _ in range(max_tries):
         dim = dims[int(rng.integers(len(dims)))] if dims else []
         if not dim:
             break
-        child = _apply(cell, dim[int(rng.integers(len(dim)))])
+        child = _apply(cell, dim[int(rng.integers(len(dim)))], own)
         if child is not None:
             return child
     # Rare (or impossible) valid moves: choose among all of them directly.
