@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "table-pilot": "nasviz.bench.table_pilot",
     "table-reliability": "nasviz.bench.table_reliability",
     "tuning": "nasviz.bench.tuning",
+    "goal": "nasviz.bench.goal",
     "nb101": "nasviz.bench.nb101",
     "browser": "nasviz.bench.browser",
     "gp-bounds": "nasviz.bench.gp_bounds",

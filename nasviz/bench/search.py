@@ -219,6 +219,19 @@ def _check_names(names: list[str], pairs: list[TablePair]) -> None:
                 raise ValueError(f"{spec} on {pair.label}: " + "; ".join(found))
 
 
+def strategy_settings(spec: str) -> dict[str, Any]:
+    """What ``spec`` runs with in this code: its registry preset updated by the spec's own options.
+
+    Recorded in the report so that reports from code where a preset name meant something else
+    (a preset gains an option) are not pooled by ``bench goal``; constructor defaults outside the
+    preset are not covered."""
+    from nasviz.components import STRATEGIES
+
+    name, options = parse_spec(spec)
+    entry = STRATEGIES.get(name)
+    return {**entry.preset, **entry.parse_options(options, owner=f"strategy {name!r}")}
+
+
 def _pairs(args: argparse.Namespace) -> list[TablePair]:
     from nasviz.objectives import shared_nb201_table_path
 
@@ -311,7 +324,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tables.append(entry)
     report: dict[str, Any] = {"budget": args.budget, "seeds": args.seeds, "first_seed": args.first_seed,
                               "checkpoints": checkpoints, "workers": args.workers,
-                              "seconds": time.perf_counter() - start, "strategies_run": names}
+                              "seconds": time.perf_counter() - start, "strategies_run": names,
+                              "strategy_settings": {name: strategy_settings(name) for name in names}}
     if len(tables) == 1 and not args.tables:
         report.update(tables[0])  # one table: its entry at the top level, as before
     else:
