@@ -205,8 +205,11 @@ _BO_OPTIONS = (
            choices=("bowl", "srinivas")),
     Option("beta_scale", "float", "srinivas schedule: kappa^2 = beta_scale * beta_t", minimum=0),
     Option("delta", "float", "srinivas schedule: confidence parameter delta", minimum=1e-9),
-    Option("stall_patience", "int", "evaluations without a new best before forcing exploration (0: off)", minimum=0),
+    Option("stall_patience", "int", "evaluations without a new best before the search counts as stalled (0: off)",
+           minimum=0),
     Option("stall_boost", "float", "UCB weight factor while the search is stalled", minimum=1),
+    Option("stall_action", "choice", "what a stalled step does: UCB with a raised weight, or choose among the best "
+           "cell's unevaluated one-edit neighbours", choices=("ucb", "neighbours")),
     Option("min_noise", "float", "lower bound of the GP noise variance (standardised units)", minimum=1e-12),
     Option("table_neighbours", "choice", "mutations on a table holding part of the space: one-edit neighbours in it, "
            "or also its nearest members (Hamming)", choices=("edit", "nearest")),

@@ -76,7 +76,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "init": ("random", "pool"), "targets": ("raw", "robust"), "failures": ("skip", "worst"),
     "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"), "schedule": SCHEDULES,
     "table_neighbours": ("edit", "nearest"), "hyper_prior": tuple(PRIORS),
-    "hyper_bounds": tuple(HYPER_BOXES),
+    "hyper_bounds": tuple(HYPER_BOXES), "stall_action": ("ucb", "neighbours"),
 }
 
 
@@ -172,8 +172,14 @@ class BayesianOptimisation:
         uses ``sqrt(beta_scale * beta_t)`` with ``|D|`` the domain (or finite space, else pool)
         size and ``t`` the evaluation being chosen.
     stall_patience, stall_boost : int, float
-        After ``stall_patience`` evaluations without a new best (0: never), UCB with the weight
-        times ``stall_boost``.
+        After ``stall_patience`` evaluations without a new best (0: never), what ``stall_action``
+        says; for ``"ucb"``, UCB with the weight times ``stall_boost``.
+    stall_action : {"ucb", "neighbours"}
+        What a stalled step does: ``"ucb"`` looks further away (UCB with a raised weight);
+        ``"neighbours"`` looks closer: it chooses, by the strategy's own acquisition, among the
+        best cell's one-edit neighbours that were never evaluated (the usual pool once fewer
+        than a batch of them are left), so that a search ends on a cell none of whose
+        neighbours is better, as a local search would.
     min_noise : float
         Lower bound of the GP's noise variance, standardised units.
     table_neighbours : {"edit", "nearest"}
@@ -233,6 +239,7 @@ class BayesianOptimisation:
         delta: float = 0.1,
         stall_patience: int = 0,
         stall_boost: float = 2.0,
+        stall_action: str = "ucb",
         min_noise: float = 1e-6,
         table_neighbours: str = "edit",
         local_search: int = 0,
@@ -244,7 +251,7 @@ class BayesianOptimisation:
                                            "top_parents": top_parents},
                choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality,
                         "schedule": schedule, "table_neighbours": table_neighbours, "hyper_prior": hyper_prior,
-                        "hyper_bounds": hyper_bounds})
+                        "hyper_bounds": hyper_bounds, "stall_action": stall_action})
         if local_search < 0:
             raise ConfigError(f"local_search must be >= 0 (0: off), got {local_search}")
         if stall_patience < 0 or not stall_boost >= 1 or not 0 < delta < 1 or not beta_scale >= 0 or not 0 < min_noise <= 2:
@@ -278,6 +285,7 @@ class BayesianOptimisation:
         self.top_parents = int(top_parents)
         self.schedule, self.beta_scale, self.delta = schedule, float(beta_scale), float(delta)
         self.stall_patience, self.stall_boost = int(stall_patience), float(stall_boost)
+        self.stall_action = stall_action
         self.name = name or f"bo-{self.kernel_name}-{acquisition}-{pool}-{batch}{self.batch_size}"
         self.rng = np.random.default_rng(seed)
         box = box_named(hyper_bounds)
@@ -423,15 +431,21 @@ class BayesianOptimisation:
         times["fit"] = time.perf_counter() - t0
         best = float(y.max())
         stalled = self._stalled()
-        acquisition = "ucb" if stalled else self.acquisition
-        kappa = self._kappa(self._n_bo_steps) * (self.stall_boost if stalled else 1.0) if acquisition == "ucb" else 0.0
-        acq_fn = ACQUISITIONS.create(acquisition) if stalled else self._acquisition_fn
+        boost = stalled and self.stall_action == "ucb"
+        acquisition = "ucb" if boost else self.acquisition
+        kappa = self._kappa(self._n_bo_steps) * (self.stall_boost if boost else 1.0) if acquisition == "ucb" else 0.0
+        acq_fn = ACQUISITIONS.create(acquisition) if boost else self._acquisition_fn
         self._n_bo_steps += 1
 
         t1 = time.perf_counter()
-        pool = self._make_pool(n, best, kappa, targets, times["fit"], acq_fn)
+        around = self._unevaluated_neighbours_of_best(n) if stalled and self.stall_action == "neighbours" else None
+        if around:
+            pool = candidates.Pool(around, ["neighbour of the best"] * len(around), {}, {})
+        else:
+            pool = self._make_pool(n, best, kappa, targets, times["fit"], acq_fn)
         if stalled:
-            pool.notes["stalled"] = {"since_best": self._since_best, "kappa": kappa}
+            pool.notes["stalled"] = ({"since_best": self._since_best, "action": "ucb", "kappa": kappa} if boost else
+                                     {"since_best": self._since_best, "action": "neighbours", "neighbours": len(around or ())})
         times["pool"] = time.perf_counter() - t1
         gp_state = gp_fit_state(fit, self.gp, self.kernel_name, box="" if self.hyper_bounds == "wide" else self.hyper_bounds)
         if not pool.archs:
@@ -460,6 +474,18 @@ class BayesianOptimisation:
         self._state = self._step_state(proposals, gp_state, pool, (mean, std, acq), acquisition, selection, kappa,
                                        times, len(y))
         return proposals
+
+    def _unevaluated_neighbours_of_best(self, n: int) -> list[Architecture]:
+        """The best cell's neighbours (:meth:`_neighbours`) that were never evaluated and are in
+        the domain, canonical duplicates removed; empty when fewer than ``n`` are left."""
+        parents = self._parents()
+        if not parents:
+            return []
+        accept = candidates.PoolFilter(self._exclude, self._domain_set).accept
+        around = [c for c in self._neighbours(parents[0]) if accept(c)]
+        if self.dedupe == "canonical":
+            around = [around[i] for i in self._distinct(around)]
+        return around if len(around) >= n else []
 
     def _make_pool(self, n: int, best: float, kappa: float, targets: np.ndarray, fit_seconds: float,
                    acq_fn: Callable[..., np.ndarray]) -> candidates.Pool:

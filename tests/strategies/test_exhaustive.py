@@ -128,11 +128,55 @@ def test_a_stalled_search_explores_more_until_it_improves():
     assert "stalled" not in bo.state().notes
 
 
+def _stall(bo, n_init: int = 5):
+    """Evaluate the initial cells (the last is best), then three proposals that are worse."""
+    first = bo.ask(n_init)
+    bo.tell([Evaluation(a, float(i), 0.0) for i, a in enumerate(first)])
+    for _ in range(3):
+        bo.tell([Evaluation(bo.ask(1)[0], -1.0, 0.0)])
+    return first[-1]
+
+
+def test_a_stalled_search_can_look_at_the_best_cells_unevaluated_neighbours():
+    from nasviz.dashboard.explain import explain_step
+
+    bo = make_strategy("bo", space=nb201.SPACE, seed=2, acquisition="ei", stall_patience=3,
+                       stall_action="neighbours", n_init=5)
+    best = _stall(bo)
+    proposal = bo.ask(1)[0]
+    state = bo.state()
+    stalled = state.notes["stalled"]
+    around = {nb201.SPACE.canonical_key(c) for c in nb201.SPACE.neighbours(best)}
+    assert stalled["action"] == "neighbours" and stalled["neighbours"] == len(state.pool.candidates) > 0
+    assert set(state.pool.origin) == {"neighbour of the best"}
+    assert {nb201.SPACE.canonical_key(nb201.parse(c)) for c in state.pool.candidates} <= around
+    assert nb201.SPACE.canonical_key(proposal) in around
+    assert state.pool.acquisition_name == "ei" and state.batch.info["kappa"] == 0.0  # its own acquisition
+    assert "one-edit neighbours of the best cell that were never evaluated" in " ".join(explain_step(9, state, []))
+
+
+def test_a_stalled_search_whose_best_has_no_unevaluated_neighbours_uses_the_usual_pool():
+    from nasviz.dashboard.explain import explain_step
+
+    domain = _domain(300)  # 300 of 15,625 cells: the best's neighbours are not among them
+    bo = make_strategy("bo", space=nb201.SPACE, seed=2, domain=domain, pool="exhaustive", acquisition="ei",
+                       stall_patience=3, stall_action="neighbours", n_init=5)
+    best = _stall(bo)
+    assert not set(nb201.SPACE.neighbours(best)) & set(domain)
+    bo.ask(1)
+    state = bo.state()
+    assert state.notes["stalled"] == {"since_best": 3, "action": "neighbours", "neighbours": 0}
+    assert "neighbour of the best" not in state.pool.origin and state.pool.info["scored"] == 300 - 8  # all unseen
+    assert "every one-edit neighbour of the best cell has been evaluated" in " ".join(explain_step(9, state, []))
+
+
 def test_new_options_are_validated():
     with pytest.raises(ConfigError, match="schedule"):
         make_strategy("bo", space=nb201.SPACE, schedule="linear")
     with pytest.raises(ConfigError, match="stall_boost"):
         make_strategy("bo", space=nb201.SPACE, stall_boost=0.5)
+    with pytest.raises(ConfigError, match="stall_action"):
+        make_strategy("bo", space=nb201.SPACE, stall_action="restart")
     with pytest.raises(ConfigError, match="max_candidates"):
         BayesianOptimisation(nb201.SPACE, pool="exhaustive", pool_options={"max_candidates": 0})
 
