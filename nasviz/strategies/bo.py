@@ -29,9 +29,11 @@ option        default                             alternative
 How much a step explores: ``schedule`` picks UCB's weight (``"bowl"``: paper 002 App. E.5;
 ``"srinivas"``: GP-UCB's ``beta_t`` for a finite decision set, Srinivas et al. 2010 Theorem 1,
 scaled by ``beta_scale``; :func:`nasviz.acquisition.exploration_weight`). ``stall_patience``
-detects a stalled search: after that many evaluations without a new best, steps use UCB with
-the weight multiplied by ``stall_boost`` until the best improves again (the step's notes say
-so). ``min_noise`` bounds the GP's noise variance from below (standardised units): benchmark
+detects a stalled search: after that many evaluations without a new best, until the best
+improves again, steps do what ``stall_action`` says: use UCB with the weight multiplied by
+``stall_boost`` (``"ucb"``), or choose among the best cell's one-edit neighbours that were never
+evaluated (``"neighbours"``: a search should not end next to an unevaluated neighbour of its best
+cell, which on NB201 is where its trapped runs ended); the step's notes say so. ``min_noise`` bounds the GP's noise variance from below (standardised units): benchmark
 tables are noisy (one or two training runs per cell), and a GP that interpolates them is
 overconfident next to its observations.
 
@@ -532,8 +534,8 @@ class BayesianOptimisation:
                     posterior: tuple[np.ndarray, np.ndarray, np.ndarray], acquisition: str, selection: BatchSelection,
                     kappa: float, times: dict[str, float], n_observations: int) -> StepState:
         """The typed state of a model-based step; ``posterior`` is ``(mean, std, acquisition values)``,
-        each ``(M,)`` over ``pool.archs``, and ``acquisition`` the step's acquisition (UCB while the
-        search is stalled, else the strategy's); the generator's ``notes`` join the step's."""
+        each ``(M,)`` over ``pool.archs``, and ``acquisition`` the step's acquisition (UCB while a
+        stalled search raises its weight, else the strategy's); the generator's ``notes`` join the step's."""
         mean, std, acq = posterior
         fmt = self.space.format
         notes: dict[str, Any] = {"bo_step": self._n_bo_steps, "n_observations": n_observations, **pool.notes}
