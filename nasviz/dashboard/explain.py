@@ -77,13 +77,15 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
         stalled = state.notes.get("stalled")
         if isinstance(stalled, Mapping):
             # BayesianOptimisation's stall_patience, and what its stall_action did about it
-            since = f"No new best in the last {stalled.get('since_best', '?')} evaluations, so the search counts as stalled: "
+            since = (f"No new best in the last {stalled.get('since_best', '?')} evaluations, so the search counts "
+                     "as stalled: ")
             if stalled.get("action") == "neighbours":
                 left = stalled.get("neighbours") or 0
-                lines.append(since + (f"this step chose among the {left} one-edit neighbours of the best cell that were "
-                                      "never evaluated, to look closer at the cell it knows best." if left else
-                                      "every one-edit neighbour of the best cell has been evaluated (none was better), "
-                                      "so this step used the usual pool."))
+                lines.append(since + (f"this step chose among the {left} one-edit neighbours of the best cell that "
+                                      "were never evaluated, to look closer at the cell it knows best." if left else
+                                      "no one-edit neighbour of the best cell is left to evaluate (all were "
+                                      "evaluated, none better, or they are not in the table), so this step used the "
+                                      "usual pool."))
             else:
                 lines.append(since + f"this step used UCB with its exploration weight raised to "
                              f"{_fmt(stalled.get('kappa'))} to look further from the cells it already knows.")

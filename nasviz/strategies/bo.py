@@ -33,9 +33,10 @@ detects a stalled search: after that many evaluations without a new best, until 
 improves again, steps do what ``stall_action`` says: use UCB with the weight multiplied by
 ``stall_boost`` (``"ucb"``), or choose among the best cell's one-edit neighbours that were never
 evaluated (``"neighbours"``: a search should not end next to an unevaluated neighbour of its best
-cell, which on NB201 is where its trapped runs ended); the step's notes say so. ``min_noise`` bounds the GP's noise variance from below (standardised units): benchmark
-tables are noisy (one or two training runs per cell), and a GP that interpolates them is
-overconfident next to its observations.
+cell, which on NB201 is where its trapped runs ended); the step's notes say so. ``min_noise``
+bounds the GP's noise variance from below (standardised units): benchmark tables are noisy (one
+or two training runs per cell), and a GP that interpolates them is overconfident next to its
+observations.
 
 What the step did is returned by :meth:`BayesianOptimisation.state` as a typed
 :class:`~nasviz.state.StepState` (GP fit, pool with posterior and acquisition, the batch and
@@ -446,8 +447,8 @@ class BayesianOptimisation:
         else:
             pool = self._make_pool(n, best, kappa, targets, times["fit"], acq_fn)
         if stalled:
-            pool.notes["stalled"] = ({"since_best": self._since_best, "action": "ucb", "kappa": kappa} if boost else
-                                     {"since_best": self._since_best, "action": "neighbours", "neighbours": len(around or ())})
+            what = {"kappa": kappa} if boost else {"neighbours": len(around or ())}
+            pool.notes["stalled"] = {"since_best": self._since_best, "action": self.stall_action, **what}
         times["pool"] = time.perf_counter() - t1
         gp_state = gp_fit_state(fit, self.gp, self.kernel_name, box="" if self.hyper_bounds == "wide" else self.hyper_bounds)
         if not pool.archs:

@@ -167,7 +167,7 @@ def test_a_stalled_search_whose_best_has_no_unevaluated_neighbours_uses_the_usua
     state = bo.state()
     assert state.notes["stalled"] == {"since_best": 3, "action": "neighbours", "neighbours": 0}
     assert "neighbour of the best" not in state.pool.origin and state.pool.info["scored"] == 300 - 8  # all unseen
-    assert "every one-edit neighbour of the best cell has been evaluated" in " ".join(explain_step(9, state, []))
+    assert "no one-edit neighbour of the best cell is left to evaluate" in " ".join(explain_step(9, state, []))
 
 
 def test_new_options_are_validated():
