@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from nasviz.bench.search import GOAL_PEERS
-from nasviz.bench.search_report import final_statistics, goal_check
+from nasviz.bench.search_report import final_statistics, goal_check, report_tables, table_label
 
 DESCRIPTION = "issue 21's goal per seed set and pooled over seed sets, from bench search --runs reports"
 
@@ -46,10 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 #: ``{table label: {strategy: {seed: final regret}}}``
 Runs = dict[str, dict[str, dict[int, float]]]
-
-
-def _entries(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return report["tables"] if "tables" in report else [report]
 
 
 def read_runs(paths: list[Path]) -> tuple[int, dict[str, Runs], list[str]]:
@@ -84,8 +80,8 @@ def read_runs(paths: list[Path]) -> tuple[int, dict[str, Runs], list[str]]:
                                  f"{seen_settings[0]}; the reports come from different code")
         first, n = int(report["first_seed"]), int(report["seeds"])
         runs = sets.setdefault(f"{first}-{first + n - 1}", {})
-        for entry in _entries(report):
-            label = f"{Path(entry['table']).name}:{entry['metric']}"
+        for entry in report_tables(report):
+            label = table_label(entry)
             for name, summary in entry["strategies"].items():
                 if "final_regrets" not in summary or "seeds_run" not in summary:
                     raise ValueError(f"{path}: table {label}, strategy {name}: no per-run regrets "

@@ -9,6 +9,7 @@ architectures it evaluated and per-step timings. Simple regret after ``t`` evalu
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -40,6 +41,17 @@ def final_statistics(regrets: Sequence[float]) -> dict[str, Any]:
         "found_optimum": int(np.sum(r <= FOUND_TOLERANCE)),
         "runs": int(r.size),
     }
+
+
+def report_tables(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The table entries of a ``bench search`` report (a one-table report is its own entry)."""
+    return report["tables"] if "tables" in report else [report]
+
+
+def table_label(entry: dict[str, Any]) -> str:
+    """``FILE:METRIC`` of a report's table entry: the file's name, not its path, so that reports
+    written on different machines name the same table alike."""
+    return f"{Path(entry['table']).name}:{entry['metric']}"
 
 
 def regret_curve(runs: Sequence[dict[str, Any]], budget: int) -> list[float]:
@@ -111,4 +123,4 @@ def batch_goal_check(summary: dict[str, dict[str, Any]], candidate: str, peer: s
 
 
 __all__ = ["FOUND_TOLERANCE", "batch_goal_check", "final_statistics", "goal_check", "regret_at", "regret_curve",
-           "summarise"]
+           "report_tables", "summarise", "table_label"]

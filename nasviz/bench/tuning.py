@@ -29,6 +29,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from nasviz.bench.search_report import report_tables, table_label
+
 DESCRIPTION = "choose one BO setting across tables from bench search reports, with a leave-one-table-out check"
 
 #: Added to both mean regrets of a score (accuracy points).
@@ -41,13 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exclude", default="", help="comma-separated strategies not to choose from (peers are never chosen)")
 
 
-def _tables(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return report["tables"] if "tables" in report else [report]
-
-
 def _key(report: dict[str, Any], entry: dict[str, Any]) -> tuple[str, int, int, int]:
     """What makes two runs comparable: the table/metric, the seeds and the budget."""
-    return f"{Path(entry['table']).name}:{entry['metric']}", report["first_seed"], report["seeds"], report["budget"]
+    return table_label(entry), report["first_seed"], report["seeds"], report["budget"]
 
 
 def collect(reports: list[dict[str, Any]], reference: str) -> dict[str, dict[str, dict[str, Any]]]:
@@ -55,10 +53,10 @@ def collect(reports: list[dict[str, Any]], reference: str) -> dict[str, dict[str
 
     The reference may come from any report on the same table with the same seeds and budget
     (strategies are deterministic given their seed, so it need not be run again)."""
-    refs = {_key(r, e): e["strategies"][reference] for r in reports for e in _tables(r) if reference in e["strategies"]}
+    refs = {_key(r, e): e["strategies"][reference] for r in reports for e in report_tables(r) if reference in e["strategies"]}
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for report in reports:
-        for entry in _tables(report):
+        for entry in report_tables(report):
             label = _key(report, entry)[0]
             ref = refs.get(_key(report, entry))
             if ref is None:
@@ -78,7 +76,7 @@ def merged_summaries(reports: list[dict[str, Any]]) -> dict[str, dict[str, dict[
     keys: dict[str, tuple[str, int, int, int]] = {}
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for report in reports:
-        for entry in _tables(report):
+        for entry in report_tables(report):
             key = _key(report, entry)
             if keys.setdefault(key[0], key) == key:
                 out.setdefault(key[0], {}).update(entry["strategies"])
