@@ -3,8 +3,8 @@
 The strategies, their options and what they can search are registered in
 :data:`nasviz.components.STRATEGIES` (``python -m nasviz components`` lists them). A named BO
 strategy (``bo-wl-ei``, ``bo-tw2g-kdpp5``, ...) is the generic ``bo`` with preset options; every
-option of ``bo`` may override them. A strategy's ``batch_size`` option is the batch it was
-designed for; the runner's ``batch_size`` decides how many are asked per step.
+option of ``bo`` may override them. ``make_strategy``'s ``batch_size`` is the batch the runner
+asks per step; a strategy that declares a ``batch_size`` option (every ``bo``) is built for it.
 """
 
 from __future__ import annotations
@@ -48,7 +48,12 @@ def make_strategy(
     space = get_space(space)
     entry = STRATEGIES.get(name)
     options = entry.parse_options({k: v for k, v in options.items() if v is not None}, owner=f"strategy {name!r}")
-    check_compatible(space.name, name, options, batch_size if batch_size is not None else default_batch_size(name))
+    if batch_size is not None and entry.option("batch_size") is not None:
+        # The runner's batch and a strategy's own ``batch_size`` option share this keyword, so a
+        # strategy that declares the option is designed for the batch it is asked for.
+        options = {**options, **entry.parse_options({"batch_size": batch_size}, owner=f"strategy {name!r}")}
+    runner_batch = int(options.get("batch_size", batch_size if batch_size is not None else default_batch_size(name)))
+    check_compatible(space.name, name, options, runner_batch)
     config = {**entry.preset, **options}
     if entry.option("kernel") is not None and name != "bo":
         config["name"] = name  # a BO preset keeps its own name in runs and tables

@@ -32,6 +32,12 @@ def test_required_names_are_registered():
         make_strategy("bo", space=nb201.SPACE, batch="greedy")
     with pytest.raises(ValueError, match="does not take option"):
         make_strategy("bo-tw2g-ucb", space=nb201.SPACE, colour="red")
+    # the batch a strategy is asked for is the batch its own batch_size option is built for
+    assert make_strategy("bo-tw2g-ucb", space=nb201.SPACE).batch_size == 1
+    assert make_strategy("bo-tw2g-ucb", space=nb201.SPACE, batch_size="3").batch_size == 3
+    assert make_strategy("bo-tw2g-kdpp5", space=nb201.SPACE).batch_size == 5
+    with pytest.raises(ValueError, match="batch_size"):
+        make_strategy("bo-tw2g-ucb", space=nb201.SPACE, batch_size="0")
 
 
 @pytest.mark.parametrize("name", ["bo-tw2g-kdpp5", "bo-tw2g-bucb5", "bo-tw2g-thompson5", "bo-tw2g-dpp5", "bo-tw2g-random5"])
