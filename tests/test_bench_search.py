@@ -41,6 +41,22 @@ def test_bad_arguments_are_clear(nb201_table_path):
         search.run(_args(table=nb201_table_path, strategies="random", budget=0, seeds=1, workers=1))
 
 
+def test_a_specs_batch_size_is_what_its_strategy_asks_per_step(nb201_table_path):
+    from nasviz.bench.protocol import spec_batch_size
+    from nasviz.objectives import TableObjective
+
+    for spec, batch in (("bo-tw2g-kdpp5", 5), ("bo-tw2g-ucb:batch_size=3", 3), ("bo-tw2g-ucb", 1), ("optuna-tpe", 1)):
+        assert spec_batch_size(spec) == batch
+        job = {"strategy": spec, "seed": 0, "space": "nb201"}
+        strategy = search._make(job, TableObjective(search._table(nb201_table_path, "nb201"), "cifar10"))
+        assert int(getattr(strategy, "batch_size", 1)) == batch  # what run_one asks per step
+    assert spec_batch_size("gone:batch_size=2") == 2 and spec_batch_size("gone") == 1  # names of an old report
+    # the step timer asks the spec's own batch, not its preset's
+    out = search.run(_args(table=nb201_table_path, metric="cifar10", strategies="bo-tw2g-ucb:batch_size=3",
+                           seeds=1, workers=1, time_step_at=5))
+    assert out["strategies"]["bo-tw2g-ucb:batch_size=3"]["batch_size"] == 3
+
+
 def test_final_statistics_and_goal_check_on_known_runs():
     from nasviz.bench.search_report import final_statistics, goal_check, regret_curve
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from nasviz.bench.protocol import TablePair, parse_pairs, parse_spec
+from nasviz.bench.protocol import TablePair, parse_pairs, parse_spec, spec_batch_size
 from nasviz.bench.search_report import batch_goal_check, goal_check, regret_at, summarise
 
 DESCRIPTION = ("regret of search strategies (Optuna's samplers as peers) on benchmark tables over seeds: regret by "
@@ -156,12 +156,11 @@ def time_step(job: dict[str, Any]) -> dict[str, Any]:
     """
     from nasviz.candidates import random_pool
     from nasviz.objectives import TableObjective
-    from nasviz.strategies.factory import default_batch_size
 
     table = _table(job["table"], job["space"])
     objective = TableObjective(table, job["metric"])
     strategy = _make(job, objective)
-    batch = default_batch_size(parse_spec(job["strategy"])[0])
+    batch = spec_batch_size(job["strategy"])  # as run_one: a spec's batch_size option counts
     rng = np.random.default_rng(10_000 + job["seed"])
     archs = random_pool(table.space, rng, job["n_obs"], domain=objective.domain())
     strategy.tell(objective.evaluate(archs[:-1]))
@@ -173,7 +172,7 @@ def time_step(job: dict[str, Any]) -> dict[str, Any]:
     strategy.ask(batch)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     state = strategy.state()
-    return {"strategy": job["strategy"], "seconds": seconds, "cpu_seconds": cpu, "first_seconds": first,
+    return {"strategy": job["strategy"], "batch_size": batch, "seconds": seconds, "cpu_seconds": cpu, "first_seconds": first,
             "timings": dict(state.timings), "pool": len(state.pool) if state.pool is not None else 0}
 
 
@@ -189,6 +188,7 @@ def _time_steps(args: argparse.Namespace, names: list[str], pair: TablePair, pat
         rs = [r for r in results if r["strategy"] == name]
         parts = sorted({k for r in rs for k in r["timings"]})
         out["strategies"][name] = {
+            "batch_size": rs[0]["batch_size"],
             "step_seconds_median": float(np.median([r["seconds"] for r in rs])),
             "step_seconds_max": float(np.max([r["seconds"] for r in rs])),
             # CPU time of the step's process: what the wall time would be on an idle machine
@@ -214,7 +214,7 @@ def _check_names(names: list[str], pairs: list[TablePair]) -> None:
         entry = STRATEGIES.get(name)
         parsed = entry.parse_options(options, owner=f"strategy {name!r}")
         for pair in pairs:
-            found = problems(pair.space, name, parsed, int({**entry.preset, **parsed}.get("batch_size", 1)))
+            found = problems(pair.space, name, parsed, spec_batch_size(spec))
             if found:
                 raise ValueError(f"{spec} on {pair.label}: " + "; ".join(found))
 
@@ -257,14 +257,6 @@ def _run_jobs(jobs: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
         return [run_one(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
         return list(pool.map(run_one, jobs))
-
-
-def _batch(spec: str) -> int:
-    """The batch size a strategy spec runs with (its options, else its entry's preset)."""
-    from nasviz.strategies.factory import default_batch_size
-
-    name, options = parse_spec(spec)
-    return int(options.get("batch_size", default_batch_size(name)))
 
 
 def _goal_candidate(args: argparse.Namespace, names: list[str]) -> str | None:
@@ -318,7 +310,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             entry["strategies"][name] = summary
         if candidate is not None:
             entry["goal"] = goal_check(entry["strategies"], candidate, GOAL_PEERS)
-        batch_goals = {n: batch_goal_check(entry["strategies"], n, BATCH_PEER) for n in names if _batch(n) > 1}
+        batch_goals = {n: batch_goal_check(entry["strategies"], n, BATCH_PEER) for n in names if spec_batch_size(n) > 1}
         if any(batch_goals.values()):
             entry["batch_goal"] = {n: g for n, g in batch_goals.items() if g is not None}
         tables.append(entry)

@@ -29,6 +29,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from nasviz.bench.protocol import spec_batch_size
 from nasviz.bench.search_report import report_tables, table_label
 
 DESCRIPTION = "choose one BO setting across tables from bench search reports, with a leave-one-table-out check"
@@ -83,19 +84,6 @@ def merged_summaries(reports: list[dict[str, Any]]) -> dict[str, dict[str, dict[
     return out
 
 
-def batch_size_of(config: str) -> int:
-    """The batch a configuration (``name:key=value...``) was designed for (its registry preset, or
-    its own ``batch_size`` option); 1 for a name the registry does not know."""
-    from nasviz.bench.protocol import parse_spec
-    from nasviz.components import STRATEGIES
-
-    name, options = parse_spec(config)
-    if name not in STRATEGIES:
-        return 1
-    entry = STRATEGIES.get(name)
-    return int(options.get("batch_size", entry.preset.get("batch_size", 1)))
-
-
 def goals(reports: list[dict[str, Any]], chosen: str | None, candidates: list[str]) -> dict[str, dict[str, Any]]:
     """Per table: issue 21's goal for ``chosen`` and the batch goal of every batch candidate."""
     from nasviz.bench.search_report import batch_goal_check, goal_check
@@ -104,7 +92,7 @@ def goals(reports: list[dict[str, Any]], chosen: str | None, candidates: list[st
     for label, summary in merged_summaries(reports).items():
         out[label] = {"goal": goal_check(summary, chosen, ("optuna-tpe", "optuna-gp")) if chosen else None,
                       "batch_goal": {c: batch_goal_check(summary, c) for c in candidates
-                                     if c in summary and batch_size_of(c) > 1}}
+                                     if c in summary and spec_batch_size(c) > 1}}
     return out
 
 
@@ -141,4 +129,4 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "leave_one_table_out": folds, "goals": goals(reports, chosen, candidates), "configurations": listing}
 
 
-__all__ = ["EPS", "batch_size_of", "choose", "collect", "goals", "merged_summaries", "run"]
+__all__ = ["EPS", "choose", "collect", "goals", "merged_summaries", "run"]

@@ -66,4 +66,3 @@ def test_the_goal_of_the_chosen_setting_and_the_batch_goal_on_every_table(tmp_pa
     assert t2["goal"]["against"] == "optuna-tpe" and not t2["goal"]["mean_at_most_half"]  # 0.15 > 0.2 / 2
     assert set(t1["batch_goal"]) == {"bo-tw2g-kdpp5"}  # B = 5 by its preset; the sequential setting has none
     assert not t1["batch_goal"]["bo-tw2g-kdpp5"]["met"] and t2["batch_goal"]["bo-tw2g-kdpp5"]["met"]
-    assert tuning.batch_size_of("bo-tw2g-ucb:batch_size=4") == 4 and tuning.batch_size_of("unknown") == 1
