@@ -19,10 +19,13 @@ def _args(**kw):
     return parser.parse_args(argv)
 
 
-def test_regret_report_shape_and_values(nb201_table_path, nb201_table):
+def test_regret_report_shape_and_values(nb201_table_path, nb201_table, capsys):
     args = _args(table=nb201_table_path, metric="cifar10", strategies="random,evolution", budget=30, seeds=2,
-                 workers=1, checkpoints="10,20")
+                 workers=2, checkpoints="10,20")
     out = search.run(args)
+    progress = capsys.readouterr().err.splitlines()  # a line per finished run, in the order they end
+    assert len(progress) == 4 and progress[-1].startswith("bench search: 4/4 runs done")
+    assert all("cifar10 · " in line and " · seed " in line for line in progress)
     assert out["checkpoints"] == [10, 20, 30]
     opt = nb201_table.optimum("cifar10")
     assert out["optimum"] == pytest.approx(opt)

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,6 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "random observations: median over --seeds repeats, after one untimed step at N - 1",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (the only output format; accepted for symmetry)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="do not print a line to stderr as each run ends (runs done, elapsed, estimate left)")
 
 
 def _table(path: str, space: str):
@@ -251,12 +254,36 @@ def _pairs(args: argparse.Namespace) -> list[TablePair]:
     return [TablePair(str(path), args.metric or "", args.space)]
 
 
-def _run_jobs(jobs: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
+def _run_jobs(jobs: list[dict[str, Any]], workers: int,
+              on_done: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """``run_one`` of every job, in the jobs' order; ``on_done(count, job)`` as each run ends."""
+    results: list[dict[str, Any] | None] = [None] * len(jobs)
     if workers <= 1:
         _init_worker()
-        return [run_one(job) for job in jobs]
+        for i, job in enumerate(jobs):
+            results[i] = run_one(job)
+            if on_done:
+                on_done(i + 1, job)
+        return results  # type: ignore[return-value]
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
-        return list(pool.map(run_one, jobs))
+        futures = {pool.submit(run_one, job): i for i, job in enumerate(jobs)}
+        for count, future in enumerate(as_completed(futures), start=1):
+            results[futures[future]] = future.result()
+            if on_done:
+                on_done(count, jobs[futures[future]])
+    return results  # type: ignore[return-value]
+
+
+def _progress_line(total: int, start: float) -> Callable[[int, dict[str, Any]], None]:
+    """A stderr line per finished run: a 90-minute benchmark should not look hung."""
+
+    def report(count: int, job: dict[str, Any]) -> None:
+        elapsed = time.perf_counter() - start
+        left = elapsed / count * (total - count)
+        print(f"bench search: {count}/{total} runs done, {elapsed / 60:.1f} min elapsed, about {left / 60:.0f} min "
+              f"left (last: {job['pair']} · {job['strategy']} · seed {job['seed']})", file=sys.stderr, flush=True)
+
+    return report
 
 
 def _goal_candidate(args: argparse.Namespace, names: list[str]) -> str | None:
@@ -294,7 +321,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
              "metric": pair.metric, "budget": args.budget, "n_init": args.n_init}
             for pair, path, _ in resolved for seed in range(args.first_seed, args.first_seed + args.seeds) for name in names]
     start = time.perf_counter()
-    results = _run_jobs(jobs, args.workers)
+    results = _run_jobs(jobs, args.workers, None if args.no_progress else _progress_line(len(jobs), start))
     candidate = _goal_candidate(args, names)
     tables = []
     for pair, path, table in resolved:
