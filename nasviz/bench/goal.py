@@ -12,7 +12,11 @@ from any number of reports of the same budget and gives:
   every table, recomputed from the runs with :func:`~nasviz.bench.search_report.goal_check`;
 * ``pooled``: on every table, each strategy's final statistics over the seeds that the candidate
   and every peer ran (one run per seed), and the goal on those: the same test with more runs;
-* ``trapped``: the candidate's runs that end above ``--trapped`` regret, with table and seed.
+* ``trapped``: the candidate's runs that end above ``--trapped`` regret, with table and seed;
+* ``draws`` (with ``--draws K``): how often the goal is met on every table in one run of
+  ``--draw-size`` seeds (the issue's measure), over K seed sets drawn without replacement from the
+  pooled seeds, the same seeds on every table. The draws share seeds, so this is the spread of
+  the one-run measure given these runs, not a confidence interval.
 
 Pooling needs every name to mean the same strategy in every report. Strategies are deterministic
 given their seed, so a seed that appears in two reports must have the same final regret in both;
@@ -28,6 +32,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nasviz.bench.search import GOAL_PEERS
 from nasviz.bench.search_report import final_statistics, goal_check, report_tables, table_label
 
@@ -42,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "table is the bar (default: %(default)s)")
     parser.add_argument("--trapped", type=float, default=3.0,
                         help="list the candidate's runs whose final regret exceeds this (default: %(default)s)")
+    parser.add_argument("--draws", type=int, default=0, help="also draw this many seed sets of --draw-size from the "
+                        "pooled seeds and report how often the goal is met on every table (default: off)")
+    parser.add_argument("--draw-size", type=int, default=20, help="seeds in one drawn set (default: %(default)s, "
+                        "issue 21's one run)")
 
 
 #: ``{table label: {strategy: {seed: final regret}}}``
@@ -118,6 +128,37 @@ def _goals(runs: Runs, candidate: str, peers: tuple[str, ...]) -> dict[str, Any]
     return {"tables": tables, "met_on": met, "of": len(tables)}
 
 
+def draws(runs: Runs, candidate: str, peers: tuple[str, ...], size: int, count: int, seed: int = 0) -> dict[str, Any]:
+    """How often one run of ``size`` seeds meets the goal: ``count`` seed sets drawn without
+    replacement from the seeds that every table's candidate and peers ran (one set for all tables,
+    as one ``bench search`` run), each judged by :func:`_goals`.
+
+    Returns ``{"size", "draws", "from_seeds", "all_tables": fraction met on every table,
+    "tables_met": {k: fraction met on exactly k tables}, "per_table": {label: fraction}}``."""
+    tables = {label: by for label, by in runs.items() if candidate in by and any(p in by for p in peers)}
+    if not tables:
+        raise ValueError(f"no table has runs of {candidate} and a peer to draw from")
+    names = [(label, name) for label, by in tables.items() for name in (candidate, *peers) if name in by]
+    common = sorted(set.intersection(*(set(tables[label][name]) for label, name in names)))
+    if size < 1 or size > len(common):
+        raise ValueError(f"--draw-size {size}: the reports share {len(common)} seeds on every table")
+    rng = np.random.default_rng(seed)
+    met_counts = np.zeros(len(tables) + 1, dtype=int)
+    per_table = dict.fromkeys(sorted(tables), 0)
+    for _ in range(count):
+        chosen = rng.choice(common, size=size, replace=False).tolist()
+        drawn = {label: {name: {s: by[name][s] for s in chosen} for name in by if name in (candidate, *peers)}
+                 for label, by in tables.items()}
+        judged = _goals(drawn, candidate, peers)
+        met_counts[judged["met_on"]] += 1
+        for label, table in judged["tables"].items():
+            per_table[label] += bool(table["goal"] and table["goal"]["met"])
+    return {"size": size, "draws": count, "from_seeds": len(common),
+            "all_tables": float(met_counts[len(tables)] / count),
+            "tables_met": {str(k): float(v / count) for k, v in enumerate(met_counts) if v},
+            "per_table": {label: float(v / count) for label, v in per_table.items()}}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from nasviz.components import DEFAULT_STRATEGY
 
@@ -134,10 +175,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     trapped = [{"table": label, "seed": seed, "regret": regret}
                for label, by_strategy in sorted(pooled.items())
                for seed, regret in sorted(by_strategy.get(candidate, {}).items()) if regret > args.trapped]
-    return {
+    out = {
         "candidate": candidate, "peers": list(peers), "budget": budget,
         "seed_sets": {name: _goals(runs, candidate, peers) for name, runs in sets.items()},
         "pooled": _goals(pooled, candidate, peers),
         "trapped": trapped,
         "unchecked": unchecked,
     }
+    if getattr(args, "draws", 0) < 0:
+        raise ValueError(f"--draws must be 0 (off) or more, got {args.draws}")
+    if getattr(args, "draws", 0):
+        out["draws"] = draws(pooled, candidate, peers, args.draw_size, args.draws)
+    return out

@@ -29,12 +29,13 @@ def report(first_seed: int, regrets: dict[str, dict[str, list[float]]], budget: 
     return out
 
 
-def run(tmp_path, *reports, candidate="bo", peers=PEERS, trapped=3.0):
+def run(tmp_path, *reports, candidate="bo", peers=PEERS, trapped=3.0, draws=0, draw_size=20):
     paths = []
     for i, r in enumerate(reports):
         paths.append(tmp_path / f"r{i}.json")
         paths[-1].write_text(json.dumps(r))
-    return goal.run(argparse.Namespace(results=paths, candidate=candidate, peers=peers, trapped=trapped))
+    return goal.run(argparse.Namespace(results=paths, candidate=candidate, peers=peers, trapped=trapped,
+                                       draws=draws, draw_size=draw_size))
 
 
 def test_goal_per_seed_set_and_pooled(tmp_path):
@@ -109,3 +110,23 @@ def test_pools_two_real_search_reports(tmp_path, nb201_table_path):
     assert pooled["final"]["evolution"] == final_statistics(
         reports[0]["strategies"]["evolution"]["final_regrets"] + reports[1]["strategies"]["evolution"]["final_regrets"])
     assert pooled["goal"]["against"] == "random"
+
+
+def test_draws_estimate_how_often_one_run_meets_the_goal_on_every_table(tmp_path):
+    # t1: the candidate meets the goal unless seed 3 (regret 5) is drawn: a drawn pair of the
+    # four seeds misses it with probability 3/6. t2: it meets the goal on every pair.
+    first = report(0, {"t1": {"bo": [0.0, 0.0, 0.0, 5.0], "optuna-tpe": [1.0] * 4, "optuna-gp": [1.0] * 4},
+                       "t2": {"bo": [0.0] * 4, "optuna-tpe": [1.0] * 4, "optuna-gp": [1.0] * 4}})
+    out = run(tmp_path, first, draws=2000, draw_size=2)["draws"]
+    assert out["size"] == 2 and out["draws"] == 2000 and out["from_seeds"] == 4
+    assert out["all_tables"] == pytest.approx(0.5, abs=0.04)
+    assert out["per_table"]["t2.csv:acc"] == 1.0 and out["per_table"]["t1.csv:acc"] == out["all_tables"]
+    assert out["tables_met"]["1"] + out["tables_met"]["2"] == pytest.approx(1.0)
+    again = run(tmp_path, first, draws=2000, draw_size=2)["draws"]
+    assert again == out  # a fixed generator: the same figures every time
+    whole = run(tmp_path, first, draws=5, draw_size=4)["draws"]  # every seed: the pooled verdict
+    assert whole["all_tables"] == 0.0 and whole["tables_met"] == {"1": 1.0}
+    with pytest.raises(ValueError, match="share 4 seeds"):
+        run(tmp_path, first, draws=5, draw_size=5)
+    with pytest.raises(ValueError, match="--draws must be"):
+        run(tmp_path, first, draws=-1)
