@@ -166,6 +166,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     peers = tuple(p.strip() for p in args.peers.split(",") if p.strip())
     if not peers:
         raise ValueError("--peers names no strategy")
+    if args.draws < 0:
+        raise ValueError(f"--draws must be 0 (off) or more, got {args.draws}")
     budget, sets, unchecked = read_runs(list(args.results))
     pooled: Runs = {}
     for runs in sets.values():
@@ -182,8 +184,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "trapped": trapped,
         "unchecked": unchecked,
     }
-    if getattr(args, "draws", 0) < 0:
-        raise ValueError(f"--draws must be 0 (off) or more, got {args.draws}")
-    if getattr(args, "draws", 0):
+    if args.draws:
         out["draws"] = draws(pooled, candidate, peers, args.draw_size, args.draws)
     return out

@@ -86,7 +86,7 @@ def test_pooling_refuses_runs_that_cannot_be_the_same_strategy(tmp_path):
         run(tmp_path, bare)
     (tmp_path / "r0.json").write_text("{")
     with pytest.raises(ValueError, match="r0.json: not a readable bench search report"):
-        goal.run(argparse.Namespace(results=[tmp_path / "r0.json"], candidate="bo", peers=PEERS, trapped=3.0))
+        goal.run(argparse.Namespace(results=[tmp_path / "r0.json"], candidate="bo", peers=PEERS, trapped=3.0, draws=0))
 
 
 def test_pools_two_real_search_reports(tmp_path, nb201_table_path):
@@ -102,7 +102,7 @@ def test_pools_two_real_search_reports(tmp_path, nb201_table_path):
         paths[-1].write_text(json.dumps(search.run(args)))
     reports = [json.loads(p.read_text()) for p in paths]
     assert reports[0]["strategy_settings"]["evolution"] == reports[1]["strategy_settings"]["evolution"]
-    out = goal.run(argparse.Namespace(results=paths, candidate="evolution", peers="random", trapped=3.0))
+    out = goal.run(argparse.Namespace(results=paths, candidate="evolution", peers="random", trapped=3.0, draws=0))
     assert list(out["seed_sets"]) == ["0-1", "2-3"] and out["unchecked"] == []
     label = f"{nb201_table_path.name}:cifar10"
     pooled = out["pooled"]["tables"][label]
