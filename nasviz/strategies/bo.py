@@ -55,13 +55,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from nasviz import candidates
-from nasviz.acquisition import SCHEDULES, exploration_weight
+from nasviz.acquisition import exploration_weight
 from nasviz.arch import Architecture
 from nasviz.batch import BatchSelection, SelectRequest
-from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
+from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS, STRATEGIES
 from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
-from nasviz.gp.prior import HYPER_BOXES, PRIORS, box_named, prior_named
+from nasviz.gp.prior import box_named, prior_named
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces.base import PARAMETERS
@@ -74,12 +74,11 @@ if TYPE_CHECKING:
 #: WL features kept in a step's state (the largest gradients by magnitude).
 MAX_FEATURES = 40
 
-#: Allowed values of the choice options (the first is the default).
+#: Allowed values of the choice options (the first is the default): the ones ``bo`` is registered
+#: with in :mod:`nasviz.components`, so the page offers and the strategy accepts one list.
 CHOICES: dict[str, tuple[str, ...]] = {
-    "init": ("random", "pool"), "targets": ("raw", "robust"), "failures": ("skip", "worst"),
-    "dedupe": ("exact", "canonical"), "quality": ("mean", "acquisition"), "schedule": SCHEDULES,
-    "table_neighbours": ("edit", "nearest"), "hyper_prior": tuple(PRIORS),
-    "hyper_bounds": tuple(HYPER_BOXES), "stall_action": ("ucb", "neighbours"),
+    option.name: tuple(option.choices) for option in STRATEGIES.get("bo").options
+    if option.kind == "choice" and option.choices
 }
 
 

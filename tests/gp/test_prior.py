@@ -166,11 +166,16 @@ def test_bo_takes_the_box_by_name_and_a_step_reports_it():
     assert _short_run().state().gp.box == ""
 
 
-def test_the_registry_offers_exactly_the_known_priors_and_boxes():
-    # nasviz.components lists the choices without importing the GP module; they must not drift
+def test_the_registry_offers_exactly_the_known_priors_boxes_and_schedules():
+    # nasviz.components lists the choices without importing the GP module, and the strategy
+    # accepts the registry's list: they must not drift from the modules that implement them
+    from nasviz.acquisition import SCHEDULES
     from nasviz.components import STRATEGIES
     from nasviz.gp.prior import PRIORS
+    from nasviz.strategies.bo import CHOICES
 
     entry = STRATEGIES.get("bo-tw2g-hamming-ei")
-    assert tuple(entry.option("hyper_prior").choices) == tuple(PRIORS)
-    assert tuple(entry.option("hyper_bounds").choices) == tuple(HYPER_BOXES)
+    assert tuple(entry.option("hyper_prior").choices) == tuple(PRIORS) == CHOICES["hyper_prior"]
+    assert tuple(entry.option("hyper_bounds").choices) == tuple(HYPER_BOXES) == CHOICES["hyper_bounds"]
+    assert tuple(entry.option("schedule").choices) == tuple(SCHEDULES) == CHOICES["schedule"]
+    assert CHOICES["stall_action"] == ("ucb", "neighbours") and CHOICES["table_neighbours"] == ("edit", "nearest")
