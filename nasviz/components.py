@@ -44,6 +44,8 @@ SPACES.register(Entry("nb101", "NAS-Bench-101 cells: up to 7 vertices, 3 operati
                       "nasviz.spaces.nb101:NB101Space", paper="NB101"))
 SPACES.register(Entry("wired", "randomly wired 32-node DAGs (ER / BA / WS generators), NAS-BOWL's Flowers102 space",
                       "nasviz.spaces.wired:WiredSpace", paper="RWNN"))
+SPACES.register(Entry("darts", "DARTS / NAS-Bench-301 cells: a normal and a reduction cell (about 1e18 genotypes)",
+                      "nasviz.spaces.darts:DartsSpace", paper="DARTS, NB301"))
 SPACES.register(Entry("cnn", "NASBOT / Auto-Keras CNNs: DAGs of conv, res, pool and fc layers (signals or images)",
                       "nasviz.spaces.cnn:CNNSpace", paper="001 App. A, B.1"))
 
