@@ -165,3 +165,39 @@ def test_a_bad_row_names_its_line_and_column(tmp_path):
     (bad_row,) = table.info()["bad_rows"]
     assert bad_row["line"] == 3 and bad_row["column"] == "genotype"
     assert "normal cell, node 5: unknown operation 'conv_7x7'" in bad_row["problem"]
+
+
+def test_the_space_is_finite_so_a_table_is_a_strict_part_of_it(space):
+    from nasviz.candidates.pools import is_strict_subset
+    from nasviz.errors import ConfigError
+
+    assert space.size == gt.SPACE_SIZE == (1 * 3 * 6 * 10 * 7 ** 8) ** 2
+    rows = space.sample(np.random.default_rng(4), 30)
+    assert is_strict_subset(space, rows)
+    with pytest.raises(ConfigError, match="too many to enumerate"):
+        space.enumerate()
+
+
+def test_a_search_on_a_table_mutates_into_its_rows(space):
+    """On a sparse table the default's pool holds mutations and local-search moves that are rows, not
+    only random rows (all that blind one-move mutations of a genotype would leave)."""
+    import re
+
+    from nasviz.objectives import TableObjective
+    from nasviz.runner import run_search
+    from nasviz.strategies.factory import make_strategy
+
+    archs = space.sample(np.random.default_rng(5), 400)
+    rows = {a: float(sum(op.startswith("sep") for *_, (op, _s) in from_architecture(a).edges())) for a in archs}
+    # no row is one move from another, so only the table's nearest rows make mutations that are rows
+    table = load_table(["genotype,score\n"] + [f'"{space.format(a)}",{v}\n' for a, v in rows.items()], space="darts")
+    strategy = make_strategy("bo-tw2g-hamming-ei", space=space, seed=0, domain=table.archs)
+    origins: Counter = Counter()
+
+    def on_step(snap) -> None:
+        pool = snap.strategy.get("pool") if isinstance(snap.strategy, dict) else None
+        if isinstance(pool, dict):
+            origins.update(re.sub(r"-\d+$", "", o) for o in pool.get("origin") or ())
+
+    run_search(strategy, TableObjective(table, "score"), 25, format_arch=space.format, on_step=on_step)
+    assert origins["random"] and origins["mutation"] and origins["evolution"] and origins["local-search"]

@@ -33,7 +33,7 @@ genotype can also be trained live on a bundled image dataset.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -107,6 +107,17 @@ class DartsSpace(SearchSpace):
     def canonical_key(self, arch: Architecture) -> str:
         """The genotype's text: each node's edges are already in a fixed order (:mod:`.genotype`)."""
         return self.format(arch)
+
+    # ------------------------------------------------------------------ finite, not enumerable
+    @property
+    def size(self) -> int:
+        """:data:`~nasviz.spaces.darts.genotype.SPACE_SIZE`, about 1.08e18. Finite, so a table's rows are
+        known to be a strict part of the space: mutation pools draw among a parent's neighbours that are
+        rows, and ``table_neighbours="nearest"`` adds its nearest rows (as on NAS-Bench-101's tables)."""
+        return gt.SPACE_SIZE
+
+    def enumerate(self) -> Iterator[Architecture]:
+        raise ConfigError(f"the {self.name!r} space has {gt.SPACE_SIZE:.3g} genotypes: too many to enumerate")
 
     # ------------------------------------------------------------------ representations
     def operation_groups(self) -> dict[str, tuple[str, ...]]:

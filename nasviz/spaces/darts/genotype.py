@@ -28,6 +28,7 @@ node two distinct inputs and two operations, as NASLib's random DARTS sampler do
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -46,6 +47,9 @@ NODES: tuple[int, ...] = (2, 3, 4, 5)
 CONCAT: tuple[int, ...] = NODES
 #: Edges per cell (two per intermediate node).
 EDGES_PER_CELL = 2 * len(NODES)
+#: Genotypes in the space: per cell, each node k picks 2 of its k inputs and 7 x 7 operations
+#: (1 x 3 x 6 x 10 x 49^4 = 1,037,664,180); two cells: about 1.08e18.
+SPACE_SIZE = math.prod(math.comb(k, 2) * len(OPERATIONS) ** 2 for k in NODES) ** 2
 
 #: One edge: (operation, input node).
 Edge = tuple[str, int]
