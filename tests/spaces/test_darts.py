@@ -131,11 +131,11 @@ def test_categorical_parameters_round_trip_and_refuse_a_repeated_input(space):
 def test_the_registry_offers_the_graph_and_parameter_kernels_and_the_default():
     assert "darts" in SPACES
     kernels = set(kernels_for("darts"))
-    assert {"wl", "tw2g", "tw2g-hamming", "slots"} <= kernels and "otmann" not in kernels
+    assert {"wl", "tw2g", "tw2g-hamming", "slots", "path"} <= kernels and "otmann" not in kernels
     assert "bo-tw2g-hamming-ei" in strategies_for("darts") and "optuna-tpe" in strategies_for("darts")
     space = get_space("darts")
     archs = space.sample(np.random.default_rng(3), 6)
-    for name in ("wl", "tw2g", "tw2g-hamming"):
+    for name in ("wl", "tw2g", "tw2g-hamming", "path"):
         gram = make_kernel(name, space=space).matrix(archs)
         assert gram.shape == (6, 6) and np.allclose(gram, gram.T) and np.all(np.isfinite(gram))
 

@@ -22,9 +22,11 @@ Representations (:mod:`nasviz.spaces.base`):
   (:meth:`DartsSpace.to_parameters`). An assignment whose two edges of a node read the same input
   is no genotype (:meth:`DartsSpace.from_parameters` returns ``None``).
 
-Not provided: ``layers`` (OTMANN's layer masses need channel counts a genotype does not fix),
-``paths`` (the graph's input -> output paths run into the hundreds) and ``operation-slots`` (the
-inputs' choices differ per node).
+* ``paths``: the graph of a sampled genotype has 47 to 151 input -> output paths (50 samples),
+  few enough for the path encoding (BANANAS encodes DARTS cells by their paths too).
+
+Not provided: ``layers`` (OTMANN's layer masses need channel counts a genotype does not fix) and
+``operation-slots`` (the inputs' choices differ per node).
 
 Training: :mod:`.network` builds DARTS's evaluation network around a genotype (its parameter
 counts match DARTS's published 3.3M for DARTS_V2 and the shared table's ``params`` column), so a
@@ -39,7 +41,7 @@ import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.errors import ConfigError
-from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE, PARAMETERS, SearchSpace, check_parameters
+from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE, PARAMETERS, PATHS, SearchSpace, check_parameters
 from nasviz.spaces.darts import genotype as gt
 from nasviz.spaces.darts.graph import CONCAT, FACTORIZED_REDUCE, PREPROCESS, from_architecture, to_architecture
 
@@ -81,7 +83,7 @@ class DartsSpace(SearchSpace):
 
     name = NAME
     description = "DARTS / NAS-Bench-301 cells: a normal and a reduction cell, 4 nodes x 2 edges x 7 operations each"
-    representations = frozenset({LABELLED_DAG, OPERATION_TREE, PARAMETERS})
+    representations = frozenset({LABELLED_DAG, OPERATION_TREE, PARAMETERS, PATHS})
     examples = (EXAMPLE,)
     table_columns = (("genotype",),)
 
