@@ -21,9 +21,9 @@ table's 725 genotypes are distinct (its README: "even when the order of edges wi
 ignored").
 
 Moves (:func:`neighbours`): change one edge's operation (6 x 16 = 96 moves), or move one edge to
-another input that the node's other edge does not read (24 moves): 120 neighbours per genotype,
-the neighbourhood of NAS-Bench-301's local search in NASLib. :func:`sample` draws uniformly: per
-node two distinct inputs and two operations, as NASLib's random DARTS sampler does.
+another input that the node's other edge does not read (24 moves): 120 neighbours per genotype.
+:func:`sample` draws uniformly: per node two distinct inputs and two operations, as NASLib's random
+DARTS sampler (``sample_random_architecture``) does.
 """
 
 from __future__ import annotations
