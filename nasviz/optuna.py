@@ -116,7 +116,8 @@ class NASVizSampler(BaseSampler):
     Parameters
     ----------
     space : str or SearchSpace
-        A space with categorical parameters (``"nb201"``, ``"nb101"``).
+        A space with categorical parameters (``"nb201"``, ``"nb101"``, ``"darts"``: each edge's
+        operation and input, :data:`nasviz.spaces.darts.PARAMETER_CHOICES`).
     kernel : str, optional
         The GP kernel (``"tw2g"``, ``"wl"``, ...); default: the strategy's.
     strategy : str, optional

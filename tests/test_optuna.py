@@ -231,6 +231,38 @@ def test_projection_is_onto_the_unproposed_row_nearest_in_hamming_distance():
     assert rows[7] in offered
 
 
+def test_sampler_searches_darts_genotypes_on_the_shared_nb301_table(tmp_path):
+    """A real SQLite study over the DARTS space's 32 parameters (each edge's operation and input) with
+    the 725 rows of the shared table as the domain: after Optuna's independent first trial every
+    proposal is a row, each a different one."""
+    from nasviz.objectives import load_table
+    from nasviz.objectives.table import shared_data_path
+
+    path = shared_data_path("darts_725.csv")
+    if path is None:
+        pytest.skip("the shared table darts_725.csv is absent (../shared/data or $NASVIZ_SHARED_DATA)")
+    table = load_table(path, space="darts")
+    rows = set(table.archs)
+    params = nvo.parameters("darts")
+    assert len(params) == 32 and params["reduce node 5 edge 1 input"] == ("0", "1", "2", "3", "4")
+
+    def objective(trial):
+        genotype = nvo.architecture("darts", {n: trial.suggest_categorical(n, c) for n, c in params.items()})
+        if genotype not in rows:  # None (two edges of a node read one input) or no row for it
+            raise optuna.TrialPruned()
+        return table.lookup(genotype, "valid_accuracy")
+
+    sampler = nvo.NASVizSampler(space="darts", seed=0, n_init=4, domain=table.archs)
+    storage = f"sqlite:///{tmp_path / 'darts.db'}"
+    study = optuna.create_study(direction="maximize", storage=storage, sampler=sampler)
+    study.optimize(objective, n_trials=10)
+    complete = optuna.load_study(study_name=study.study_name, storage=storage).get_trials(
+        states=(optuna.trial.TrialState.COMPLETE,))
+    assert {t.number for t in complete} >= set(range(1, 10))
+    assert len({str(t.params) for t in complete}) == len(complete)
+    assert sampler.strategy.state().phase == "bo"
+
+
 def test_peer_searches_nas_bench_101_as_its_own_baselines_encode_it():
     """NB101 through its categorical parameters (21 edge bits, 5 operations): on a 30-row table
     every evaluation is a row, and specs NAS-Bench-101 rejects fail in Optuna and are projected;
