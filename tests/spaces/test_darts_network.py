@@ -12,7 +12,8 @@ from nasviz.objectives.table import shared_data_path
 from nasviz.spaces import get_space
 from nasviz.spaces.darts import EXAMPLE
 from nasviz.spaces.darts import genotype as gt
-from nasviz.spaces.darts.network import DartsNetwork, FactorizedReduce, count_parameters
+from nasviz.objectives.network_cost import count_parameters
+from nasviz.spaces.darts.network import DartsNetwork, FactorizedReduce
 
 
 def test_darts_v2_has_the_papers_parameter_count():

@@ -25,14 +25,8 @@ import torch
 from torch import nn
 
 from nasviz.spaces.darts.genotype import CONCAT, NODES, Genotype
-
-
-class ReLUConvBN(nn.Sequential):
-    """ReLU -> Conv2d(k x k, no bias) -> BatchNorm2d. Shapes: (B, C_in, H, W) -> (B, C_out, H', W')."""
-
-    def __init__(self, c_in: int, c_out: int, kernel: int, stride: int = 1) -> None:
-        super().__init__(nn.ReLU(inplace=False), nn.Conv2d(c_in, c_out, kernel, stride, kernel // 2, bias=False),
-                         nn.BatchNorm2d(c_out))
+# DARTS's ReLU-Conv-BN, which NAS-Bench-201's code took over unchanged
+from nasviz.spaces.nb201.network import ReLUConvBN
 
 
 class DilConv(nn.Sequential):
@@ -141,8 +135,3 @@ class DartsNetwork(nn.Module):
         for cell in self.cells:
             s0, s1 = s1, cell(s0, s1)
         return self.classifier(self.pool(s1).flatten(1))
-
-
-def count_parameters(model: nn.Module) -> int:
-    """Number of trainable scalars (BatchNorm running statistics are buffers, not counted)."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
