@@ -34,6 +34,7 @@ from torch import nn
 
 from nasviz.objectives.base import FAILED, OK
 from nasviz.objectives.datasets import CLASSIFICATION, Dataset
+from nasviz.objectives.network_cost import count_parameters
 
 #: Hook called before every optimisation step as ``hook(epoch, step)``; tests use it to inject
 #: failures (an out-of-memory error) without needing a GPU.
@@ -88,10 +89,6 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
-
-
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def estimate_size(model: nn.Module, input_shape: Sequence[int], batch_size: int) -> int:

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from nasviz.objectives.network_cost import count_parameters
 from nasviz.spaces.nb201.network import (
     NB201Network,
     build_nb201_network,
-    count_parameters,
     expected_parameter_count,
 )
 from nasviz.spaces import nb201

@@ -128,6 +128,3 @@ def build_layer_network(
     finally:
         torch.random.set_rng_state(state)
 
-
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())

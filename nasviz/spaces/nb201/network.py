@@ -15,7 +15,7 @@ the cell output. The operations: ``none`` = zeros, ``skip_connect`` = identity,
 padding 1, padding not counted (as in the reference code).
 
 The paper's network uses ``C = 16, N = 5`` on 32x32 images; for 8x8 digits on a CPU the defaults
-here are ``C = 8, N = 1``. Every module of every edge is built, so :func:`count_parameters`
+here are ``C = 8, N = 1``. Every module of every edge is built, so :func:`~nasviz.objectives.network_cost.count_parameters`
 equals the reference network's count for the same ``C``, ``N``; in ``forward`` edges that are
 ``none`` or that cannot reach the cell output are not computed (they contribute exactly zero to
 the output, so the function and its gradients are unchanged -- this only saves time).
@@ -158,11 +158,6 @@ def build_nb201_network(
 ) -> NB201Network:
     """The network of a NAS-Bench-201 cell (an 8-node DAG from :func:`nasviz.spaces.nb201.parse`)."""
     return NB201Network(nb201.operations(arch), channels, n_cells, n_classes, in_channels)
-
-
-def count_parameters(model: nn.Module) -> int:
-    """Number of trainable scalars (BatchNorm running statistics are buffers, not counted)."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def expected_parameter_count(ops: tuple[str, ...], channels: int, n_cells: int, n_classes: int, in_channels: int = 1) -> int:
