@@ -35,6 +35,7 @@ genotype can also be trained live on a bundled image dataset.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterator, Mapping
 
 import numpy as np
@@ -78,6 +79,11 @@ PARAMETER_CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+@lru_cache(maxsize=16_384)
+def _neighbours_of(arch: Architecture) -> tuple[Architecture, ...]:
+    return tuple(to_architecture(g) for g in gt.neighbours(from_architecture(arch)))
+
+
 class DartsSpace(SearchSpace):
     """DARTS genotypes as 23-node labelled DAGs (module docstring)."""
 
@@ -104,7 +110,9 @@ class DartsSpace(SearchSpace):
         return to_architecture(gt.mutate(from_architecture(arch), rng))
 
     def neighbours(self, arch: Architecture) -> list[Architecture]:
-        return [to_architecture(g) for g in gt.neighbours(from_architecture(arch))]
+        """The 120 one-move neighbours, memoised per genotype: pools and the local search of the
+        acquisition ask for the same parents step after step."""
+        return list(_neighbours_of(arch))
 
     def canonical_key(self, arch: Architecture) -> str:
         """The genotype's text: each node's edges are already in a fixed order (:mod:`.genotype`)."""
