@@ -127,27 +127,48 @@ def test_sampler_restricted_choices_and_bad_settings(nb201_table):
         nvo.NASVizSampler(space="layers")
 
 
+def _shared_table(filename: str, space: str):
+    """A shared table loaded for ``space``; the test is skipped, saying why, when it is absent."""
+    from nasviz.objectives import load_table
+    from nasviz.objectives.table import shared_data_path
+
+    path = shared_data_path(filename)
+    if path is None:
+        pytest.skip(f"the shared table {filename} is absent (../shared/data or $NASVIZ_SHARED_DATA)")
+    return load_table(path, space=space)
+
+
+def _row_objective(space: str, table, metric: str):
+    """An Optuna objective that looks a trial's architecture up in ``table`` and prunes what it lacks."""
+    params, rows = nvo.parameters(space), set(table.archs)
+
+    def objective(trial):
+        arch = nvo.architecture(space, {n: trial.suggest_categorical(n, c) for n, c in params.items()})
+        if arch not in rows:  # None (no such architecture) or no row for it
+            raise optuna.TrialPruned()
+        return table.lookup(arch, metric)
+
+    return objective
+
+
+def _completed_rows(sampler, objective, n_trials: int, db: Path) -> list:
+    """Run a real SQLite study and read its completed trials back from the file."""
+    storage = f"sqlite:///{db}"
+    study = optuna.create_study(direction="maximize", storage=storage, sampler=sampler)
+    study.optimize(objective, n_trials=n_trials)
+    return optuna.load_study(study_name=study.study_name, storage=storage).get_trials(
+        states=(optuna.trial.TrialState.COMPLETE,))
+
+
 def test_sampler_searches_nas_bench_101_cells_through_their_categorical_parameters(tmp_path):
     """A real SQLite study over NB101's 26 parameters on the shared 292-cell table. Without a
     domain the sampler proposes valid cells, which the table rarely holds (the objective prunes
     them and the sampler is told so); with the table's rows as its domain every proposal is a
     row, and after ``n_init`` trials they come from the GP."""
-    from nasviz.objectives import load_table
-    from nasviz.objectives.table import shared_data_path
-
-    path = shared_data_path("nb101_500.csv")
-    if path is None:
-        pytest.skip("the shared table nb101_500.csv is absent (../shared/data or $NASVIZ_SHARED_DATA)")
-    table = load_table(path, space="nb101")
-    rows = set(table.archs)
+    table = _shared_table("nb101_500.csv", "nb101")
     params = nvo.parameters("nb101")
     assert len(params) == 26 and params["edge 0->1"] == ("0", "1")
-
-    def objective(trial):
-        cell = nvo.architecture("nb101", {n: trial.suggest_categorical(n, c) for n, c in params.items()})
-        if cell not in rows:  # None (no such cell) or no row for it
-            raise optuna.TrialPruned()
-        return table.lookup(cell, "valid_accuracy")
+    objective = _row_objective("nb101", table, "valid_accuracy")
 
     free = nvo.NASVizSampler(space="nb101", seed=3, n_init=4)
     study = optuna.create_study(direction="maximize", storage=f"sqlite:///{tmp_path / 'free.db'}", sampler=free)
@@ -157,10 +178,7 @@ def test_sampler_searches_nas_bench_101_cells_through_their_categorical_paramete
     assert len(free.strategy.observed) + len(free.strategy.failed) == 5  # every trial but the last told
 
     sampler = nvo.NASVizSampler(space="nb101", seed=3, n_init=4, domain=table.archs)
-    study = optuna.create_study(direction="maximize", storage=f"sqlite:///{tmp_path / 'rows.db'}", sampler=sampler)
-    study.optimize(objective, n_trials=12)
-    loaded = optuna.load_study(study_name=study.study_name, storage=f"sqlite:///{tmp_path / 'rows.db'}")
-    complete = loaded.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    complete = _completed_rows(sampler, objective, 12, tmp_path / "rows.db")
     # Optuna samples the first trial independently (no search space yet): it may miss the table;
     # every later trial is the sampler's, a row of the table, each a different one
     assert {t.number for t in complete} >= set(range(1, 12))
@@ -235,29 +253,11 @@ def test_sampler_searches_darts_genotypes_on_the_shared_nb301_table(tmp_path):
     """A real SQLite study over the DARTS space's 32 parameters (each edge's operation and input) with
     the 725 rows of the shared table as the domain: after Optuna's independent first trial every
     proposal is a row, each a different one."""
-    from nasviz.objectives import load_table
-    from nasviz.objectives.table import shared_data_path
-
-    path = shared_data_path("darts_725.csv")
-    if path is None:
-        pytest.skip("the shared table darts_725.csv is absent (../shared/data or $NASVIZ_SHARED_DATA)")
-    table = load_table(path, space="darts")
-    rows = set(table.archs)
+    table = _shared_table("darts_725.csv", "darts")
     params = nvo.parameters("darts")
     assert len(params) == 32 and params["reduce node 5 edge 1 input"] == ("0", "1", "2", "3", "4")
-
-    def objective(trial):
-        genotype = nvo.architecture("darts", {n: trial.suggest_categorical(n, c) for n, c in params.items()})
-        if genotype not in rows:  # None (two edges of a node read one input) or no row for it
-            raise optuna.TrialPruned()
-        return table.lookup(genotype, "valid_accuracy")
-
     sampler = nvo.NASVizSampler(space="darts", seed=0, n_init=4, domain=table.archs)
-    storage = f"sqlite:///{tmp_path / 'darts.db'}"
-    study = optuna.create_study(direction="maximize", storage=storage, sampler=sampler)
-    study.optimize(objective, n_trials=10)
-    complete = optuna.load_study(study_name=study.study_name, storage=storage).get_trials(
-        states=(optuna.trial.TrialState.COMPLETE,))
+    complete = _completed_rows(sampler, _row_objective("darts", table, "valid_accuracy"), 10, tmp_path / "darts.db")
     assert {t.number for t in complete} >= set(range(1, 10))
     assert len({str(t.params) for t in complete}) == len(complete)
     assert sampler.strategy.state().phase == "bo"

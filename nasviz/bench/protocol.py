@@ -107,11 +107,10 @@ def spec_batch_size(spec: str) -> int:
     """The batch ``spec`` asks for per step: its own ``batch_size`` option, else its registry
     preset's (5 for ``bo-tw2g-kdpp5``), else 1 (also for a name this code's registry does not know,
     as in an old report). Options are not validated here; ``bench search`` does that before a run."""
-    from nasviz.components import STRATEGIES
+    from nasviz.components import STRATEGIES, default_batch_size
 
     name, options = parse_spec(spec)
-    preset = STRATEGIES.get(name).preset if name in STRATEGIES else {}
-    return int(options.get("batch_size", preset.get("batch_size", 1)))
+    return int(options.get("batch_size", default_batch_size(name) if name in STRATEGIES else 1))
 
 
 __all__ = ["PROTOCOLS", "TablePair", "parse_pairs", "parse_spec", "spec_batch_size"]

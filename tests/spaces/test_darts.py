@@ -150,10 +150,10 @@ def test_the_shared_table_is_725_distinct_genotypes():
     with open(path, newline="") as handle:
         rows = list(csv.DictReader(handle))
     space = get_space("darts")
-    first = space.parse(rows[0]["genotype"])
-    assert table.lookup(first, "valid_accuracy") == pytest.approx(float(rows[0]["valid_accuracy"]))
-    # every row keeps its source's edge order; parsed, it is the same genotype in the space's order
-    assert all(gt.parse(space.format(a)) == from_architecture(a) for a in table.archs[:50])
+    # every row, written in its source's edge order, finds its own value under the space's order
+    for row in rows:
+        assert table.lookup(space.parse(row["genotype"]), "valid_accuracy") == pytest.approx(float(row["valid_accuracy"]))
+    assert sum(space.format(space.parse(r["genotype"])) == r["genotype"] for r in rows) < len(rows)  # reordered
 
 
 def test_a_bad_row_names_its_line_and_column(tmp_path):
