@@ -115,3 +115,21 @@ def test_protocol_report_with_peers(nb201_table_path):
         search.run(_args(tables="nometric", strategies="random", budget=5, seeds=1, workers=1))
     with pytest.raises(ValueError, match="does not take option"):
         search.run(_args(tables=pairs, strategies="random:colour=red", budget=5, seeds=1, workers=1))
+
+
+def test_the_all_protocol_names_every_shared_table_with_a_metric_its_space_reads():
+    """``--tables all`` is issue 21's nine pairs; each file's first rows load in the pair's space
+    and hold the pair's metric (the whole tables are read by the benchmark itself)."""
+    from nasviz.bench.protocol import PROTOCOLS, parse_pairs
+    from nasviz.objectives import load_table
+    from nasviz.objectives.table import shared_data_path
+
+    pairs = parse_pairs("all")
+    assert pairs[:6] == list(PROTOCOLS["shared"]) and pairs[6:8] == list(PROTOCOLS["nb101"])
+    assert (pairs[8].table, pairs[8].space) == ("darts_725.csv", "darts") and len({p.label for p in pairs}) == 9
+    for pair in pairs:
+        if shared_data_path(pair.table) is None:
+            pytest.skip(f"the shared table {pair.table} is absent (../shared/data or $NASVIZ_SHARED_DATA)")
+        with open(pair.path(), encoding="utf-8") as handle:
+            head = [next(handle) for _ in range(3)]
+        assert pair.metric in load_table(head, space=pair.space, name=pair.label).metrics

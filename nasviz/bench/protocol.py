@@ -14,12 +14,19 @@ repository.
                 training length and therefore a different landscape
 ``nb201-200``   the two 200-epoch metrics
 ``nb201-12``    the four 12-epoch metrics
+``nb101``       the two NAS-Bench-101 tables: the 20,001 cells of ``nb101_hash_20k.csv`` (108-epoch
+                validation accuracy; the space finds each cell by its module hash) and the 292
+                cells of ``nb101_500.csv``
+``all``         every shared table: ``shared``, ``nb101`` and the DARTS cells of ``darts_725.csv``
+                (NAS-Bench-301's surrogate validation accuracy), the nine pairs issue 21's goal is
+                measured on
 ==============  ===================================================================================
 
-NAS-Bench-101 tables are given as pairs with their space, ``--tables
-<data>/nb101_20k.csv:valid_accuracy_108@nb101,nb101_500.csv:valid_accuracy@nb101`` (the 20,001-cell
-table is written outside the repository by ``table import-nb101`` first, so no named protocol can
-hold it); issue 21's tuning read both beside ``shared`` (docs/benchmarks.md).
+Other tables are given as pairs with their space, ``--tables
+<data>/nb101_20k.csv:valid_accuracy_108@nb101,nb101_500.csv:valid_accuracy@nb101``. Issue 21's
+tuning read the two NAS-Bench-101 tables beside ``shared``, the first of them as the file ``table
+import-nb101`` writes from ``nb101_hash_20k.csv``, which holds the same cells and values
+(docs/benchmarks.md).
 
 A strategy spec is a registered strategy name, optionally followed by options:
 ``bo-tw2g-ucb:pool=exhaustive:schedule=srinivas`` (``:``-separated ``key=value``; the registry
@@ -64,11 +71,16 @@ class TablePair:
 _NB201_200 = (TablePair("nb201_test_accuracy.csv", "cifar10"), TablePair("nb201_test_accuracy.csv", "cifar100"))
 _NB201_12 = tuple(TablePair("nb201_12epoch.csv", m) for m in ("cifar10_valid", "cifar10_test", "cifar100_valid", "cifar100_test"))
 
+_NB101 = (TablePair("nb101_hash_20k.csv", "valid_accuracy_108", "nb101"), TablePair("nb101_500.csv", "valid_accuracy", "nb101"))
+_DARTS = (TablePair("darts_725.csv", "valid_accuracy", "darts"),)
+
 #: Named protocols (module docstring).
 PROTOCOLS: dict[str, tuple[TablePair, ...]] = {
     "shared": _NB201_200 + _NB201_12,
     "nb201-200": _NB201_200,
     "nb201-12": _NB201_12,
+    "nb101": _NB101,
+    "all": _NB201_200 + _NB201_12 + _NB101 + _DARTS,
 }
 
 

@@ -18,8 +18,11 @@ rows of the same cell written in two vertex orders are one architecture when ``p
 canonicalises (NAS-Bench-101 does).
 
 Higher metric values are better (accuracies). Columns whose name says they measure time
-(``time``, ``seconds``, ``cost``, or ending in ``_time`` / ``_seconds``) are read as the cost of
-an evaluation instead of as metrics. Numeric columns that describe an architecture or a
+(``time``, ``seconds``, ``cost``, or ending in ``_time`` / ``_seconds``, also with a training
+budget after it: NAS-Bench-101's ``train_seconds_108``) are read as the cost of an evaluation
+instead of as metrics. A space may name the metrics it leads with
+(:attr:`~nasviz.spaces.base.SearchSpace.lead_metrics`): the first of them a table has becomes its
+first metric, the one chosen when none is named. Numeric columns that describe an architecture or a
 measurement rather than score it (``params``, ``flops``, ``macs``, and spreads ending in ``_std``,
 ``_sd`` or ``_se``) are kept in ``Table.descriptive`` and are never offered as objectives; a
 missing value there is NaN, not a bad row.
@@ -99,7 +102,7 @@ class BadRow:
 
 
 def _is_cost_column(name: str) -> bool:
-    n = name.strip().lower()
+    n = re.sub(r"_\d+$", "", name.strip().lower())  # a budget suffix: train_seconds_108 is seconds at 108 epochs
     return n in {"time", "seconds", "cost", "train_time", "runtime"} or n.endswith(("_time", "_seconds"))
 
 
@@ -380,9 +383,11 @@ class _Columns:
     ignored: list[int]
 
 
-def _column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx: list[int], label: str) -> _Columns:
+def _column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx: list[int], label: str,
+                  lead: tuple[str, ...] = ()) -> _Columns:
     """A column is numeric if most of its non-empty cells parse as numbers; the rest is text
-    (names, notes) and is ignored rather than reported row by row."""
+    (names, notes) and is ignored rather than reported row by row. The first metric named in
+    ``lead`` (the space's :attr:`~nasviz.spaces.base.SearchSpace.lead_metrics`) goes first."""
     numeric_cols, ignored = [], []
     for c, name in enumerate(header):
         if c in arch_idx:
@@ -393,6 +398,9 @@ def _column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx
     cost_cols = [c for c in numeric_cols if _is_cost_column(header[c])]
     descriptive = [c for c in numeric_cols if c not in cost_cols and _is_descriptive_column(header[c])]
     metrics = [c for c in numeric_cols if c not in cost_cols and c not in descriptive]
+    first = next((c for name in lead for c in metrics if header[c] == name), None)
+    if first is not None:
+        metrics = [first, *(c for c in metrics if c != first)]
     if not metrics:
         where = ", ".join(str(c + 1) for c in arch_idx)
         raise TableError(f"no numeric metric column besides the architecture column (column {where})",
@@ -416,7 +424,7 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_
     body = [(line, row) for line, row in rows if any(cell.strip() for cell in row)]
     if not body:
         raise TableError("has a header but no data rows", source=label)
-    cols = _column_roles(header, body, [header.index(c) for c in names], label)
+    cols = _column_roles(header, body, [header.index(c) for c in names], label, space.lead_metrics)
     rows_read = _RowReader(header, names, cols, space, policy)
     for line, row in body:
         rows_read.add(line, row)

@@ -107,6 +107,10 @@ class SearchSpace(ABC):
     #: otherwise: ``"refuse"`` (the later rows are bad rows) or ``"average"`` (one row, the mean:
     #: tables whose rows are repeated training runs). See :func:`nasviz.objectives.load_table`.
     table_duplicates: ClassVar[str] = "refuse"
+    #: Metric columns a table of this space leads with when it has them (the first found becomes
+    #: the table's first metric, the one chosen when none is named): NAS-Bench-101's headline is
+    #: the 108-epoch accuracy, though ``nb101_hash_20k.csv`` lists its 4-epoch column first.
+    lead_metrics: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ strings
     @abstractmethod

@@ -409,6 +409,45 @@ def test_import_of_a_small_hash_table(tmp_path, enumeration):
         nb101.import_hash_table(src, src)
 
 
+def test_a_hash_table_loads_as_it_is(tmp_path, enumeration):
+    """A table known only by module hash needs no import: the space finds each cell by its hash."""
+    from nasviz.objectives import load_table
+
+    known = [enumeration.hashes[i].decode() for i in (5, 77_777)]
+    src = tmp_path / "hashes.csv"
+    src.write_text(
+        "hash,valid_accuracy_4,valid_accuracy_108,train_seconds_108,params\n"
+        f"{known[0]},40,93.5,1500.5,123\n{'f' * 32},1,90.0,1.0,1\n{known[1].upper()},30,91.25,900,456\n"
+        f"{known[0]},50,92.5,1499.5,123\n"
+    )
+    table = load_table(src, space="nb101")
+    assert [nb101.NB101Space().canonical_key(a) for a in table.archs] == known
+    # the 108-epoch accuracy leads though the file lists the 4-epoch one first; seconds at 108
+    # epochs are the cost, not a metric; the two rows of one cell are averaged
+    assert table.metrics == ["valid_accuracy_108", "valid_accuracy_4"]
+    assert table.lookup(table.archs[0], "valid_accuracy_108") == 93.0 and table.cost(table.archs[0]) == 1500.0
+    info = table.info()
+    assert info["arch_columns"] == ["hash"] and info["cost_column"] == "train_seconds_108"
+    assert len(table.bad_rows) == 1 and table.bad_rows[0].line == 3
+    assert "no NAS-Bench-101 cell has the module hash" in str(table.bad_rows[0])
+    # a hash is one of the space's strings; anything else still has to be a matrix and ops
+    assert nb101.NB101Space().parse(known[1]) == table.archs[1]
+    with pytest.raises(NB101ParseError):
+        nb101.NB101Space().parse("f" * 31)
+
+
+def test_the_20k_table_loads_by_hash_as_its_import_does(tmp_path, enumeration):
+    from nasviz.objectives import load_table
+
+    src = _shared("nb101_hash_20k.csv")
+    direct = load_table(src, space="nb101")
+    imported = load_table(nb101.import_hash_table(src, tmp_path / "nb101_20k.csv").out_path, space="nb101")
+    assert len(direct) == 20_001 and direct.archs == imported.archs
+    assert direct.metrics == imported.metrics
+    for metric in direct.metrics:
+        assert np.array_equal(direct.values[metric], imported.values[metric])
+
+
 def test_import_of_the_20k_table_joins_every_row(tmp_path, enumeration):
     src = _shared("nb101_hash_20k.csv")
     result = nb101.import_hash_table(src, tmp_path / "nb101_20k.csv")

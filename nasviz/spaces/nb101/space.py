@@ -35,6 +35,7 @@ Representations (:mod:`nasviz.spaces.base`):
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Iterator, Mapping
 
@@ -43,10 +44,10 @@ import numpy as np
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.errors import ConfigError
 from nasviz.spaces.base import LABELLED_DAG, LAYERS, OPERATION_TREE, PARAMETERS, PATHS, SearchSpace, check_parameters
-from nasviz.spaces.nb101.cache import enumerate_all, sample
+from nasviz.spaces.nb101.cache import cell_of_hash, enumerate_all, sample
 from nasviz.spaces.nb101.cell import (
-    CONV1X1, CONV3X3, MAX_VERTICES, MAXPOOL3X3, NAME, OPERATIONS, PUBLISHED_CELL_COUNT, InvalidCellError, NB101Cell, format,
-    parse, prune,
+    CONV1X1, CONV3X3, MAX_VERTICES, MAXPOOL3X3, NAME, OPERATIONS, PUBLISHED_CELL_COUNT, InvalidCellError, NB101Cell,
+    NB101ParseError, format, parse, prune,
 )
 from nasviz.spaces.nb101.enumeration import canonical
 from nasviz.spaces.nb101.moves import from_architecture, generate, mutate, neighbours, to_architecture
@@ -85,6 +86,10 @@ _EDGE_CHOICES: tuple[str, ...] = ("0", "1")
 EXAMPLE = "01100|00011|00001|00001|00000;input,conv3x3-bn-relu,maxpool3x3,conv1x1-bn-relu,output"
 
 
+#: A module hash: NAS-Bench-101's ``hash_module`` is an MD5 hex digest.
+_MODULE_HASH = re.compile(r"[0-9a-fA-F]{32}")
+
+
 @lru_cache(maxsize=65_536)
 def cell_of(arch: Architecture) -> NB101Cell:
     """The pruned cell of ``arch`` (:func:`from_architecture`), memoised per architecture."""
@@ -103,22 +108,32 @@ def _arch(cell: NB101Cell) -> Architecture:
 class NB101Space(SearchSpace):
     """NAS-Bench-101 cells as canonical node-labelled DAGs (module docstring).
 
-    Tables: a row's cell is its ``matrix`` and ``ops`` columns (or one ``arch`` column holding
-    ``"<matrix>;<ops>"``); rows of the same cell are averaged (:attr:`table_duplicates`):
-    NAS-Bench-101 tables hold one row per training run, and a cell's value is their mean.
+    Tables: a row's cell is its ``matrix`` and ``ops`` columns, or one ``hash`` column holding
+    its NAS-Bench-101 module hash (``nb101_hash_20k.csv``: the cell is looked up in the
+    enumeration, so such a table loads as it is, without ``table import-nb101``), or one ``arch``
+    column holding ``"<matrix>;<ops>"``; rows of the same cell are averaged
+    (:attr:`table_duplicates`): NAS-Bench-101 tables hold one row per training run, and a cell's
+    value is their mean.
     """
 
     name = NAME
     description = "NAS-Bench-101 cells: up to 7 vertices, 3 operations, 423,624 unique cells"
     representations = frozenset({LABELLED_DAG, OPERATION_TREE, LAYERS, PATHS, PARAMETERS})
     examples = (EXAMPLE,)
-    table_columns = (("matrix", "ops"),)
+    table_columns = (("matrix", "ops"), ("hash",))
     table_duplicates = "average"
+    lead_metrics = ("valid_accuracy_108",)
 
     # ------------------------------------------------------------------ strings
     def parse(self, text: str) -> Architecture:
-        """``"<matrix>;<ops>"`` as the canonical cell; ``ValueError`` (:class:`NB101ParseError`,
-        :class:`InvalidCellError`) says what is wrong."""
+        """``"<matrix>;<ops>"``, or a cell's module hash (32 hexadecimal digits, as NAS-Bench-101's
+        API and ``nb101_hash_20k.csv`` name cells), as the canonical cell; ``ValueError``
+        (:class:`NB101ParseError`, :class:`InvalidCellError`) says what is wrong."""
+        if _MODULE_HASH.fullmatch(text.strip()):
+            try:
+                return to_architecture(cell_of_hash(text))  # the enumeration holds canonical cells
+            except KeyError:
+                raise NB101ParseError(f"no NAS-Bench-101 cell has the module hash {text.strip()!r}") from None
         return _arch(parse(text))
 
     def parse_columns(self, values: tuple[str, ...]) -> Architecture:
