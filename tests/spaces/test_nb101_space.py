@@ -58,7 +58,8 @@ def test_two_columns_of_a_table_row(space):
     matrix, ops = EXAMPLE.split(";")
     assert space.parse_columns((matrix, ops)) == space.parse(EXAMPLE)
     assert space.parse_columns((EXAMPLE,)) == space.parse(EXAMPLE)
-    assert space.table_columns == (("matrix", "ops"),) and space.table_duplicates == "average"
+    assert space.table_columns == (("matrix", "ops"), ("hash",)) and space.table_duplicates == "average"
+    assert space.parse_columns((space.canonical_key(space.parse(EXAMPLE)),)) == space.parse(EXAMPLE)  # by module hash
 
 
 def test_moves_stay_in_the_space_and_are_canonical(space):
