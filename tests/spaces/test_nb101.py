@@ -388,13 +388,19 @@ def test_architecture_round_trip_and_renumbering():
 
 
 # ---------------------------------------------------------------------------------- the import
-def test_import_of_a_small_hash_table(tmp_path, enumeration):
+def _small_hash_table(tmp_path, enumeration, columns: str, values: tuple[str, str, str, str]):
+    """Two known cells' hashes and a CSV of four rows after the header ``hash,<columns>``: the
+    first cell, an unknown hash, the second cell in upper case, the first cell again."""
     known = [enumeration.hashes[i].decode() for i in (5, 77_777)]
+    hashes = (known[0], "f" * 32, known[1].upper(), known[0])
     src = tmp_path / "hashes.csv"
-    src.write_text(
-        "hash,valid_accuracy_108,train_seconds_108,params\n"
-        f"{known[0]},93.5,1500.5,123\n{'f' * 32},90.0,1.0,1\n{known[1].upper()},91.25,900,456\n{known[0]},1,1,1\n"
-    )
+    src.write_text(f"hash,{columns}\n" + "".join(f"{h},{v}\n" for h, v in zip(hashes, values)))
+    return known, src
+
+
+def test_import_of_a_small_hash_table(tmp_path, enumeration):
+    known, src = _small_hash_table(tmp_path, enumeration, "valid_accuracy_108,train_seconds_108,params",
+                                   ("93.5,1500.5,123", "90.0,1.0,1", "91.25,900,456", "1,1,1"))
     result = nb101.import_hash_table(src, tmp_path / "out" / "table.csv")
     assert (result.rows_read, result.rows_joined) == (4, 2)
     assert result.unknown_hashes == ("f" * 32,) and result.duplicate_hashes == (known[0],)
@@ -413,13 +419,8 @@ def test_a_hash_table_loads_as_it_is(tmp_path, enumeration):
     """A table known only by module hash needs no import: the space finds each cell by its hash."""
     from nasviz.objectives import load_table
 
-    known = [enumeration.hashes[i].decode() for i in (5, 77_777)]
-    src = tmp_path / "hashes.csv"
-    src.write_text(
-        "hash,valid_accuracy_4,valid_accuracy_108,train_seconds_108,params\n"
-        f"{known[0]},40,93.5,1500.5,123\n{'f' * 32},1,90.0,1.0,1\n{known[1].upper()},30,91.25,900,456\n"
-        f"{known[0]},50,92.5,1499.5,123\n"
-    )
+    known, src = _small_hash_table(tmp_path, enumeration, "valid_accuracy_4,valid_accuracy_108,train_seconds_108,params",
+                                   ("40,93.5,1500.5,123", "1,90.0,1.0,1", "30,91.25,900,456", "50,92.5,1499.5,123"))
     table = load_table(src, space="nb101")
     assert [nb101.NB101Space().canonical_key(a) for a in table.archs] == known
     # the 108-epoch accuracy leads though the file lists the 4-epoch one first; seconds at 108
