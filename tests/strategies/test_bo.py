@@ -246,8 +246,8 @@ def test_the_default_strategy_climbs_the_acquisition_from_ten_starts(nb201_table
 
 def test_the_default_strategy_keeps_a_noise_floor(nb201_table):
     """The tuned default (docs/benchmarks.md, "A noise floor for the GP") fits the GP with its
-    noise variance at least 1e-3 of the standardised targets' variance; without the floor,
-    ML-II drives it to about 1e-6 on the same evaluations, and the GP interpolates noisy values."""
+    noise variance at least 1e-3 of the standardised targets' variance; without the floor, the
+    same search's ML-II fits drive it towards 1e-6, and the GP interpolates noisy values."""
     from nasviz.components import DEFAULT_STRATEGY
 
     objective = TableObjective(nb201_table, "cifar10")
