@@ -53,16 +53,25 @@ def collect(reports: list[dict[str, Any]], reference: str) -> dict[str, dict[str
     """``{config: {table label: {"score", "mean", "p90", "found", "runs"}}}`` over all reports.
 
     The reference may come from any report on the same table with the same seeds and budget
-    (strategies are deterministic given their seed, so it need not be run again)."""
+    (strategies are deterministic given their seed, so it need not be run again). One setting
+    is scored on one seed set per table: a second seed set is refused, not silently preferred
+    (``bench goal`` pools seed sets)."""
     refs = {_key(r, e): e["strategies"][reference] for r in reports for e in report_tables(r) if reference in e["strategies"]}
     out: dict[str, dict[str, dict[str, Any]]] = {}
+    scored_on: dict[tuple[str, str], tuple[str, int, int, int]] = {}
     for report in reports:
         for entry in report_tables(report):
-            label = _key(report, entry)[0]
-            ref = refs.get(_key(report, entry))
+            key = _key(report, entry)
+            label = key[0]
+            ref = refs.get(key)
             if ref is None:
                 raise ValueError(f"no {reference!r} run on {label} with the seeds and budget of a report to score against")
             for name, summary in entry["strategies"].items():
+                first = scored_on.setdefault((name, label), key)
+                if first != key:
+                    raise ValueError(
+                        f"{name!r} on {label} is in reports of two seed sets (first seed {first[1]} and {key[1]}): "
+                        f"bench tuning scores one seed set; pass one set's reports, or pool them with bench goal")
                 final = summary["final"]
                 out.setdefault(name, {})[label] = {
                     "score": (final["mean"] + EPS) / (ref["final"]["mean"] + EPS), "mean": final["mean"],

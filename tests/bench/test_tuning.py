@@ -55,6 +55,14 @@ def test_the_reference_may_come_from_another_report_with_the_same_seeds(tmp_path
         run(tmp_path, report({"t1": {"optuna-tpe": 0.2}}, seeds=3), ours)  # other seeds: not comparable
 
 
+def test_one_setting_on_two_seed_sets_is_refused_not_overwritten(tmp_path):
+    first = report({"t1": {"optuna-tpe": 0.2, "bo": 0.1}})
+    second = {**report({"t1": {"optuna-tpe": 0.3, "bo": 0.0}}), "first_seed": 20}
+    with pytest.raises(ValueError, match=r"'optuna-tpe' on t1.csv:acc is in reports of two seed sets \(first seed 0 and 20\)"):
+        run(tmp_path, first, second)
+    assert run(tmp_path, second)["configurations"]["bo"]["tables"]["t1.csv:acc"]["mean"] == 0.0
+
+
 def test_the_goal_of_the_chosen_setting_and_the_batch_goal_on_every_table(tmp_path):
     peers = report({"t1": {"optuna-tpe": 0.2, "optuna-gp": 0.1}, "t2": {"optuna-tpe": 0.2, "optuna-gp": 0.3}})
     ours = report({"t1": {"bo-tw2g-ucb:pool=exhaustive": 0.04, "bo-tw2g-kdpp5": 0.3},
