@@ -339,7 +339,8 @@ for _name, _description in (
 for _name, _title, _description, _factory in (
     ("pool", "Candidate pool", "the step's candidate pool embedded by the GP kernel's own distance, coloured by "
                                "posterior mean, the chosen batch starred", "pool:PoolView"),
-    ("hyperparameters", "Hyperparameters", "the GP's learned hyperparameters over the steps, bounds hit named",
+    ("hyperparameters", "Hyperparameters", "the GP's learned hyperparameters over the steps, bounds hit and chosen "
+                                           "floors named",
      "hyperparameters:HyperparameterView"),
     ("distances", "Distances", "any fitting kernel's distance components between the evaluated architectures",
      "distances:DistanceView"),

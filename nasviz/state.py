@@ -44,7 +44,10 @@ class GPFit:
     ``hyperparameters`` are the kernel's learned values by name (TW's ``lambda_1..3``, WL's
     ``h``, ...); ``amplitude`` and ``noise`` are in the units of the transformed, standardised
     targets; ``bounds_hit`` names the hyperparameters that ended on a bound of their search box
-    (the dashboard warns: the data could not pin them down); ``box`` names a search box narrower
+    (the dashboard warns: the data could not pin them down); ``floors_hit`` names those resting
+    on a floor the strategy chose on purpose (the noise at ``min_noise``,
+    :meth:`nasviz.gp.GaussianProcess.floors`): the data alone would fit less, and the value is the
+    chosen one, so the dashboard says so without a warning; ``box`` names a search box narrower
     than the wide default (``"optuna-rates"``, ...; empty for the default).
     """
 
@@ -59,6 +62,7 @@ class GPFit:
     transform: str = "standardize"
     prior: str = ""
     box: str = ""
+    floors_hit: tuple[str, ...] = ()
 
     def traced(self) -> dict[str, float]:
         """The values the hyperparameter traces draw: kernel hyperparameters, amplitude, noise."""
@@ -164,7 +168,8 @@ class StepState:
         return cls(
             strategy=str(data.get("strategy", "")), phase=str(data.get("phase", "")),
             proposals=tuple(data.get("proposals") or ()),
-            gp=None if not gp else GPFit(**{**gp, "bounds_hit": tuple(gp.get("bounds_hit") or ())}),
+            gp=None if not gp else GPFit(**{**gp, "bounds_hit": tuple(gp.get("bounds_hit") or ()),
+                                          "floors_hit": tuple(gp.get("floors_hit") or ())}),
             pool=None if not pool else PoolState(
                 candidates=tuple(pool["candidates"]), mean=_floats(pool.get("mean")), std=_floats(pool.get("std")),
                 acquisition=_floats(pool.get("acquisition")), acquisition_name=str(pool.get("acquisition_name", "")),
@@ -234,32 +239,39 @@ def _batch_choice(data: Mapping[str, Any]) -> BatchChoice:
                        info=dict(data.get("info") or {}))
 
 
+def bound_side(value: float, low: float, high: float, rtol: float = 0.01) -> str | None:
+    """``"low"`` or ``"high"`` when ``value`` lies within ``rtol`` of that end of ``(low, high)``
+    (relative to the span, on a log scale for positive bounds), else None."""
+    if value is None or not math.isfinite(value):
+        return None
+    if low > 0 and value > 0:
+        value, low, high = math.log(value), math.log(low), math.log(high)
+    span, to_low, to_high = high - low, abs(value - low), abs(high - value)
+    if min(to_low, to_high) > rtol * span:
+        return None
+    return "low" if to_low <= to_high else "high"
+
+
 def bounds_hit(values: Mapping[str, float], bounds: Mapping[str, tuple[float, float]], rtol: float = 0.01) -> tuple[str, ...]:
     """Names whose value lies within ``rtol`` (relative, on a log scale for positive bounds) of
     either end of its ``(low, high)`` bound: the fit could not pin them down."""
-    hit = []
-    for name, value in values.items():
-        if name not in bounds or value is None or not math.isfinite(value):
-            continue
-        lo, hi = bounds[name]
-        if lo > 0 and value > 0:
-            span = math.log(hi) - math.log(lo)
-            near = min(abs(math.log(value) - math.log(lo)), abs(math.log(hi) - math.log(value))) <= rtol * span
-        else:
-            near = min(abs(value - lo), abs(hi - value)) <= rtol * (hi - lo)
-        if near:
-            hit.append(name)
-    return tuple(hit)
+    return tuple(name for name, value in values.items()
+                 if name in bounds and bound_side(value, *bounds[name], rtol=rtol) is not None)
 
 
 def gp_fit_state(fit: Any, gp: Any, kernel: str, box: str = "") -> GPFit:
     """The :class:`GPFit` of a :class:`~nasviz.gp.FitResult` of ``gp`` (a GaussianProcess),
     with the hyperparameters that sit on a bound of their search box (discrete ones, such as
-    WL's depth, have no box)."""
+    WL's depth, have no box), and apart from them those resting on a floor ``gp`` was given on
+    purpose (its ``floors()``, e.g. the noise at ``min_noise``): a chosen value, not a warning."""
     search_box = gp.search_box()
     values = {**fit.theta, "amplitude": fit.amplitude, "noise": fit.noise}
+    hit = bounds_hit(values, search_box) if gp.learn else ()
+    floors = gp.floors()
+    on_floor = tuple(name for name in hit if name in floors and bound_side(values[name], *search_box[name]) == "low")
     return GPFit(kernel=kernel, hyperparameters={k: float(v) for k, v in fit.theta.items()},
                  amplitude=float(fit.amplitude), noise=float(fit.noise),
                  log_likelihood=float(fit.log_marginal_likelihood), n_observations=int(fit.n_obs),
-                 seconds=float(fit.seconds), bounds_hit=bounds_hit(values, search_box) if gp.learn else (),
-                 transform=str(fit.transform), prior=gp.prior.name if getattr(gp, "prior", None) else "", box=box)
+                 seconds=float(fit.seconds), bounds_hit=tuple(name for name in hit if name not in on_floor),
+                 transform=str(fit.transform), prior=gp.prior.name if getattr(gp, "prior", None) else "", box=box,
+                 floors_hit=on_floor)

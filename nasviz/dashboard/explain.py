@@ -65,7 +65,10 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
                      + (f" ({theta}; amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)})." if theta else
                         f" (amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)}).")
                      + (f" {', '.join(gp.bounds_hit)} ended on a bound: the data do not determine "
-                        f"{'it' if len(gp.bounds_hit) == 1 else 'them'} yet." if gp.bounds_hit else ""))
+                        f"{'it' if len(gp.bounds_hit) == 1 else 'them'} yet." if gp.bounds_hit else "")
+                     + (f" {', '.join(gp.floors_hit)} {'rests' if len(gp.floors_hit) == 1 else 'rest'} on the floor "
+                        "the strategy chose: the data alone would fit less, and the floor keeps the surrogate from "
+                        "taking noisy measurements as exact." if gp.floors_hit else ""))
     if pool is not None and len(pool):
         origins = {}
         for o in pool.origin:

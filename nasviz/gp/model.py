@@ -69,6 +69,11 @@ class FitResult:
         }
 
 
+#: The default bounds of the noise variance (standardised ``z`` units): the low end is a numerical
+#: floor (the fit may interpolate the data), the high end says "all noise, no signal".
+DEFAULT_NOISE_BOUNDS = (1e-6, 2.0)
+
+
 class ComponentsCache:
     """Kernel components over every architecture seen so far, grown one block at a time.
 
@@ -149,7 +154,8 @@ class GaussianProcess:
     amplitude, noise : float
         Starting (or, with ``learn=False``, fixed) signal and noise variance in ``z`` units.
     amplitude_bounds, noise_bounds : (float, float)
-        Bounds of the learned variances in ``z`` units.
+        Bounds of the learned variances in ``z`` units. A noise lower bound above
+        :data:`DEFAULT_NOISE_BOUNDS`'s is a floor chosen on purpose (:meth:`floors`).
     max_value : float
         Upper bound of an accuracy-like target for ``transform="log_error"`` (100 for percent).
     max_iter, ftol : int, float
@@ -176,7 +182,7 @@ class GaussianProcess:
         amplitude: float = 1.0,
         noise: float = 0.1,
         amplitude_bounds: tuple[float, float] = (1e-2, 1e2),
-        noise_bounds: tuple[float, float] = (1e-6, 2.0),
+        noise_bounds: tuple[float, float] = DEFAULT_NOISE_BOUNDS,
         max_value: float = 100.0,
         max_iter: int = 100,
         ftol: float = 1e-5,
@@ -270,6 +276,14 @@ class GaussianProcess:
             initial_log_marginal_likelihood=hp.initial_log_marginal_likelihood,
         )
         return self.fit_result
+
+    def floors(self) -> dict[str, float]:
+        """Name -> value of every lower bound raised on purpose above the default box: the noise
+        variance's, when ``noise_bounds`` starts above :data:`DEFAULT_NOISE_BOUNDS`'s numerical
+        floor. A fit resting on such a floor has the value the caller chose (the data alone would
+        have fitted less), not one the data left undetermined: :func:`nasviz.state.gp_fit_state`
+        reports it apart from the bounds the fit hit."""
+        return {"noise": self.noise_bounds[0]} if self.noise_bounds[0] > DEFAULT_NOISE_BOUNDS[0] else {}
 
     def search_box(self) -> dict[str, tuple[float, float]]:
         """Name -> (low, high) of every continuous hyperparameter's search box, the amplitude's
@@ -399,4 +413,4 @@ class GaussianProcess:
         return self._posterior
 
 
-__all__ = ["ComponentsCache", "FitResult", "GaussianProcess"]
+__all__ = ["DEFAULT_NOISE_BOUNDS", "ComponentsCache", "FitResult", "GaussianProcess"]

@@ -406,3 +406,29 @@ def test_a_strategy_shows_only_the_settings_it_takes(store_path):
     assert at.number_input(key="opt_nasbot_ea_cap").value == STRATEGIES.get("nasbot").defaults()["ea_cap"]
     assert not [b for b in at.selectbox if b.key and b.key.startswith("kernel")]  # its GP kernel is fixed
     assert any("GP kernel: otmann" in c.value for c in at.caption)
+
+
+def test_a_noise_on_the_default_strategys_floor_is_named_without_the_bound_warning(store_path, tmp_path):
+    """The default strategy fits the GP with a noise floor (min_noise=1e-3). A fit resting on it is
+    the chosen value: the Search page shows no "on a bound" warning for the noise, and the
+    Hyperparameters tab names the floor under its chart. The table's values are a noiseless count
+    of convolutions, so ML-II would fit less noise than the floor."""
+    import numpy as np
+
+    from nasviz.dashboard.watching import RunWatcher
+    from nasviz.spaces import nb201
+
+    rng = np.random.default_rng(0)
+    cells = {nb201.format(arch): arch for arch in nb201.sample(rng, 400)}
+    table = tmp_path / "noiseless.csv"
+    table.write_text("arch,acc,other\n" + "".join(
+        f"{s},{50 + 5 * sum(op.startswith('nor_conv') for op in nb201.operations(a))},0\n" for s, a in cells.items()))
+    at = search_on_tab(table, "bo-tw2g-hamming-ei", 16, "Hyperparameters")
+    assert not errors(at), [e.value for e in at.error]
+    run_id = int(at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"])
+    watcher = RunWatcher(store_path, run_id)
+    watcher.refresh()
+    fit = watcher.last_fit()
+    assert fit.floors_hit == ("noise",) and "noise" not in fit.bounds_hit
+    assert not any("noise" in w.value for w in at.warning)
+    assert any("on the floor the strategy sets" in c.value for c in at.caption)

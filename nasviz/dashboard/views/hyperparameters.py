@@ -1,5 +1,7 @@
 """The GP's learned hyperparameters over the steps (paper 000 Fig. 4: TW's lambda_1..3; WL's
-depth; the GP's amplitude and noise), with the ones the last fit left on a bound named."""
+depth; the GP's amplitude and noise), with the ones the last fit left on a bound named, and
+those resting on a floor the strategy chose (the noise at ``min_noise``) named apart, without the
+warning: their value is the chosen one."""
 
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ class HyperparameterView(View):
 
         rows = [{"step": s.step, "strategy": {"hyperparameters": s.gp.traced()}} for s in run.steps if s.gp is not None]
         last = run.last_fit()
-        caption = bounds_message(last) if last is not None else None
+        caption = None
+        if last is not None:
+            caption = " ".join(m for m in (bounds_message(last), floor_message(last)) if m) or None
         return ViewOutput([("chart_hyperparameters", viz.plot_hyperparameters(rows))], caption)
 
 
@@ -43,3 +47,17 @@ def bounds_message(fit: "GPFit") -> str | None:
     return (f"The GP's last fit ({fit.n_observations} observations) left {named} on a bound of "
             f"{'its' if one else 'their'} search box: the data do not pin {'it' if one else 'them'} down yet, so "
             f"the surrogate's view (pool, acquisition, batch) rests on {'an arbitrary value' if one else 'arbitrary values'}.")
+
+
+def floor_message(fit: "GPFit") -> str | None:
+    """One sentence naming the hyperparameters of ``fit`` that rest on a floor the strategy chose
+    (``GPFit.floors_hit``; None when none do). Not a warning: the data alone would have fitted a
+    smaller value, and the floor keeps the GP from interpolating noisy measurements."""
+    if not fit.floors_hit:
+        return None
+    values = fit.traced()
+    named = ", ".join(f"{name} = {values[name]:.3g}" if name in values else name for name in fit.floors_hit)
+    one = len(fit.floors_hit) == 1
+    return (f"The GP's last fit keeps {named} on the floor the strategy sets (for the noise, `min_noise`): "
+            f"the data alone would fit {'a smaller value' if one else 'smaller values'}, and the floor stops the "
+            "surrogate from trusting one noisy measurement per architecture as exact.")

@@ -1,0 +1,69 @@
+"""How a GP fit is reported: bounds the data left the fit on, and floors the strategy chose."""
+
+from __future__ import annotations
+
+from nasviz.dashboard.explain import explain_step
+from nasviz.dashboard.views.hyperparameters import bounds_message, floor_message
+from nasviz.gp import FitResult, GaussianProcess
+from nasviz.kernels import make_kernel
+from nasviz.spaces import nb201
+from nasviz.state import GPFit, StepState, bound_side, gp_fit_state
+
+
+def _fit(noise: float, amplitude: float = 1.0) -> FitResult:
+    return FitResult(theta={}, amplitude=amplitude, noise=noise, log_marginal_likelihood=0.0, jitter=0.0, seconds=0.0,
+                     n_obs=12)
+
+
+def _gp(min_noise: float | None) -> GaussianProcess:
+    options = {} if min_noise is None else {"noise_bounds": (min_noise, 2.0)}
+    return GaussianProcess(make_kernel("tw2g-hamming", space=nb201.SPACE), **options)
+
+
+def test_bound_side_names_the_end_on_a_log_scale():
+    assert bound_side(1e-3, 1e-3, 2.0) == "low" and bound_side(1.05e-3, 1e-3, 2.0) == "low"
+    assert bound_side(1.99, 1e-3, 2.0) == "high"
+    assert bound_side(0.05, 1e-3, 2.0) is None
+    assert bound_side(float("nan"), 1e-3, 2.0) is None
+
+
+def test_a_noise_on_a_chosen_floor_is_reported_apart_from_the_bounds_hit():
+    """A raised noise floor (the default strategy's min_noise=1e-3) that the fit rests on is a
+    chosen value: floors_hit, not bounds_hit. The numerical floor (1e-6) and the upper bound stay
+    bounds the data left the fit on."""
+    assert _gp(None).floors() == {} and _gp(1e-6).floors() == {}
+    assert _gp(1e-3).floors() == {"noise": 1e-3}
+
+    chosen = gp_fit_state(_fit(noise=1e-3), _gp(1e-3), "hamming")
+    assert chosen.floors_hit == ("noise",) and "noise" not in chosen.bounds_hit
+
+    numerical = gp_fit_state(_fit(noise=1e-6), _gp(None), "hamming")
+    assert numerical.bounds_hit == ("noise",) and numerical.floors_hit == ()
+
+    top = gp_fit_state(_fit(noise=2.0, amplitude=1e-2), _gp(1e-3), "hamming")  # all noise: the upper bound
+    assert set(top.bounds_hit) == {"amplitude", "noise"} and top.floors_hit == ()
+
+    inside = gp_fit_state(_fit(noise=0.05), _gp(1e-3), "hamming")
+    assert inside.bounds_hit == () and inside.floors_hit == ()
+
+
+def test_floors_hit_survives_the_store_round_trip_and_old_states_read_without_it():
+    fit = GPFit(kernel="hamming", hyperparameters={}, amplitude=1.0, noise=1e-3, log_likelihood=0.0, n_observations=12,
+                floors_hit=("noise",))
+    state = StepState(strategy="bo", phase="bo", gp=fit)
+    assert StepState.from_dict(state.to_dict()).gp == fit
+    older = state.to_dict()
+    del older["gp"]["floors_hit"]  # a state stored before the field existed
+    assert StepState.from_dict(older).gp.floors_hit == ()
+
+
+def test_the_dashboard_names_a_floor_without_the_bound_warning():
+    fit = GPFit(kernel="hamming", hyperparameters={}, amplitude=1.0, noise=1e-3, log_likelihood=0.0, n_observations=12,
+                floors_hit=("noise",))
+    assert bounds_message(fit) is None  # no warning on the Search page
+    assert "noise = 0.001 on the floor the strategy sets" in floor_message(fit)
+    text = "\n".join(explain_step(5, StepState(strategy="bo", phase="bo", gp=fit), []))
+    assert "noise rests on the floor the strategy chose" in text and "ended on a bound" not in text
+    both = GPFit(kernel="hamming", hyperparameters={}, amplitude=1e-2, noise=1e-3, log_likelihood=0.0,
+                 n_observations=12, bounds_hit=("amplitude",), floors_hit=("noise",))
+    assert "amplitude = 0.01 on a bound" in bounds_message(both) and "noise" not in bounds_message(both)
