@@ -26,4 +26,5 @@ BENCHMARKS: dict[str, str] = {
     "nb101": "nasviz.bench.nb101",
     "browser": "nasviz.bench.browser",
     "gp-bounds": "nasviz.bench.gp_bounds",
+    "top-cells": "nasviz.bench.top_cells",
 }
