@@ -35,18 +35,23 @@ class HyperparameterView(View):
         return ViewOutput([("chart_hyperparameters", viz.plot_hyperparameters(rows))], caption)
 
 
+def _with_values(fit: "GPFit", names: tuple[str, ...]) -> str:
+    """``"noise = 0.001, amplitude = 0.01"``: ``names`` with the values ``fit`` traces for them."""
+    values = fit.traced()
+    return ", ".join(f"{name} = {values[name]:.3g}" if name in values else name for name in names)
+
+
 def bounds_message(fit: "GPFit") -> str | None:
     """One sentence naming the hyperparameters of ``fit`` that ended on a bound of their search
     box, with their values (None when none did). Shown as a warning above a run's views: the
     pool view and the batch choices of such a fit rest on values the data did not determine."""
     if not fit.bounds_hit:
         return None
-    values = fit.traced()
-    named = ", ".join(f"{name} = {values[name]:.3g}" if name in values else name for name in fit.bounds_hit)
     one = len(fit.bounds_hit) == 1
-    return (f"The GP's last fit ({fit.n_observations} observations) left {named} on a bound of "
-            f"{'its' if one else 'their'} search box: the data do not pin {'it' if one else 'them'} down yet, so "
-            f"the surrogate's view (pool, acquisition, batch) rests on {'an arbitrary value' if one else 'arbitrary values'}.")
+    return (f"The GP's last fit ({fit.n_observations} observations) left {_with_values(fit, fit.bounds_hit)} on a "
+            f"bound of {'its' if one else 'their'} search box: the data do not pin {'it' if one else 'them'} down "
+            f"yet, so the surrogate's view (pool, acquisition, batch) rests on "
+            f"{'an arbitrary value' if one else 'arbitrary values'}.")
 
 
 def floor_message(fit: "GPFit") -> str | None:
@@ -55,9 +60,7 @@ def floor_message(fit: "GPFit") -> str | None:
     smaller value, and the floor keeps the GP from interpolating noisy measurements."""
     if not fit.floors_hit:
         return None
-    values = fit.traced()
-    named = ", ".join(f"{name} = {values[name]:.3g}" if name in values else name for name in fit.floors_hit)
     one = len(fit.floors_hit) == 1
-    return (f"The GP's last fit keeps {named} on the floor the strategy sets (for the noise, `min_noise`): "
-            f"the data alone would fit {'a smaller value' if one else 'smaller values'}, and the floor stops the "
-            "surrogate from trusting one noisy measurement per architecture as exact.")
+    return (f"The GP's last fit keeps {_with_values(fit, fit.floors_hit)} on the floor the strategy sets (for the "
+            f"noise, `min_noise`): the data alone would fit {'a smaller value' if one else 'smaller values'}, and "
+            "the floor stops the surrogate from trusting one noisy measurement per architecture as exact.")
