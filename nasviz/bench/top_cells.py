@@ -9,8 +9,8 @@ top cells below the best have a better top cell among their ``k`` nearest table 
 Why it matters for issue 21's goal: a mean regret is made of the cells the runs end on. Where
 the best few cells lie within a fraction of a point of each other and many parameters apart, no
 mutation leads from one to the next, and the mean regret at that resolution says which of them
-a run happened to reach; on NAS-Bench-101 those gaps are also below the table's own
-seed-to-seed noise (``README-extra.md``).
+a run happened to reach; on the NAS-Bench-101 20k table those gaps are also below the table's
+resolution (one to six validation images, ``README-extra.md``).
 
 Prints::
 
@@ -55,9 +55,11 @@ def top_cells(table: Any, metric: str, top: int, ks: list[int]) -> dict[str, Any
     better_within = {}
     for k in ks:
         neighbourhood = TableNeighbourhood(table.space, table.archs, k=k)
-        better_within[str(k)] = sum(
-            any(values[j] > values[i] and table.archs[j] in set(neighbourhood.nearest(table.archs[i])) for j in order)
-            for i in order[1:])
+        linked = 0
+        for i in order[1:]:
+            near = set(neighbourhood.nearest(table.archs[i]))
+            linked += any(values[j] > values[i] and table.archs[j] in near for j in order)
+        better_within[str(k)] = linked
     off_diagonal = distances[np.triu_indices(len(archs), 1)]
     return {"metric": metric, "rows": len(values), "parameters": int(codes.shape[1]),
             "cells": [{"arch": table.strings[i], "regret": round(float(values.max() - values[i]), 6)} for i in order],
