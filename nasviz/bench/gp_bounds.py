@@ -61,5 +61,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "fits": fits_total, "fits_on_bound": on_bound,
             "fraction_on_bound": on_bound / fits_total if fits_total else None,
             "by_hyperparameter": dict(names.most_common()),
-            "fits_on_floor": sum(r["fits_on_floor"] for r in runs), "on_floor_by_hyperparameter": dict(floors.most_common()),
+            "fits_on_floor": sum(r["fits_on_floor"] for r in runs),
+            "on_floor_by_hyperparameter": dict(floors.most_common()),
             "runs_whose_last_fit_is_on_a_bound": sum(bool(r["last_fit_on_bound"]) for r in runs), "runs": runs}

@@ -52,12 +52,14 @@ def top_cells(table: Any, metric: str, top: int, ks: list[int]) -> dict[str, Any
     archs = [table.archs[i] for i in order]
     codes = SlotKernel(table.space).codes(archs)  # (top, P) choice indices
     distances = (codes[:, None, :] != codes[None, :, :]).sum(axis=2)  # (top, top)
+    # one neighbourhood at the largest k: a smaller k's nearest members are a prefix of its list
+    # (nearest first, ties by table order), so the table is encoded once
+    nearest = TableNeighbourhood(table.space, table.archs, k=max(ks))
     better_within = {}
     for k in ks:
-        neighbourhood = TableNeighbourhood(table.space, table.archs, k=k)
         linked = 0
         for i in order[1:]:
-            near = set(neighbourhood.nearest(table.archs[i]))
+            near = set(nearest.nearest(table.archs[i])[:k])
             linked += any(values[j] > values[i] and table.archs[j] in near for j in order)
         better_within[str(k)] = linked
     off_diagonal = distances[np.triu_indices(len(archs), 1)]
