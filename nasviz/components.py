@@ -10,8 +10,8 @@ Compatibility (:func:`check_compatible`) follows from declared capabilities only
 * a kernel fits a space when the space provides every representation the kernel's class
   ``reads`` (:mod:`nasviz.spaces.base`);
 * a strategy fits a space when its entry lists no ``spaces`` or lists that one, and, for model-based
-  strategies, when its kernel fits; its pool may need a representation too (``gradient`` needs
-  ``operation-slots``);
+  strategies, when its kernel fits; its pool may need a representation too (``nasbot-ea`` needs
+  ``modifiers``);
 * a batch selector that samples a diverse set (k-DPP) needs a batch of at least two;
 * a strategy may need a representation (``needs``: the Optuna peers read ``categorical-parameters``) or
   an optional package (``requires``: ``(import name, what to pip install)``).
@@ -128,9 +128,11 @@ KERNELS.register(Entry("wl+mlg-ml", "additive WL + multiscale Laplacian, weights
 POOLS.register(Entry("evolution", "evolve top candidates by acquisition, mutate, repeat", "nasviz.candidates:evolution_generator",
                      paper="000 Sec. 3"))
 POOLS.register(Entry("random", "uniform samples from the space (or the table)", "nasviz.candidates:random_generator"))
-POOLS.register(Entry("gradient", "gradient-guided mutation of the best (WL feature gradients)",
-                     "nasviz.candidates:gradient_generator", capabilities={"needs": frozenset({"operation-slots"})},
-                     paper="002 Sec. 3.2"))
+# No ``needs``: on a space without categorical parameters naming node labels (or without WL
+# gradients) the pool falls back to the space's own mutation and says so in its step state.
+POOLS.register(Entry("gradient", "gradient-guided mutation of the best (WL feature gradients of the categorical "
+                                 "parameters; the space's own mutation where there are none)",
+                     "nasviz.candidates:gradient_generator", paper="002 Sec. 3.2"))
 POOLS.register(Entry("mixed", "half mutations of the best, half random", "nasviz.candidates:mixed_generator",
                      paper="002 App. E.2"))
 POOLS.register(Entry("exhaustive", "score every candidate of a finite domain or space: the exact argmax",

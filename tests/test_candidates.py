@@ -197,6 +197,73 @@ def test_gradient_pool_falls_back_and_says_so():
     assert "fallback" not in guided.info and set(guided.origin) <= {"gradient", "random"}
 
 
+def test_nearly_equal_gradients_give_finite_probabilities_issue_48():
+    """Issue 48, finding 3: two nearly equal gradients (s.d. 3.4e-4) divided by their standard
+    deviation became about 1000, every sigmoid(-g) underflowed to 0 and the normalisation was
+    0 / 0. Scaled by their root mean square they stay near 1: finite, and (being equal in effect)
+    nearly uniform over the positions."""
+    grads = {"nor_conv_3x3": 0.33516, "nor_conv_1x1": 0.33584}
+    ops = ("nor_conv_3x3", "nor_conv_1x1", "nor_conv_3x3", "nor_conv_1x1", "nor_conv_3x3", "nor_conv_3x3")
+    where, to = gradient_mutation_probabilities(ops, nb201.OPERATIONS, grads)
+    assert np.all(np.isfinite(where)) and np.all(np.isfinite(to))
+    assert where.sum() == pytest.approx(1.0) and np.allclose(to.sum(axis=1), 1.0)
+    assert where.max() - where.min() < 1e-3  # equal gradients in effect: each position alike
+    rng = np.random.default_rng(0)
+    arch = nb201.from_operations(list(ops))
+    kids = [gradient_mutate(nb201.SPACE, arch, rng, grads) for _ in range(200)]  # raised ValueError (NaN) before
+    assert all(k != arch for k in kids)
+
+
+def test_gradient_scaling_keeps_the_sign_and_ignores_the_units():
+    """Scaling by the root mean square keeps what App. C reads (a helpful feature is kept) and is
+    independent of the metric's units; centring would have made the smaller of two helpful
+    gradients a harmful one."""
+    from nasviz.candidates.gradient import scale_gradients
+
+    known = np.array([True, True, False])
+    g = scale_gradients(np.array([0.2, 0.1, 0.0]), known)
+    assert g[0] > g[1] > 0 and g[2] == 0
+    assert np.allclose(scale_gradients(np.array([20.0, 10.0, 0.0]), known), g)
+    assert np.abs(scale_gradients(np.array([1e-9, 5.0, 0.0]), known)).max() <= np.sqrt(2) + 1e-12
+
+
+def test_gradient_mutation_reads_nb101_vertex_operations():
+    """NAS-Bench-101's categorical parameters: the vertex operations name node labels, the edge
+    bits none; gradient-guided mutation changes operations by their gradients (and edges at the
+    neutral rate), and every child is a valid cell."""
+    from nasviz.candidates.gradient import parameter_mutation_probabilities
+    from nasviz.spaces import get_space
+
+    space = get_space("nb101")
+    arch = space.parse("0110000|0001000|0000100|0000010|0000010|0000001|0000000;"
+                       "input,maxpool3x3,conv3x3-bn-relu,conv1x1-bn-relu,conv3x3-bn-relu,maxpool3x3,output")
+    grads = {"conv3x3-bn-relu": 1.0, "maxpool3x3": -1.0, "conv1x1-bn-relu": 0.2}
+    probs = parameter_mutation_probabilities(space, arch, grads)
+    assert probs.guided and probs.where.sum() == pytest.approx(1.0)
+    ops = {p: w for p, w in zip(probs.parameters, probs.where) if p.startswith("op ")}
+    pooling = [p for p, c in zip(probs.parameters, probs.current) if c == "maxpool3x3" and p.startswith("op ")]
+    convs = [p for p, c in zip(probs.parameters, probs.current) if c == "conv3x3-bn-relu" and p.startswith("op ")]
+    assert min(ops[p] for p in pooling) > max(ops[p] for p in convs)  # the harmful pooling changes first
+    rng = np.random.default_rng(0)
+    kids = {gradient_mutate(space, arch, rng, grads) for _ in range(40)}
+    assert arch not in kids and all(space.contains(k) for k in kids)
+
+
+def test_the_gradient_pool_falls_back_on_a_space_without_parameters_and_the_registry_lets_it():
+    """Issue 48, finding 7: the fallback for spaces without operation slots was unreachable, the
+    registry refused the combination first. Now ``bo-wl-ei`` searches the layer space with the
+    space's own mutation, and the pool says why."""
+    from nasviz.components import problems
+    from nasviz.spaces import get_space
+
+    assert problems("layers", "bo-wl-ei") == []
+    space = get_space("layers")
+    parents = space.sample(np.random.default_rng(0), 4)
+    pool = gradient_pool(space, np.random.default_rng(1), parents, 10, op_gradients={"relu": 1.0})
+    assert "has no categorical parameters" in pool.info["fallback"] and set(pool.origin) <= {"mutation", "random"}
+    assert len(pool.archs) == 10
+
+
 def test_climbing_the_acquisition_reaches_the_local_maximum_and_scores_each_cell_once():
     """Best-improvement hill climbing over NB201's one-edit neighbours: from an evaluated start
     (no acquisition value of its own) the climb reaches the cell of six 3x3 convolutions, the

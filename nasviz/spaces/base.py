@@ -19,13 +19,15 @@ representation      what the space provides                                     
                     :meth:`label_mismatch`; widths or cell channels give masses
 ``paths``           the number of input -> output paths stays small enough to     path
                     enumerate (cells; not 32-node random graphs)
-``operation-slots`` :meth:`slots` / :meth:`from_slots`: a fixed tuple of          gradient-guided
-                    operation choices (NB201's six edges)                        mutation, Optuna
-``categorical-``    :meth:`parameter_choices` / :meth:`to_parameters` /          Optuna peers
-``parameters``      :meth:`from_parameters`: the architecture as named
-                    categorical parameters, as an Optuna user writes it (NB201:
-                    its slots, implied by ``operation-slots``; NB101: 21 edge
-                    bits and 5 vertex operations)
+``operation-slots`` :meth:`slots` / :meth:`from_slots`: a fixed tuple of          the Compare page's
+                    operation choices, every slot with the same choices          parallel coordinates,
+                    (NB201's six edges); implies ``categorical-parameters``     Interpretability
+``categorical-``    :meth:`parameter_choices` / :meth:`to_parameters` /          Optuna (sampler and
+``parameters``      :meth:`from_parameters`: the architecture as named           peers), the slot and
+                    categorical parameters, as an Optuna user writes it (NB201:  Hamming kernels,
+                    its slots; NB101: 21 edge bits and 5 vertex operations);    gradient-guided
+                    :meth:`parameter_label`: the node label a choice puts in     mutation
+                    the graph (gradient-guided mutation reads its WL gradient)
 ``modifiers``       :meth:`mutate` is NASBOT's compound mutation over its nine   ``nasbot-ea``
                     modifiers (paper 001 Table 6, App. B.2)                      pool
 ``morphisms``       Auto-Keras's function-preserving morphisms apply             ``autokeras-tree``
@@ -229,6 +231,14 @@ class SearchSpace(ABC):
         choices = self.parameter_choices()
         check_parameters(params, choices)
         return self.from_slots([params[name] for name in choices])
+
+    def parameter_label(self, name: str, choice: str) -> str | None:
+        """The node label choice ``choice`` of parameter ``name`` puts in the architecture's graph
+        (its ``h = 0`` WL feature, which gradient-guided mutation reads), or ``None`` when the
+        choice is not a labelled node (an NB101 edge bit). Default: on a space with operation slots
+        the choice is the label (NB201's operations); elsewhere ``None``. A space whose labels
+        depend on the position (``layer_3:conv``) returns that label."""
+        return str(choice) if self.provides(OPERATION_SLOTS) else None
 
     def possible_morphs(self, arch: Architecture) -> dict[str, list["Morph"]]:
         """The ``morphisms`` representation: every morphism of ``arch`` within the domain, by type

@@ -136,6 +136,12 @@ class DartsSpace(SearchSpace):
     def parameter_choices(self) -> dict[str, tuple[str, ...]]:
         return dict(PARAMETER_CHOICES)
 
+    def parameter_label(self, name: str, choice: str) -> str | None:
+        """An edge's operation is its node's label (a reduction cell's ``skip_connect`` from a cell
+        input becomes ``factorized_reduce`` in the graph: its gradient is read as ``skip_connect``'s);
+        an edge's input labels nothing."""
+        return str(choice) if name.endswith(" op") else None
+
     def to_parameters(self, arch: Architecture) -> dict[str, str]:
         params = {}
         for c, k, e, (op, source) in from_architecture(arch).edges():

@@ -189,6 +189,10 @@ class NB101Space(SearchSpace):
         """21 edge bits (``"0"`` / ``"1"``), then the operations of vertices 1-5 (module docstring)."""
         return {**{name: _EDGE_CHOICES for name in EDGE_PARAMETERS}, **{name: OPERATIONS for name in OPERATION_PARAMETERS}}
 
+    def parameter_label(self, name: str, choice: str) -> str | None:
+        """A vertex operation is its node's label; an edge bit labels nothing."""
+        return str(choice) if name in OPERATION_PARAMETERS else None
+
     def to_parameters(self, arch: Architecture) -> dict[str, str]:
         """The cell on a 7-vertex matrix: its vertices in canonical order on vertices ``0 .. n-2``,
         its output on vertex 6; unused middle vertices have no edges (pruning removes them) and
