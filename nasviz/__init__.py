@@ -13,10 +13,10 @@ __all__ = ["Architecture", "__version__"]
 
 
 def __getattr__(name: str):
-    """``nasviz.optuna`` (the Optuna sampler) is imported on first use: nasviz itself imports
+    """``nasviz.optuna_sampler`` (the Optuna sampler) is imported on first use: nasviz itself imports
     without Optuna, the optional extra ``nasviz[peers]``."""
-    if name == "optuna":
+    if name == "optuna_sampler":
         import importlib
 
-        return importlib.import_module("nasviz.optuna")
+        return importlib.import_module("nasviz.optuna_sampler")
     raise AttributeError(f"module 'nasviz' has no attribute {name!r}")

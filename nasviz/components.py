@@ -39,7 +39,7 @@ VIEWS: Registry = Registry("dashboard view")
 SPACES.register(Entry("nb201", "NAS-Bench-201 cells: 6 edges x 5 operations (15,625 cells)",
                       "nasviz.spaces.nb201:NB201Space", paper="NB201"))
 SPACES.register(Entry("layers", "NASBOT / Auto-Keras MLPs: DAGs of dense layers with widths",
-                      "nasviz.spaces.layers:MLPSpace", paper="001 Sec. 2.2"))
+                      "nasviz.spaces.mlp:MLPSpace", paper="001 Sec. 2.2"))
 SPACES.register(Entry("nb101", "NAS-Bench-101 cells: up to 7 vertices, 3 operations (423,624 cells)",
                       "nasviz.spaces.nb101:NB101Space", paper="NB101"))
 SPACES.register(Entry("wired", "randomly wired 32-node DAGs (ER / BA / WS generators), NAS-BOWL's Flowers102 space",
@@ -253,7 +253,7 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "bo-tw2g-topk5": ("the 5 best UCB values", {**_TW2G, "batch": "topk", "batch_size": 5}, "000"),
     "bo-tw2g-random5": ("5 pool members at random (the pool without a selector)", {**_TW2G, "batch": "random", "batch_size": 5}, "000"),
 }
-#: The default strategy: offered first on the Search page and used by :class:`nasviz.optuna.NASVizSampler`.
+#: The default strategy: offered first on the Search page and used by :class:`nasviz.optuna_sampler.NASVizSampler`.
 #: Chosen by ``bench tuning`` (issue 21's protocol: the smallest worst regret relative to Optuna's
 #: TPE over every shared table, one setting for all of them) from fifteen settings on the six
 #: NB201 metrics and two NAS-Bench-101 tables, 20 seeds each; every leave-one-table-out fold chose

@@ -1,6 +1,6 @@
 """Search page: configure a search, start it in the background, and watch it live.
 
-The search runs in its own process (:mod:`nasviz.dashboard.worker`); this page only reads the run
+The search runs in its own process (:mod:`nasviz.workers.search`); this page only reads the run
 store. The run being watched is in the URL (``?run=ID``), so a reloaded tab finds it again. The
 views are the registered ones (:data:`nasviz.components.VIEWS`), one tab each.
 """

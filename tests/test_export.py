@@ -13,7 +13,7 @@ import torch
 from nasviz.cli import main
 from nasviz.export import load_exported, score
 from nasviz.objectives.vision import read_folder
-from nasviz.objectives.vision_fixtures import write_mnist_folder
+from vision_fixtures import write_mnist_folder
 from nasviz.runner import start_run
 from nasviz.store import RunStore
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from nasviz.errors import ArchitectureError, NasvizError, TableError
 from nasviz.objectives import load_table
-from nasviz.spaces import layers, nb201
+from nasviz.spaces import mlp, nb201
 from nasviz.spaces.strings import parse_architecture
 
 FUZZ = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -24,7 +24,7 @@ FUZZ = settings(max_examples=150, deadline=None, database=None, suppress_health_
 #: parsers' deeper branches (quotes, separators, operation names, numbers in odd notations).
 TOKENS = ["arch", "acc", "time", ",", '"', '""', "\n", "\r\n", "\r", " ", "|", "~", "+", "0", "1", "2", "9",
           "1e308", "-1e308", "1_000", "\uff11\uff12", "nan", "inf", ".5", "-", "e", "\x00", "\ufeff",
-          *nb201.OPERATIONS, *layers.LABELS, ";", ":", "<", "64", "x" * 300]
+          *nb201.OPERATIONS, *mlp.LABELS, ";", ":", "<", "64", "x" * 300]
 
 #: Eight distinct NB201 cells.
 ARCHS = [nb201.format(a) for a in itertools.islice(nb201.enumerate_all(), 8)]
@@ -77,7 +77,7 @@ def test_tables_of_nearly_valid_rows_keep_only_finite_bounded_values(rows):
 @FUZZ
 @given(st.one_of(st.text(max_size=200), csv_like))
 def test_architecture_strings_parse_or_raise_an_architecture_error(text):
-    for space in (nb201.SPACE, layers.SPACE):
+    for space in (nb201.SPACE, mlp.SPACE):
         try:
             arch = parse_architecture(space, text, source="cell")
         except ArchitectureError as err:
@@ -90,7 +90,7 @@ def test_architecture_strings_parse_or_raise_an_architecture_error(text):
 @given(st.one_of(st.text(max_size=200), csv_like))
 def test_the_layer_parser_raises_only_project_errors(text):
     try:
-        layers.parse(text)
+        mlp.parse(text)
     except NasvizError:
         pass
 

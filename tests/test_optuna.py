@@ -42,13 +42,13 @@ def test_nasviz_imports_and_says_how_to_get_the_peers_without_optuna(nb201_table
         assert "optuna-tpe" not in strategies_for("nb201")
         print(problems("nb201", "optuna-tpe")[0])
         try:
-            import nasviz.optuna
+            import nasviz.optuna_sampler
         except ImportError as err:
             print("sampler:", err)
     """)
     assert done.returncode == 0, done.stderr
     assert 'needs the optional package optuna: pip install "nasviz[peers]"' in done.stdout
-    assert 'sampler: nasviz.optuna needs Optuna: pip install "nasviz[peers]"' in done.stdout
+    assert 'sampler: nasviz.optuna_sampler needs Optuna: pip install "nasviz[peers]"' in done.stdout
     bench = _python(f"""
         from nasviz.cli import main
         raise SystemExit(main(["bench", "search", "--table", {str(nb201_table_path)!r}, "--metric", "cifar10",
@@ -59,7 +59,7 @@ def test_nasviz_imports_and_says_how_to_get_the_peers_without_optuna(nb201_table
 
 
 optuna = pytest.importorskip("optuna")
-import nasviz.optuna as nvo  # noqa: E402  (after the skip: this module needs Optuna)
+import nasviz.optuna_sampler as nvo  # noqa: E402  (after the skip: this module needs Optuna)
 from nasviz.strategies.optuna_peer import OptunaPeer  # noqa: E402
 
 

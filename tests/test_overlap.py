@@ -11,7 +11,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.training import TrainingObjective
 from nasviz.runner import run_search
-from nasviz.spaces import layers as L
+from nasviz.spaces import mlp as L
 from nasviz.strategies.factory import make_strategy
 
 

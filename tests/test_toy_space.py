@@ -182,9 +182,9 @@ def test_every_dashboard_view_reads_a_run_on_the_space(chain_table, tmp_path, st
 
 
 def test_optuna_studies_on_the_space_nasviz_sampler_and_peers(chain, chain_table):
-    """nasviz.optuna and the Optuna peers know the space only through its operation slots."""
+    """nasviz.optuna_sampler and the Optuna peers know the space only through its operation slots."""
     optuna = pytest.importorskip("optuna")
-    import nasviz.optuna as nvo
+    import nasviz.optuna_sampler as nvo
     from nasviz.objectives.base import Evaluation
     from nasviz.objectives.table import load_table
     from nasviz.strategies.factory import make_strategy

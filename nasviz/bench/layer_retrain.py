@@ -23,7 +23,7 @@ import numpy as np
 
 DESCRIPTION = "retrain the best network of every run of a layer-search result on fresh seeds (winner's curse check)"
 
-#: Activations no function-preserving morphism of :mod:`nasviz.spaces.layers.morphisms` can insert.
+#: Activations no function-preserving morphism of :mod:`nasviz.spaces.mlp.morphisms` can insert.
 SMOOTH_LABELS: frozenset[str] = frozenset({"softplus", "logistic", "tanh"})
 
 
@@ -50,7 +50,7 @@ def load_runs(path: str | Path) -> tuple[str, list[dict]]:
 
 def activations(arch_text: str) -> list[str]:
     """Sorted activation labels of a layer network string (decision layers' ``linear`` excluded)."""
-    from nasviz.spaces import layers as L
+    from nasviz.spaces import mlp as L
 
     arch = L.parse(arch_text)
     return sorted({arch.labels[u] for u in L.processing_layers(arch)})
@@ -62,7 +62,7 @@ def _train(job: tuple[str, str, int]) -> float | None:
 
     torch.set_num_threads(1)
     from nasviz.objectives.training import TrainingObjective
-    from nasviz.spaces import layers as L
+    from nasviz.spaces import mlp as L
 
     ev = TrainingObjective(L.SPACE, dataset, seed=seed, device="cpu").evaluate([L.parse(arch_text)])[0]
     return float(ev.value) if ev.ok else None

@@ -65,7 +65,7 @@ def _one(job: tuple[str, int, str, float, int | None, dict[str, str]]) -> dict:
     torch.set_num_threads(1)
     from nasviz.objectives.training import TrainingObjective
     from nasviz.runner import run_search
-    from nasviz.spaces import layers as L
+    from nasviz.spaces import mlp as L
     from nasviz.strategies.factory import make_strategy
 
     training = {"epochs": epochs} if epochs else None
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> dict:
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; known: {', '.join(strategy_names())}")
     options = parse_options(list(getattr(args, "option", None) or []), names)
-    from nasviz.spaces import layers as L
+    from nasviz.spaces import mlp as L
     from nasviz.strategies.factory import make_strategy
 
     for n, opts in options.items():

@@ -1,9 +1,9 @@
 """Warm starts by network morphism (paper 003 Sec. 3.3, App. B): epochs to the parent's score.
 
 A parent MLP is trained for ``--epochs`` epochs; its last validation score is the target. For
-``--n-morphs`` distinct random morphisms of it (:func:`nasviz.spaces.layers.morphisms.sample_morphs`), the
+``--n-morphs`` distinct random morphisms of it (:func:`nasviz.spaces.mlp.morphisms.sample_morphs`), the
 child is trained twice with the same settings: from the parent's inherited weights
-(function-preserving, :func:`nasviz.spaces.layers.morphisms.inherit_weights`) and from a fresh initialisation.
+(function-preserving, :func:`nasviz.spaces.mlp.morphisms.inherit_weights`) and from a fresh initialisation.
 For each, the number of training epochs until its validation score first reaches the target is
 recorded (``epochs + 1`` if it never does: censored). Epoch 0 is not counted for the warm child
 even though it starts at the parent's function (its score before training is reported as
@@ -19,9 +19,9 @@ import time
 import numpy as np
 import torch
 
-from nasviz.spaces.layers.networks import build_layer_network
-from nasviz.spaces.layers.morphisms import inherit_weights, sample_morphs
-from nasviz.spaces import layers as L
+from nasviz.spaces.mlp.networks import build_layer_network
+from nasviz.spaces.mlp.morphisms import inherit_weights, sample_morphs
+from nasviz.spaces import mlp as L
 
 DESCRIPTION = "epochs a morphed child needs to reach its trained parent's validation score: inherited weights vs scratch"
 

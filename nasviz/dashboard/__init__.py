@@ -5,7 +5,7 @@
     sources     where evaluations come from (tables, uploads, server CSVs, live training)
        │  search_config(): one validated SearchConfig
     launching   start / stop / resume searches and studies, bounded by the server's limits
-       │  python -m nasviz.dashboard.worker: the search runs, writing typed step states
+       │  python -m nasviz.workers.search: the search runs, writing typed step states
     watching    RunWatcher: reads new evaluations and StepStates incrementally
        │
     views       the Search page's registered views (nasviz.components.VIEWS)

@@ -1,7 +1,7 @@
 """Start, stop and resume searches from the dashboard, each in its own worker process.
 
 The run configuration is built here once, as a validated :class:`~nasviz.config.SearchConfig`
-(:func:`search_config`), and stored with the run; the worker (:mod:`nasviz.dashboard.worker`)
+(:func:`search_config`), and stored with the run; the worker (:mod:`nasviz.workers.search`)
 rebuilds the search from it. What a browser may start is bounded by the operator's
 :class:`~nasviz.settings.Limits`: each budget, the searches running per browser session and in
 total, and the size of a study.
@@ -27,7 +27,7 @@ from nasviz.components import STRATEGIES
 from nasviz.config import TABLE, TRAIN, SearchConfig
 from nasviz.dashboard.locations import REPO_ROOT, sync_runs
 from nasviz.dashboard.sources import DataSource, default_table_path, table_from_path
-from nasviz.dashboard.worker import run_worker
+from nasviz.workers.search import run_worker
 from nasviz.errors import ConfigError, InputError
 from nasviz.settings import Limits, ServeSettings
 from nasviz.store import FINISHED, RUNNING, RunStore, StoreError
@@ -119,7 +119,7 @@ def _worker_env() -> dict[str, str]:
 def prewarm(store_path: str | os.PathLike) -> subprocess.Popen | None:
     """Keep one *warm* worker ready for ``store_path``: a process that has already imported the
     engine and parsed the embedded table, so the next search started from the page skips those
-    seconds before its first evaluation (``python -m nasviz.dashboard.worker --wait``). Returns
+    seconds before its first evaluation (``python -m nasviz.workers.search --wait``). Returns
     it, or ``None`` when searches run in the page's own process (``NASVIZ_SYNC_RUNS``).
 
     The warm process reads its run id from a pipe held by this server process; if the server
@@ -132,7 +132,7 @@ def prewarm(store_path: str | os.PathLike) -> subprocess.Popen | None:
     if warm is not None and warm.poll() is None:
         return warm
     table = default_table_path()
-    command = [sys.executable, "-m", "nasviz.dashboard.worker", "--store", str(store), "--wait"]
+    command = [sys.executable, "-m", "nasviz.workers.search", "--store", str(store), "--wait"]
     if table is not None:
         command += ["--table", str(table), "--space", "nb201"]
     _WARM[store] = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -158,7 +158,7 @@ def _launch(store_path: Path, run_id: int) -> subprocess.Popen:
         log_dir.mkdir(parents=True, exist_ok=True)
         with open(log_dir / f"run-{run_id}.log", "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "nasviz.dashboard.worker", "--store", str(store_path), "--run-id", str(run_id)],
+                [sys.executable, "-m", "nasviz.workers.search", "--store", str(store_path), "--run-id", str(run_id)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a closed tab or a restarted server does not end the search
                 cwd=str(REPO_ROOT), env=_worker_env(),

@@ -290,7 +290,7 @@ def _file_key(path: str | os.PathLike, space: str) -> tuple[str, str, int, int]:
 def preload_table(path: str | os.PathLike, space: str = "nb201") -> "Table":
     """Parse a table now so that a later :func:`load_table` of the same unchanged file (same
     space, default options) returns it at once: a warm search worker parses the embedded table
-    before it knows its run (``nasviz.dashboard.worker --wait``)."""
+    before it knows its run (``nasviz.workers.search --wait``)."""
     table = load_table(path, space=space)
     _PRELOADED[_file_key(path, space)] = table
     return table

@@ -4,7 +4,7 @@ Auto-Keras's four morphisms (paper 003 Sec. 3.3): ``deep`` inserts a layer that 
 identity, ``wide`` gives a layer more units, ``add`` and ``concat`` add skip connections whose new
 weights are zero. A :class:`Morph` names one of them on a given network; a :class:`MorphResult` is
 the network it makes and how the child's layers relate to the parent's, which is what weight
-inheritance reads. The layer space (:mod:`nasviz.spaces.layers.morphisms`) and the CNN space
+inheritance reads. The layer space (:mod:`nasviz.spaces.mlp.morphisms`) and the CNN space
 (:mod:`nasviz.spaces.cnn.morphisms`) apply them; a space exposes them through
 :meth:`~nasviz.spaces.base.SearchSpace.sample_morphs`, :meth:`~nasviz.spaces.base.SearchSpace.apply_morphs`
 and :meth:`~nasviz.spaces.base.SearchSpace.morph_network`.

@@ -50,7 +50,7 @@ space"): on friedman1 Auto-Keras ends just above random search and below evoluti
 run and below both at 600 s. The measurements point at the search space the method defines
 rather than at its optimiser: it only reaches networks *morphable* from the initial ones
 (Sec. 3), and a morphism never changes an activation and inserts only ``relu`` / ``leaky-relu``
-/ ``elu`` layers (the function-preserving ones, :mod:`nasviz.spaces.layers.morphisms`), so none
+/ ``elu`` layers (the function-preserving ones, :mod:`nasviz.spaces.mlp.morphisms`), so none
 of its best networks has the softplus, logistic or tanh layers every best network of NASBOT and
 evolution has.
 """

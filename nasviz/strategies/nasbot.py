@@ -129,7 +129,7 @@ def ea_optimise(
     The pool starts as ``initial`` (their acquisition is evaluated first). Each generation
     draws ``n_mut`` parents with probability ``pi(z_i) ∝ exp(g(z_i) / sigma)``, ``sigma`` the
     standard deviation of every acquisition value computed so far, applies the compound
-    mutation ``mutate`` (default: :func:`nasviz.spaces.layers.modifiers.mutate` in the default
+    mutation ``mutate`` (default: :func:`nasviz.spaces.mlp.modifiers.mutate` in the default
     domain) to each, evaluates the distinct new children and adds them to the pool; it stops
     once ``n_evals`` new acquisition values have been computed (or after 10 generations in a
     row without a new child).
@@ -138,7 +138,7 @@ def ea_optimise(
     The pool may hold already-evaluated networks: the caller picks the best *new* one.
     """
     if mutate is None:
-        from nasviz.spaces.layers.modifiers import mutate
+        from nasviz.spaces.mlp.modifiers import mutate
 
     if n_evals < 1 or n_mut < 1:
         raise ValueError(f"n_evals and n_mut must be >= 1, got {n_evals}, {n_mut}")

@@ -68,7 +68,7 @@ def optuna_available() -> bool:
 def require_optuna() -> Any:
     """The ``optuna`` module, or a :class:`~nasviz.errors.ConfigError` saying how to install it."""
     if not optuna_available():
-        raise ConfigError(f"Optuna is not installed; the Optuna peers and nasviz.optuna need it: {INSTALL_HINT}")
+        raise ConfigError(f"Optuna is not installed; the Optuna peers and nasviz.optuna_sampler need it: {INSTALL_HINT}")
     optuna = importlib.import_module("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     return optuna

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from nasviz.export import export_zip
-from nasviz.objectives.vision_fixtures import write_mnist_folder
+from vision_fixtures import write_mnist_folder
 from nasviz.runner import start_run
 from nasviz.store import RunStore
 from tests_app_helpers import APP, errors

@@ -354,7 +354,7 @@ def test_a_dataset_folder_typed_in_the_sidebar_stays_in_the_data_folder(store_pa
     """A folder dataset (MNIST in torchvision's layout) is read from a folder the visitor names
     inside the operator's data folder; the search config keeps the resolved folder."""
     from nasviz.dashboard import launching, sources
-    from nasviz.objectives.vision_fixtures import write_mnist_folder
+    from vision_fixtures import write_mnist_folder
 
     if not sources.trainer_available():
         pytest.skip("live training needs torch")

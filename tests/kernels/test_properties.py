@@ -22,7 +22,7 @@ import pytest
 from nasviz.arch import Architecture
 from nasviz.components import KERNELS
 from nasviz.kernels import kernel_names, make_kernel
-from nasviz.spaces import layers, nb201
+from nasviz.spaces import mlp, nb201
 from nasviz.spaces.base import PARAMETERS
 
 #: Kernels whose distance (or the listed components) satisfies the triangle inequality.
@@ -114,7 +114,7 @@ def test_kernel_matrix_is_psd_on_300_cells(name, cells, kernel_cache):
     assert np.linalg.eigvalsh(K)[0] >= -1e-8
 
 
-@pytest.mark.parametrize("name", [n for n in kernel_names() if KERNELS.get(n).load().reads <= layers.SPACE.representations])
+@pytest.mark.parametrize("name", [n for n in kernel_names() if KERNELS.get(n).load().reads <= mlp.SPACE.representations])
 def test_different_sizes_and_labels(name):
     """Layer-space DAGs with 3 to 6 nodes, widths and activation labels."""
     archs = [

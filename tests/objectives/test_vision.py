@@ -11,7 +11,7 @@ from nasviz.errors import InputError, UnsafeFileError
 from nasviz.objectives import mnist1d
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.vision import read_folder, read_idx
-from nasviz.objectives.vision_fixtures import write_cifar_folder, write_mnist_folder
+from vision_fixtures import write_cifar_folder, write_mnist_folder
 
 
 @pytest.mark.parametrize("compress", [True, False])

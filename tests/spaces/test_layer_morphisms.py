@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from nasviz.spaces.layers import morphisms as MO
-from nasviz.spaces.layers.networks import build_layer_network
-from nasviz.spaces import layers as L
+from nasviz.spaces.mlp import morphisms as MO
+from nasviz.spaces.mlp.networks import build_layer_network
+from nasviz.spaces import mlp as L
 
 #: relu / crelu / tanh / logistic layers, a concatenation and a skip: every morph kind applies.
 BASE = L.parse("input;relu:16<0;crelu:8<1;tanh:12<0,2;logistic:8<3;linear<4;output<5")

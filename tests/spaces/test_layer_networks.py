@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from nasviz.spaces.layers.networks import ACTIVATIONS, LayerNet, build_layer_network, input_layout
-from nasviz.spaces import layers as L
+from nasviz.spaces.mlp.networks import ACTIVATIONS, LayerNet, build_layer_network, input_layout
+from nasviz.spaces import mlp as L
 
 
 def test_shapes_and_parameter_count_of_a_chain():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nasviz.spaces.layers import modifiers as M
+from nasviz.spaces.mlp import modifiers as M
 from nasviz.arch import Architecture
 from nasviz.spaces import get_space
-from nasviz.spaces import layers as L
+from nasviz.spaces import mlp as L
 
 
 def chain(*units, labels=None):

@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from nasviz.kernels import make_kernel
-from nasviz.spaces.layers.morphisms import apply_sequence
+from nasviz.spaces.mlp.morphisms import apply_sequence
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.training import TrainingObjective
 from nasviz.runner import run_search
-from nasviz.spaces import layers as L
+from nasviz.spaces import mlp as L
 from nasviz.state import StepState
 from nasviz.strategies.autokeras import AutoKeras
 from nasviz.strategies.factory import make_strategy
@@ -136,7 +136,7 @@ def _trained_parent():
 
 
 def _network(arch, arrays, data):
-    from nasviz.spaces.layers.networks import build_layer_network
+    from nasviz.spaces.mlp.networks import build_layer_network
 
     net = build_layer_network(arch, data.input_shape, data.n_outputs)
     net.load_state_dict({k: torch.as_tensor(v) for k, v in arrays.items()})

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nasviz.objectives.base import FAILED, Evaluation
-from nasviz.spaces import layers as L
+from nasviz.spaces import mlp as L
 from nasviz.strategies.autokeras import AutoKeras
 from nasviz.strategies.base import robust_targets, with_failures
 from nasviz.strategies.nasbot import nasbot

@@ -161,7 +161,7 @@ def test_canonical_dedupe_never_proposes_two_equivalent_cells(nb201_table):
 
 def test_initial_pool_option():
     from nasviz.errors import ConfigError
-    from nasviz.spaces import layers as L
+    from nasviz.spaces import mlp as L
 
     strategy = make_strategy("bo", space=L.SPACE, seed=0, init="pool", n_init=3)
     assert strategy.ask(2) == L.initial_pool()[:2] and strategy.state().notes["from_initial_pool"] == 2

@@ -9,7 +9,7 @@ from nasviz.components import default_batch_size, strategies_for
 from nasviz.objectives.base import Evaluation
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.training import TrainingObjective
-from nasviz.objectives.vision_fixtures import write_mnist_folder
+from vision_fixtures import write_mnist_folder
 from nasviz.runner import run_search
 from nasviz.spaces import get_space
 from nasviz.state import StepState

@@ -8,7 +8,7 @@ import pytest
 from nasviz.objectives import TableObjective
 from nasviz.runner import run_search
 from nasviz.objectives import Evaluation
-from nasviz.spaces import layers, nb201
+from nasviz.spaces import mlp, nb201
 from nasviz.strategies.evolution import RegularizedEvolution
 from nasviz.strategies.factory import make_strategy
 
@@ -72,7 +72,7 @@ def test_bad_options_are_clear_errors():
     with pytest.raises(ValueError, match="does not take option"):
         make_strategy("evolution", space=nb201.SPACE, kernel="tw")
     with pytest.raises(ValueError, match="option 'init' must be one of pool, random"):
-        make_strategy("evolution", space=layers.SPACE, init="best")
+        make_strategy("evolution", space=mlp.SPACE, init="best")
     with pytest.raises(ValueError, match="has no initial pool"):
         make_strategy("random", space=nb201.SPACE, init="pool")
 
@@ -80,14 +80,14 @@ def test_bad_options_are_clear_errors():
 @pytest.mark.parametrize("name", ["evolution", "random"])
 def test_layer_space_baselines_start_from_the_same_initial_networks_as_nasbot(name):
     """Paper 001 Sec. 5 bootstraps NASBOT "and other methods" with the same 10 networks."""
-    pool = layers.initial_pool()
-    strategy = make_strategy(name, space=layers.SPACE, seed=0)
+    pool = mlp.initial_pool()
+    strategy = make_strategy(name, space=mlp.SPACE, seed=0)
     first = strategy.ask(4) + strategy.ask(6)
     assert first == pool
     strategy.tell([Evaluation(a, float(i), 1.0) for i, a in enumerate(first)])
     later = strategy.ask(5)
     assert len(later) == 5 and not set(later) & set(pool)
-    random_start = make_strategy(name, space=layers.SPACE, seed=0, init="random").ask(10)
+    random_start = make_strategy(name, space=mlp.SPACE, seed=0, init="random").ask(10)
     assert random_start != pool and len(set(random_start)) == 10
     # NB201 has no initial pool: the baselines start at random there, as before.
     assert len(make_strategy(name, space=nb201.SPACE, seed=0).ask(3)) == 3

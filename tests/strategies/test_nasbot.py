@@ -10,7 +10,7 @@ from nasviz.kernels import make_kernel
 from nasviz.objectives.datasets import load_dataset
 from nasviz.objectives.training import TrainingObjective
 from nasviz.runner import run_search
-from nasviz.spaces import layers as L
+from nasviz.spaces import mlp as L
 from nasviz.state import StepState
 from nasviz.strategies.bo import BayesianOptimisation
 from nasviz.strategies.factory import make_strategy

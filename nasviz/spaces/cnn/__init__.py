@@ -24,8 +24,8 @@ import numpy as np
 from nasviz.arch import INPUT, OUTPUT, Architecture
 from nasviz.spaces.cnn import graph as G
 from nasviz.spaces.cnn import modifiers
-from nasviz.spaces.layer_graph import space as common
-from nasviz.spaces.layer_graph.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layered import space as common
+from nasviz.spaces.layered.graph import DEFAULT_CONSTRAINTS, Constraints
 
 #: The TW operation tree's first level for CNN labels: the groups of App. A's grouped structure.
 OPERATION_GROUPS: dict[str, tuple[str, ...]] = {
@@ -48,7 +48,7 @@ def sample(rng: np.random.Generator, n: int = 1, constraints: Constraints = DEFA
 class CNNSpace(common.LayerSpace):
     """CNNs as DAGs of layers (module docstring), with App. B.1's domain ``constraints``.
 
-    Strings, validity, moves and morphisms go through :class:`~nasviz.spaces.layer_graph.space.LayerSpace`
+    Strings, validity, moves and morphisms go through :class:`~nasviz.spaces.layered.space.LayerSpace`
     to :mod:`.graph`, :mod:`.modifiers` and :mod:`.morphisms`.
     """
 

@@ -2,7 +2,7 @@
 
 Paper 001 Sec. 2.2 and App. A / B.1. A network is an :class:`~nasviz.arch.Architecture` whose
 nodes are layers, written with the string format of the layer spaces (``label[:units][<parents]``,
-:func:`nasviz.spaces.layer_graph.graph.format`), e.g. ::
+:func:`nasviz.spaces.layered.graph.format`), e.g. ::
 
     input;conv3:16<0;max-pool<1;conv5:32<2;fc:64<3;softmax<4;output<5
 
@@ -40,7 +40,7 @@ Deviations, and why:
 * Residual shortcuts are always 1 x 1 projections (He et al.'s option C), also when the input
   has as many channels as the block: then widening a block or its parent (Auto-Keras's ``wide``)
   never has to turn an identity shortcut into a projection or back.
-* Domain (App. B.1) as for MLPs (:class:`~nasviz.spaces.layer_graph.graph.Constraints`); the mass is
+* Domain (App. B.1) as for MLPs (:class:`~nasviz.spaces.layered.graph.Constraints`); the mass is
   OTMANN's (units x incoming channels; twice that for res, 0.1 times for fc, incoming channels
   for a pool), with the input's channels counted as 1 (the data's are unknown to an
   architecture).
@@ -51,8 +51,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.spaces.layer_graph import graph as common
-from nasviz.spaces.layer_graph.graph import (
+from nasviz.spaces.layered import graph as common
+from nasviz.spaces.layered.graph import (
     DEFAULT_CONSTRAINTS, Constraints, decision_layers, end_problems, format, normalise, parse_layer_string,
     processing_layers, size_problems,
 )

@@ -1,12 +1,12 @@
 """NASBOT's nine modifiers on CNNs and its compound mutation (paper 001 App. B.2, Table 6).
 
-The modifiers of :mod:`nasviz.spaces.layers.modifiers`, with App. B.2's "considerations when
+The modifiers of :mod:`nasviz.spaces.mlp.modifiers`, with App. B.2's "considerations when
 performing modifications" for CNNs: a modification that makes a layer concatenate feature maps
 of different resolutions is disallowed (the result is checked by
 :func:`~nasviz.spaces.cnn.graph.is_valid`; a skipped draw is redrawn), and a ``skip`` from a
 layer at a finer resolution to one at a coarser one goes through as many ``avg-pool`` layers as
 the resolutions differ. What the two spaces' modifiers do alike is in
-:mod:`nasviz.spaces.layer_graph.modifiers`; this module says which layers have units, what may
+:mod:`nasviz.spaces.layered.modifiers`; this module says which layers have units, what may
 be swapped or wedged, and how a skip is made.
 
 ================  ========================================================================
@@ -32,9 +32,9 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.spaces.cnn import graph as G
-from nasviz.spaces.layer_graph import modifiers as common
-from nasviz.spaces.layer_graph.graph import DEFAULT_CONSTRAINTS, Constraints
-from nasviz.spaces.layer_graph.modifiers import STEP_PROBABILITIES, Graph, Modifier, unit_step  # noqa: F401
+from nasviz.spaces.layered import modifiers as common
+from nasviz.spaces.layered.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layered.modifiers import STEP_PROBABILITIES, Graph, Modifier, unit_step  # noqa: F401
 
 
 def _finish(g: Graph, constraints: Constraints) -> Architecture | None:

@@ -31,7 +31,7 @@ layers (the issue's definition), not the bare activation, BN or dropout layers A
 implementation also samples (App. B): this space's labels have no such layers.
 
 The checks, child bookkeeping, enumeration and sampling shared with the MLP space are in
-:mod:`nasviz.spaces.layer_graph.morphisms`.
+:mod:`nasviz.spaces.layered.morphisms`.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ import torch
 from nasviz.arch import INPUT, Architecture
 from nasviz.spaces.cnn import graph as G
 from nasviz.spaces.cnn.networks import CNNNet, ConvLayer, ResLayer, input_blocks
-from nasviz.spaces.layer_graph import morphisms as common
-from nasviz.spaces.layer_graph.graph import DEFAULT_CONSTRAINTS, Constraints, forward_pairs
+from nasviz.spaces.layered import morphisms as common
+from nasviz.spaces.layered.graph import DEFAULT_CONSTRAINTS, Constraints, forward_pairs
 from nasviz.spaces.morphs import Morph, MorphResult
 
 #: The pool inserted on skip connections that cross a resolution change (App. B.2).

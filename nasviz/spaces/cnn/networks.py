@@ -28,7 +28,7 @@ from torch.nn import functional as F
 from nasviz.arch import INPUT, Architecture
 from nasviz.spaces.cnn import graph as G
 # Structure is checked, but not the search-domain limits (a built network may be any size).
-from nasviz.spaces.layer_graph.graph import STRUCTURE_ONLY
+from nasviz.spaces.layered.graph import STRUCTURE_ONLY
 
 
 def conv_dims(input_shape: Sequence[int]) -> int:

@@ -1,6 +1,6 @@
 """What the two layer spaces of NASBOT / Auto-Keras share: networks as DAGs of layers.
 
-The MLP space (:mod:`nasviz.spaces.layers`) and the CNN space (:mod:`nasviz.spaces.cnn`) both
+The MLP space (:mod:`nasviz.spaces.mlp`) and the CNN space (:mod:`nasviz.spaces.cnn`) both
 follow paper 001 Sec. 2.2: a network is an :class:`~nasviz.arch.Architecture` whose node 0 is
 the input layer, whose last node is the output layer averaging its parents (the decision
 layers), and whose other nodes are processing layers with units; a layer reads the

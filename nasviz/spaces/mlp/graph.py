@@ -2,7 +2,7 @@
 
 This module holds what a network *is* (labels, constraints, validity, the string format); the
 search moves live in :mod:`.modifiers` (NASBOT) and :mod:`.morphisms` (Auto-Keras), the torch
-network in :mod:`.networks`, and :class:`nasviz.spaces.layers.MLPSpace` puts them together.
+network in :mod:`.networks`, and :class:`nasviz.spaces.mlp.MLPSpace` puts them together.
 
 A network (paper 001, Sec. 2.2) is an :class:`~nasviz.arch.Architecture` whose nodes are layers:
 
@@ -31,7 +31,7 @@ same network always has the same string and compares equal.
 
 What the CNN space shares with this one (:class:`Constraints`, :func:`decision_layers`,
 :func:`processing_layers`, :func:`normalise`, :func:`format`, :func:`parse_layer_string` and
-the checks on a network's ends and size) lives in :mod:`nasviz.spaces.layer_graph.graph` and is
+the checks on a network's ends and size) lives in :mod:`nasviz.spaces.layered.graph` and is
 re-exported here.
 """
 
@@ -42,9 +42,9 @@ from typing import Sequence
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.spaces.layer_graph import graph as common
+from nasviz.spaces.layered import graph as common
 # Shared with the CNN space and re-exported here, where they have always been importable from.
-from nasviz.spaces.layer_graph.graph import (  # noqa: F401
+from nasviz.spaces.layered.graph import (  # noqa: F401
     DEFAULT_CONSTRAINTS, Constraints, decision_layers, end_problems, format, normalise, parse_layer_string,
     processing_layers, size_problems,
 )

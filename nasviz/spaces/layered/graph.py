@@ -5,7 +5,7 @@ node 0 is the *input layer* (label ``"input"``, no units), the last node the *ou
 (``"output"``, no units) that averages its parents, the *decision layers* (at least one, no
 units: their size is the task's), and every other node a *processing layer*. Which labels a
 processing layer may have, what its units mean and which extra rules hold are the space's
-(:mod:`nasviz.spaces.layers.graph`, :mod:`nasviz.spaces.cnn.graph`); the checks that hold in
+(:mod:`nasviz.spaces.mlp.graph`, :mod:`nasviz.spaces.cnn.graph`); the checks that hold in
 both, the domain of App. B.1 (:class:`Constraints`) and the string format live here.
 
 String format (:func:`format` / :func:`parse_layer_string`): the layers in topological order

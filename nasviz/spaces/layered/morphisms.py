@@ -1,6 +1,6 @@
 """What Auto-Keras's network morphisms do alike in every layer space (paper 003 Sec. 3.3, App. B).
 
-Each space's morphisms (:mod:`nasviz.spaces.layers.morphisms`, :mod:`nasviz.spaces.cnn.morphisms`)
+Each space's morphisms (:mod:`nasviz.spaces.mlp.morphisms`, :mod:`nasviz.spaces.cnn.morphisms`)
 decide which morphs are allowed where and how weights are inherited; the bookkeeping of a child
 network and where its layers and features come from (:class:`MorphEdit`, read by weight
 inheritance through :class:`~nasviz.spaces.morphs.MorphResult`), the checks every morph passes,
@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
-from nasviz.spaces.layer_graph.graph import Constraints, normalise
+from nasviz.spaces.layered.graph import Constraints, normalise
 from nasviz.spaces.morphs import KINDS, Morph, MorphResult
 
 #: A space's ``apply_morph(arch, m, constraints) -> MorphResult`` (``ValueError`` if invalid).

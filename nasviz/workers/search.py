@@ -1,4 +1,4 @@
-"""The background search worker: ``python -m nasviz.dashboard.worker --store FILE --run-id ID``
+"""The background search worker: ``python -m nasviz.workers.search --store FILE --run-id ID``
 (or ``--wait``: start warm and read the run id from stdin, see :func:`wait_for_run`).
 
 A search started from the browser runs in this process, which never imports Streamlit. It reads
@@ -90,7 +90,7 @@ def _log_to(path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nasviz.dashboard.worker",
+    parser = argparse.ArgumentParser(prog="python -m nasviz.workers.search",
                                      description="Run one stored search to its end (started by the dashboard).")
     parser.add_argument("--store", type=Path, required=True, help="the run store file")
     which = parser.add_mutually_exclusive_group(required=True)

@@ -4,7 +4,7 @@ Every modifier has the signature ``modifier(arch, rng, constraints) -> Architect
 and returns ``None`` when it does not apply to ``arch`` or when its result violates the domain
 constraints of App. B.1 ("If the EA modifier generates a network that violates these
 constraints, we simply skip it"). Results are normalised (numbered in topological order) and
-valid (:func:`nasviz.spaces.layers.validate`).
+valid (:func:`nasviz.spaces.mlp.validate`).
 
 The first four change units only; the last five change the architecture:
 
@@ -29,7 +29,7 @@ removed by ``remove_layer`` when another one remains.
 
 What these modifiers share with the CNN space's (the editing copy :class:`Graph`, path
 duplication, layer removal, skip pairs, wedging, the one-step and compound mutations) is in
-:mod:`nasviz.spaces.layer_graph.modifiers`.
+:mod:`nasviz.spaces.layered.modifiers`.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ from __future__ import annotations
 import numpy as np
 
 from nasviz.arch import Architecture
-from nasviz.spaces.layer_graph import modifiers as common
+from nasviz.spaces.layered import modifiers as common
 # Shared with the CNN space and re-exported here, where they have always been importable from.
-from nasviz.spaces.layer_graph.modifiers import STEP_PROBABILITIES, IsValid, Modifier, unit_step  # noqa: F401
-from nasviz.spaces.layers import graph as L
-from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layered.modifiers import STEP_PROBABILITIES, IsValid, Modifier, unit_step  # noqa: F401
+from nasviz.spaces.mlp import graph as L
+from nasviz.spaces.mlp.graph import DEFAULT_CONSTRAINTS, Constraints
 
 
 class Graph(common.Graph):

@@ -1,6 +1,6 @@
 """What NASBOT's modifiers and compound mutation do alike in every layer space (paper 001 Table 6, App. B.2).
 
-Each space's modifiers (:mod:`nasviz.spaces.layers.modifiers`, :mod:`nasviz.spaces.cnn.modifiers`)
+Each space's modifiers (:mod:`nasviz.spaces.mlp.modifiers`, :mod:`nasviz.spaces.cnn.modifiers`)
 keep their own registry, docstrings and the parts that depend on the space's labels (which layers
 have units, what ``swap_label`` may exchange, what a wedged layer may be, how a skip connection is
 made); the editing copy of a network (:class:`Graph`) and the moves that only rewire layers live
@@ -19,8 +19,8 @@ from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 import numpy as np
 
 from nasviz.arch import Architecture
-from nasviz.spaces.layer_graph.graph import Constraints, decision_layers, forward_pairs, normalise, processing_layers
-from nasviz.spaces.layer_graph.graph import format as format_network
+from nasviz.spaces.layered.graph import Constraints, decision_layers, forward_pairs, normalise, processing_layers
+from nasviz.spaces.layered.graph import format as format_network
 
 Modifier = Callable[[Architecture, np.random.Generator, Constraints], "Architecture | None"]
 #: A space's validity check, ``is_valid(arch, constraints)``.
@@ -183,7 +183,7 @@ def remove_layer(arch: Architecture, rng: np.random.Generator, constraints: Cons
 
 
 def skip_pairs(arch: Architecture) -> list[tuple[int, int]]:
-    """Every ``(u, v)`` a skip may add: a :func:`~nasviz.spaces.layer_graph.graph.forward_pairs`
+    """Every ``(u, v)`` a skip may add: a :func:`~nasviz.spaces.layered.graph.forward_pairs`
     pair that is not yet an edge."""
     existing = set(arch.edges)
     return [(u, v) for u, v in forward_pairs(arch) if (u, v) not in existing]

@@ -9,7 +9,7 @@ layers' *logits* (paper: probabilities); the loss then applies softmax once, whi
 training numerically simple and agrees with the paper for a single decision layer.
 
 :func:`input_layout` states where each parent's features sit in a layer's input; the weight
-inheritance of :mod:`nasviz.spaces.layers.morphisms` relies on it.
+inheritance of :mod:`nasviz.spaces.mlp.morphisms` relies on it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from nasviz.arch import Architecture
-from nasviz.spaces.layer_graph.graph import STRUCTURE_ONLY
-from nasviz.spaces.layers import graph as L
+from nasviz.spaces.layered.graph import STRUCTURE_ONLY
+from nasviz.spaces.mlp import graph as L
 
 
 def _crelu(z: torch.Tensor) -> torch.Tensor:
@@ -71,7 +71,7 @@ class LayerNet(nn.Module):
 
     Parameters
     ----------
-    arch : a valid network of :mod:`nasviz.spaces.layers` (domain limits are not enforced)
+    arch : a valid network of :mod:`nasviz.spaces.mlp` (domain limits are not enforced)
     in_features : int or shape tuple
         Features of one flattened input; a shape ``s`` (e.g. ``(1, 8, 8)``) means ``prod(s)``
         (inputs of shape ``(N, *s)`` are flattened to ``(N, prod(s))``).

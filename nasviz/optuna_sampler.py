@@ -3,15 +3,15 @@
 ::
 
     import optuna
-    import nasviz.optuna
+    import nasviz.optuna_sampler
 
     def objective(trial):
-        ops = [trial.suggest_categorical(name, nasviz.optuna.operations("nb201"))
-               for name in nasviz.optuna.slot_names("nb201")]
+        ops = [trial.suggest_categorical(name, nasviz.optuna_sampler.operations("nb201"))
+               for name in nasviz.optuna_sampler.slot_names("nb201")]
         return train_and_score(ops)          # the user's own evaluation
 
     study = optuna.create_study(direction="maximize", storage="sqlite:///nas.db",
-                                sampler=nasviz.optuna.NASVizSampler(space="nb201", kernel="tw2g", seed=0))
+                                sampler=nasviz.optuna_sampler.NASVizSampler(space="nb201", kernel="tw2g", seed=0))
     study.optimize(objective, n_trials=100)
 
 The study keeps its storage, its trials and optuna-dashboard; only the proposals come from
@@ -23,8 +23,8 @@ baselines encode a cell::
 
     def objective(trial):
         params = {name: trial.suggest_categorical(name, choices)
-                  for name, choices in nasviz.optuna.parameters("nb101").items()}
-        cell = nasviz.optuna.architecture("nb101", params)
+                  for name, choices in nasviz.optuna_sampler.parameters("nb101").items()}
+        cell = nasviz.optuna_sampler.architecture("nb101", params)
         if cell is None:                     # a spec NAS-Bench-101 rejects
             raise optuna.TrialPruned()
         return train_and_score(cell)
@@ -62,7 +62,7 @@ try:
     from optuna.study import Study, StudyDirection
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as err:  # pragma: no cover - exercised where Optuna is missing
-    raise ImportError(f"nasviz.optuna needs Optuna: pip install \"nasviz[peers]\" ({err})") from None
+    raise ImportError(f"nasviz.optuna_sampler needs Optuna: pip install \"nasviz[peers]\" ({err})") from None
 
 from nasviz.arch import Architecture
 from nasviz.errors import ConfigError
@@ -99,7 +99,7 @@ def operations(space: str | SearchSpace = "nb201") -> tuple[str, ...]:
 def _slot_space(space: str | SearchSpace) -> SearchSpace:
     space = get_space(space)
     if not space.provides(OPERATION_SLOTS):
-        raise ConfigError(f"the {space.name!r} space has no operation slots; use nasviz.optuna.parameters()")
+        raise ConfigError(f"the {space.name!r} space has no operation slots; use nasviz.optuna_sampler.parameters()")
     return space
 
 

@@ -1,4 +1,4 @@
-"""Tiny folders in torchvision's on-disk layout, written from scratch (tests and demos; no network).
+"""Tiny folders in torchvision's on-disk layout, written from scratch (tests only; no network).
 
 :func:`write_mnist_folder` writes the four IDX files of MNIST (or Fashion-MNIST) and
 :func:`write_cifar_folder` the six CIFAR-10 batches, with images whose class is learnable (a bright

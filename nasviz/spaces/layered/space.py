@@ -19,7 +19,7 @@ import numpy as np
 from nasviz.arch import Architecture
 from nasviz.errors import ConfigError
 from nasviz.spaces.base import LABELLED_DAG, LAYERS, MODIFIERS, MORPHISMS, OPERATION_TREE, PATHS, SearchSpace
-from nasviz.spaces.layer_graph.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layered.graph import DEFAULT_CONSTRAINTS, Constraints
 
 
 def sample(pool: Sequence[Architecture], rng: np.random.Generator, n: int, constraints: Constraints,

@@ -9,7 +9,7 @@ The package holds one concern per module:
 * :mod:`.morphisms`: Auto-Keras's function-preserving network morphisms and weight inheritance.
 
 :class:`MLPSpace` puts them behind the :class:`~nasviz.spaces.base.SearchSpace` interface. The
-names of :mod:`.graph` are re-exported here, so ``from nasviz.spaces import layers as L;
+names of :mod:`.graph` are re-exported here, so ``from nasviz.spaces import mlp as L;
 L.format(arch)`` reads as before.
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from nasviz.arch import INPUT, OUTPUT, Architecture
-from nasviz.spaces.layer_graph import space as common
-from nasviz.spaces.layers import graph, modifiers
-from nasviz.spaces.layers.graph import (
+from nasviz.spaces.layered import space as common
+from nasviz.spaces.mlp import graph, modifiers
+from nasviz.spaces.mlp.graph import (
     DECISION_LABEL, DEFAULT_CONSTRAINTS, LABELS, NAME, PROCESSING_LABELS, RECTIFIERS, SIGMOIDS, Constraints,
     build, canonical_key, decision_layers, feed_forward, format, initial_pool, is_valid, label_mismatch_matrix,
     normalise, output_width, parse, problems, processing_layers, total_mass, validate,
@@ -62,7 +62,7 @@ OPERATION_GROUPS: dict[str, tuple[str, ...]] = {
 class MLPSpace(common.LayerSpace):
     """Multi-layer perceptrons as DAGs of layers (module docstring), with domain ``constraints``.
 
-    Strings, validity, moves and morphisms go through :class:`~nasviz.spaces.layer_graph.space.LayerSpace`
+    Strings, validity, moves and morphisms go through :class:`~nasviz.spaces.layered.space.LayerSpace`
     to :mod:`.graph`, :mod:`.modifiers` and :mod:`.morphisms`.
     """
 
@@ -73,7 +73,7 @@ class MLPSpace(common.LayerSpace):
     moves = modifiers
 
     def _morphisms(self) -> ModuleType:
-        from nasviz.spaces.layers import morphisms
+        from nasviz.spaces.mlp import morphisms
 
         return morphisms
 
@@ -94,7 +94,7 @@ class MLPSpace(common.LayerSpace):
         return LABELS, label_mismatch_matrix()
 
     def build_network(self, arch: Architecture, input_shape: tuple[int, ...], n_outputs: int, **options: Any):
-        from nasviz.spaces.layers.networks import build_layer_network
+        from nasviz.spaces.mlp.networks import build_layer_network
 
         self._refuse_options(options)
         in_features = input_shape[0] if len(input_shape) == 1 else tuple(input_shape)

@@ -1,6 +1,6 @@
 """Auto-Keras graph-level network morphisms with function-preserving weight inheritance.
 
-Paper 003, Sec. 3.3 and App. B, on the layer networks of :mod:`nasviz.spaces.layers`, where a
+Paper 003, Sec. 3.3 and App. B, on the layer networks of :mod:`nasviz.spaces.mlp`, where a
 layer reads the concatenation of its parents through a ``Linear``:
 
 ``deep(u, label)``
@@ -33,7 +33,7 @@ change the output because their outgoing weights are zero ("the largest noise po
 changing the output").
 
 The checks, child bookkeeping, enumeration and sampling shared with the CNN space are in
-:mod:`nasviz.spaces.layer_graph.morphisms`.
+:mod:`nasviz.spaces.layered.morphisms`.
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ import numpy as np
 import torch
 
 from nasviz.arch import Architecture
-from nasviz.spaces.layer_graph import morphisms as common
-from nasviz.spaces.layer_graph.graph import forward_pairs
-from nasviz.spaces.layers.networks import LayerNet, feature_width, input_layout
-from nasviz.spaces.layers import graph as L
-from nasviz.spaces.layers.graph import DEFAULT_CONSTRAINTS, Constraints
+from nasviz.spaces.layered import morphisms as common
+from nasviz.spaces.layered.graph import forward_pairs
+from nasviz.spaces.mlp.networks import LayerNet, feature_width, input_layout
+from nasviz.spaces.mlp import graph as L
+from nasviz.spaces.mlp.graph import DEFAULT_CONSTRAINTS, Constraints
 from nasviz.spaces.morphs import Morph, MorphResult
 
 NONNEGATIVE_LABELS: frozenset[str] = frozenset({"relu", "crelu", "softplus", "logistic"})
@@ -171,7 +171,7 @@ def inherit_weights(parent_net: LayerNet, result: MorphResult, seed: int | None 
     """A :class:`LayerNet` for ``result.child`` computing exactly ``parent_net``'s function.
 
     Copied: every weight and bias of a layer the child keeps, placed at the columns of the
-    features it multiplied (:func:`~nasviz.spaces.layers.networks.input_layout`). Zero: columns for new
+    features it multiplied (:func:`~nasviz.spaces.mlp.networks.input_layout`). Zero: columns for new
     connections (add / concat / the new features of a widened parent). Identity: a ``deep``
     layer. Random (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``): the incoming weights of new units,
     whose outgoing weights are zero.
