@@ -1,12 +1,14 @@
-# The two commands: `make run` starts the app, `make test` runs the whole test suite.
-# Both create the virtual environment on first use and install what the project needs.
+# `make run` starts the app; `make test` runs the whole test suite (CI), printing every test's
+# duration over a second; `make test-fast` runs the tests not marked slow (each under a second),
+# the edit-run loop. All create the virtual environment on first use and install what the
+# project needs.
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test bench clean
+.PHONY: run test test-fast bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,7 +21,10 @@ run: $(STAMP)
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=0 --durations-min=1.0 $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -56,3 +56,27 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+#: A test that takes this long (setup, call and teardown together) belongs in the slow tier.
+SLOW_SECONDS = 1.0
+_durations: dict[str, float] = {}
+_marked_slow: set[str] = set()
+
+
+def pytest_collection_modifyitems(config, items):
+    _marked_slow.update(item.nodeid for item in items if item.get_closest_marker("slow"))
+
+
+def pytest_runtest_logreport(report):
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Name the tests that took a second or more without the ``slow`` marker, so the fast tier
+    (``make test-fast``) stays fast; a warning, not a failure, since one run's times vary."""
+    unmarked = sorted(((s, n) for n, s in _durations.items() if s >= SLOW_SECONDS and n not in _marked_slow), reverse=True)
+    if unmarked:
+        terminalreporter.section(f"unmarked tests over {SLOW_SECONDS:g} s: mark them @pytest.mark.slow")
+        for seconds, nodeid in unmarked:
+            terminalreporter.write_line(f"{seconds:6.2f}s {nodeid}")

@@ -38,6 +38,7 @@ def test_elementary_symmetric_polynomials_match_brute_force():
             assert E[l, n] == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_kdpp_sampling_frequencies_match_determinants():
     # Chi-square goodness of fit of 6000 draws against det(L_A) / e_k on all C(6, 3) = 20 subsets.
     L = _random_psd(6, 6, seed=3) + 0.3 * np.eye(6)
@@ -177,6 +178,7 @@ def test_topk_and_input_validation():
         select_bucb(np.array([np.nan, 0.0]), np.eye(2), 1, kappa=1.0, noise_variance=0.0)
 
 
+@pytest.mark.slow
 def test_anchored_quality_kdpp_is_the_exact_conditional_kdpp():
     # Conditioning on item 2: frequencies of the full batch match det(L_A) over subsets holding 2.
     rng0 = np.random.default_rng(9)

@@ -44,6 +44,7 @@ def test_bad_arguments_are_clear(nb201_table_path):
         search.run(_args(table=nb201_table_path, strategies="random", budget=0, seeds=1, workers=1))
 
 
+@pytest.mark.slow
 def test_a_specs_batch_size_is_what_its_strategy_asks_per_step(nb201_table_path):
     from nasviz.bench.protocol import spec_batch_size
     from nasviz.objectives import TableObjective

@@ -12,6 +12,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "nasviz", *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_random_search_json_from_a_real_subprocess(nb201_table_path):
     proc = run_cli("run", "--table", str(nb201_table_path), "--metric", "cifar10", "--strategy", "random",
                    "--budget", "100", "--seed", "0", "--json")
@@ -26,6 +27,7 @@ def test_random_search_json_from_a_real_subprocess(nb201_table_path):
     assert out["seconds"] > 0
 
 
+@pytest.mark.slow
 def test_mean_random_regret_matches_the_reference(nb201_table_path, capsys):
     # Reference (shared data README): 0.533 after 100 queries, mean over 500 seeds.
     regrets = []
@@ -37,6 +39,7 @@ def test_mean_random_regret_matches_the_reference(nb201_table_path, capsys):
     assert abs(mean - 0.533) < 3 * se + 0.02, (mean, se)
 
 
+@pytest.mark.slow
 def test_table_info_json(nb201_table_path, capsys):
     assert main(["table", "info", "--table", str(nb201_table_path), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
@@ -58,6 +61,7 @@ def test_table_info_ranks_a_table_against_another_over_their_common_cells(tmp_pa
     assert ranked["by_metric"]["bad"]["spearman"] == pytest.approx(-1.0)
 
 
+@pytest.mark.slow
 def test_bad_input_gives_one_line_errors_not_tracebacks(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("arch,acc\nnonsense,1\n")
@@ -67,18 +71,21 @@ def test_bad_input_gives_one_line_errors_not_tracebacks(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [[], ["run"], ["table"], ["table", "info"]])
 def test_every_command_has_help(command):
     proc = run_cli(*command, "--help")
     assert proc.returncode == 0 and "usage:" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_negative_seed_is_refused_by_name():
     proc = run_cli("run", "--seed", "-1", "--budget", "3")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "argument --seed: must be a whole number >= 0, got '-1'" in proc.stderr
 
 
+@pytest.mark.slow
 def test_run_reports_the_rows_it_skipped_and_stores_them(tmp_path):
     from nasviz.spaces import nb201
     from nasviz.store import RunStore

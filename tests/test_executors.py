@@ -36,6 +36,7 @@ def local_results():
         return [f.result() for f in futures]
 
 
+@pytest.mark.slow
 def test_local_executor_returns_evaluations_in_order(local_results):
     assert [e.arch for e in local_results] == ARCHS
     assert all(e.ok for e in local_results)

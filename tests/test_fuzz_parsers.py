@@ -10,6 +10,7 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,6 +48,7 @@ def test_arbitrary_bytes_load_or_raise_a_table_error(data):
         assert err.source == "fuzz.csv"
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(csv_like, st.text(max_size=300)))
 def test_arbitrary_text_loads_or_raises_a_table_error(text):

@@ -161,6 +161,7 @@ def test_the_cycle_finder_finds_cycles():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+@pytest.mark.slow
 def test_the_graph_sees_lazy_and_function_level_imports():
     graph = import_graph()
     assert "nasviz.gp.model" in graph["nasviz.strategies.bo"]  # `from nasviz.gp import GaussianProcess`
@@ -173,6 +174,7 @@ def _touches_gp(cycle: frozenset[str]) -> bool:
     return any(m == "nasviz.gp" or m.startswith("nasviz.gp.") for m in cycle)
 
 
+@pytest.mark.slow
 def test_gp_package_has_no_import_cycle():
     touching = [sorted(c) for c in cycles(import_graph()) if _touches_gp(c)]
     assert touching == [], f"import cycles through nasviz.gp: {touching}"
@@ -187,6 +189,7 @@ def test_no_new_import_cycles_elsewhere_in_nasviz():
 GP_MODULES = sorted(module_name(p) for p in (PACKAGE / "gp").glob("*.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", [*GP_MODULES, "nasviz.kernels.base", "nasviz.acquisition", "nasviz.batch"])
 def test_module_imports_on_its_own(module):
     """Each module imported first, in a fresh interpreter: a cycle that the static graph missed
@@ -203,6 +206,7 @@ def test_lazy_exports_resolve():
         gp.not_a_name  # noqa: B018
 
 
+@pytest.mark.slow
 def test_the_first_page_does_not_import_torch_pot_or_scipy_stats():
     """What the sidebar and the Search form need (the default table, which strategies fit the
     space, the figures module) must not import torch, POT (which imports torch) or scipy.stats:

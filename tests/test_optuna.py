@@ -33,6 +33,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_nasviz_imports_and_says_how_to_get_the_peers_without_optuna(nb201_table_path):
     done = _python("""
         import nasviz, nasviz.components
@@ -84,6 +85,7 @@ def test_sampler_finds_better_cells_than_random_search(nb201_table):
     assert np.mean(ours) > np.mean(theirs), (ours, theirs)
 
 
+@pytest.mark.slow
 def test_sqlite_study_records_every_trial_and_minimises(nb201_table, tmp_path):
     storage = f"sqlite:///{tmp_path / 'nas.db'}"
     sampler = nvo.NASVizSampler(space="nb201", kernel="wl", seed=0, n_init=5)
@@ -160,6 +162,7 @@ def _completed_rows(sampler, objective, n_trials: int, db: Path) -> list:
         states=(optuna.trial.TrialState.COMPLETE,))
 
 
+@pytest.mark.slow
 def test_sampler_searches_nas_bench_101_cells_through_their_categorical_parameters(tmp_path):
     """A real SQLite study over NB101's 26 parameters on the shared 292-cell table. Without a
     domain the sampler proposes valid cells, which the table rarely holds (the objective prunes
@@ -249,6 +252,7 @@ def test_projection_is_onto_the_unproposed_row_nearest_in_hamming_distance():
     assert rows[7] in offered
 
 
+@pytest.mark.slow
 def test_sampler_searches_darts_genotypes_on_the_shared_nb301_table(tmp_path):
     """A real SQLite study over the DARTS space's 32 parameters (each edge's operation and input) with
     the 725 rows of the shared table as the domain: after Optuna's independent first trial every

@@ -227,6 +227,7 @@ def wait_for_evaluations(path: Path, at_least: int, proc: subprocess.Popen, time
     raise AssertionError(f"no {at_least} evaluations stored within {timeout} s")
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_from_the_cli_loses_and_repeats_nothing(small_table, tmp_path, capsys):
     db = tmp_path / "runs.sqlite"
     budget, batch = 45, 2

@@ -132,6 +132,7 @@ def payloads(tmp_path, marker):
     return paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, refused", [("evil.pth", "posix.system"), ("evil.pkl", "io.open"),
                                            ("polyglot.csv", "builtins.open")])
 def test_the_cli_importer_refuses_a_crafted_pickle_naming_the_class(payloads, marker, tmp_path, name, refused):
@@ -188,6 +189,7 @@ def test_the_sidebar_offers_no_pickle_source_and_an_uploaded_polyglot_stays_text
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_running_every_page_never_imports_the_importer(env):
     """In a fresh interpreter, render the app and every page: the module that reads the official
     file is never even imported."""
@@ -338,6 +340,7 @@ def _app_on_a_server_table(env, monkeypatch, rows: int, session: str | None = No
     return use_server_csv(at, env / "t.csv")
 
 
+@pytest.mark.slow
 def test_a_budget_over_the_limit_is_a_message_not_a_run(env, monkeypatch):
     at = _app_on_a_server_table(env, monkeypatch, rows=50)
     assert any("at most 1,000 evaluations per search" in c.value for c in at.caption)  # shown in the form
@@ -415,6 +418,7 @@ def _wait(condition, seconds: float = 60.0, what: str = "") -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_running_searches_are_capped_per_session_and_in_total(env, monkeypatch):
     """Real worker processes: a session may run 2, all sessions 3; a slot frees when one stops."""
     monkeypatch.setenv("NASVIZ_MAX_RUNNING_PER_SESSION", "2")
@@ -463,6 +467,7 @@ def test_the_page_says_when_the_session_runs_too_many(env, monkeypatch):
         sleeper.wait()
 
 
+@pytest.mark.slow
 def test_a_study_larger_than_allowed_is_refused_on_the_compare_page(env, monkeypatch):
     at = _app_on_a_server_table(env, monkeypatch, rows=50)
     at.switch_page("pages/compare.py").run()
@@ -496,6 +501,7 @@ def test_uploads_get_unguessable_private_names(env):
         assert path.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.slow
 def test_an_upload_is_parsed_once_however_often_the_page_reruns(env):
     data = table_text(200, seed=7).encode()
     before = uploads.cache_stats()
@@ -570,6 +576,7 @@ def _owner_holds_no_lock(store_path: Path) -> bool:
         conn.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeypatch):
     monkeypatch.setenv("NASVIZ_STALE_AFTER", "1.5")  # workers beat every 0.5 s; 1.5 s silent = interrupted
@@ -613,6 +620,7 @@ def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeyp
 # ============================================================================ 5. the Docker image
 
 
+@pytest.mark.slow
 def test_the_docker_image_runs_unprivileged_with_paths_off_a_health_check_and_a_volume(tmp_path):
     """Docker is not available to the tests: the Dockerfile is read, and its health check command
     is run against a real Streamlit server (and against a port where nothing listens)."""

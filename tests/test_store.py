@@ -199,6 +199,7 @@ def _write_run(path: str, worker: int, steps: int, batch: int, barrier) -> int:
     return run_id
 
 
+@pytest.mark.slow
 def test_concurrent_writer_processes_all_land(tmp_path):
     path = str(tmp_path / "shared.sqlite")
     RunStore(path)

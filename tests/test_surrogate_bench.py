@@ -38,6 +38,7 @@ def test_parse_kernel_spec():
         parse_kernel_spec(":h_max=2")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["wl", "wl:base=oa,h_max=1", "tw"])
 def test_bench_prints_the_protocol_figures(table_csv, capsys, kernel):
     rc = main(["bench", "surrogate", "--table", str(table_csv), "--metric", "acc", "--kernel", kernel,

@@ -38,6 +38,7 @@ def _rows(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_interrupted_tabulation_resumes_and_fills_every_cell(tmp_path):
     out = tmp_path / "t.csv"
     first = tabulate(out, "nb201", TINY, workers=0, limit_cells=LIMIT, stop_after=3, progress=False)
@@ -89,6 +90,7 @@ def test_interrupted_tabulation_resumes_and_fills_every_cell(tmp_path):
         assert float(row["valid_accuracy"]) == pytest.approx(epochs, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_table_as_in_process(tmp_path):
     a = tabulate(tmp_path / "a.csv", "nb201", TINY, workers=2, limit_cells=LIMIT, progress=False)
     assert a["complete"] and a["trained"] == 5 * SEEDS
@@ -99,6 +101,7 @@ def test_worker_processes_give_the_same_table_as_in_process(tmp_path):
     assert [[r[c] for c in keep] for r in ra] == [[r[c] for c in keep] for r in rb]
 
 
+@pytest.mark.slow
 def test_more_seeds_extend_a_finished_tabulation(tmp_path):
     """Asking for more seeds trains only the new ones; the table equals a fresh run with that many."""
     one_seed = {**TINY, "seeds": 1}
@@ -117,6 +120,7 @@ def test_more_seeds_extend_a_finished_tabulation(tmp_path):
         tabulate(out, "nb201", one_seed, workers=0, limit_cells=LIMIT, progress=False)
 
 
+@pytest.mark.slow
 def test_killed_cli_process_resumes(tmp_path):
     """A real ``python -m nasviz tabulate`` killed with SIGKILL mid-run resumes where it stopped."""
     import os
@@ -162,6 +166,7 @@ def test_reliability_of_per_seed_values():
     assert r["classes"] == 200 and r["seeds"] == 8 and r["median"] == pytest.approx(np.median(noisy.mean(1)))
 
 
+@pytest.mark.slow
 def test_table_reliability_reads_only_finished_classes_with_a_path(tmp_path):
     """The bench reads the tabulation's progress file: a class counts once all its seeds are ok,
     and a class without an input -> output path (chance whatever the seed) never counts."""
@@ -184,6 +189,7 @@ def test_table_reliability_reads_only_finished_classes_with_a_path(tmp_path):
     assert values["test_accuracy"].tolist() == [[5.0, 5.0], [10.0, 10.0]]
 
 
+@pytest.mark.slow
 def test_table_reliability_reads_a_finished_tables_seed_columns_once_per_class(tmp_path):
     """From a finished table: the members of one class carry one class's seeds and count once; a
     cell without an input -> output path never counts; a table without per-seed columns is refused

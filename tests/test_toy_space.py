@@ -131,6 +131,7 @@ def test_tw_reads_the_spaces_operation_groups(chain):
     assert d[0] < d[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["random", "evolution", "bo-tw2g-ucb", "bo-wl-ei", "bo-tw2g-kdpp5"])
 def test_a_search_runs_on_the_space_from_a_stored_config(chain_table, strategy):
     from nasviz.config import SearchConfig
@@ -145,6 +146,7 @@ def test_a_search_runs_on_the_space_from_a_stored_config(chain_table, strategy):
     assert result.best_value is not None and result.regret is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["random", "bo-wl-ei", "bo-tw2g-kdpp5"])
 def test_every_dashboard_view_reads_a_run_on_the_space(chain_table, tmp_path, strategy):
     """The Search page's registered views and the Compare page's parallel coordinates, on a run of
@@ -181,6 +183,7 @@ def test_every_dashboard_view_reads_a_run_on_the_space(chain_table, tmp_path, st
                                                                                      "edge op2", "edge op3"]
 
 
+@pytest.mark.slow
 def test_optuna_studies_on_the_space_nasviz_sampler_and_peers(chain, chain_table):
     """nasviz.optuna_sampler and the Optuna peers know the space only through its operation slots."""
     optuna = pytest.importorskip("optuna")

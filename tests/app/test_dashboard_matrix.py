@@ -33,6 +33,9 @@ from tests_app_helpers import APP, errors
 
 from conftest import write_synthetic_table  # tests/app/conftest.py
 
+#: One module fixture runs a search of every (space, strategy) pair (about 40 s): the slow tier.
+pytestmark = pytest.mark.slow
+
 #: Every (space, strategy) pair the registries allow, in registry order.
 PAIRS = [(space, strategy) for space in SPACES.names() for strategy in strategies_for(space)]
 #: Small settings for every option a strategy's entry lists (the others keep their defaults).

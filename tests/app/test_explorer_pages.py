@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from nasviz.dashboard import launching
@@ -22,6 +23,7 @@ def chart_keys(at: AppTest) -> set[str]:
         c.proto.id for c in at.get("plotly_chart")}
 
 
+@pytest.mark.slow
 def test_kernels_page_draws_every_kernel_and_the_quality_views(store_path, synthetic_table):
     at = open_page(synthetic_table, "pages/kernels.py")
     assert not errors(at), errors(at)
@@ -36,6 +38,7 @@ def test_kernels_page_draws_every_kernel_and_the_quality_views(store_path, synth
     assert len(at.get("plotly_chart")) == 3 + 2 and not errors(at)
 
 
+@pytest.mark.slow
 def test_kernels_page_surrogate_protocol_and_too_large_a_split(store_path, synthetic_table):
     at = open_page(synthetic_table, "pages/kernels.py")
     at.number_input(key="k_trials").set_value(2).run()
@@ -52,6 +55,7 @@ def test_kernels_page_surrogate_protocol_and_too_large_a_split(store_path, synth
     assert any("exceed the 300 rows" in e.value for e in at.error)
 
 
+@pytest.mark.slow
 def test_architectures_page_compares_two_cells_and_rejects_a_bad_string(store_path, synthetic_table):
     at = open_page(synthetic_table, "pages/architectures.py")
     assert not errors(at), errors(at)
@@ -81,6 +85,7 @@ def test_interpretability_page_profiles_features_and_mutation(store_path, synthe
     assert any("Invalid architecture" in e.value for e in at.error)
 
 
+@pytest.mark.slow
 def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     at = open_page(synthetic_table, "pages/compare.py")
     assert any("No runs yet" in i.value for i in at.info)
@@ -105,6 +110,7 @@ def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     assert any("seeds must be at least 1" in e.value for e in at.error)
 
 
+@pytest.mark.slow
 def test_compare_draws_large_parallel_coordinates_on_request(store_path, synthetic_table, monkeypatch):
     """Thousands of parcoords lines hold the browser for seconds: above the limit the page draws
     everything else at once and the parallel coordinates when the visitor switches them on."""
@@ -126,6 +132,7 @@ def test_compare_draws_large_parallel_coordinates_on_request(store_path, synthet
     assert "chart_parallel" in chart_keys(at) and not errors(at)
 
 
+@pytest.mark.slow
 def test_two_runs_side_by_side_at_one_step(store_path, synthetic_table):
     """Teaching: two searches on the same seed that differ in their batch selector, the same step
     of each side by side, with what happened in it and the chosen view for both."""
@@ -147,6 +154,7 @@ def test_two_runs_side_by_side_at_one_step(store_path, synthetic_table):
     assert not errors(at) and {"sbs_l_chart_hyperparameters", "sbs_r_chart_hyperparameters"} <= chart_keys(at)
 
 
+@pytest.mark.slow
 def test_kernels_and_architectures_read_a_runs_evaluations(store_path, synthetic_table):
     src = DataSource.from_table(synthetic_table, table_from_path(synthetic_table))
     run_id = launching.start_run(store_path, launching.search_config(src, metric="acc", strategy="random", budget=12,
@@ -167,6 +175,7 @@ def _param(at: AppTest, name: str):
     return value[0] if isinstance(value, list) else value
 
 
+@pytest.mark.slow
 def test_explorer_settings_are_in_the_url_and_a_shared_link_restores_them(store_path, synthetic_table):
     """Optuna Dashboard parity: a view can be shared. Each explorer page writes its settings to the
     URL, and a new session opened on that URL (a colleague's browser) shows the same view; values a

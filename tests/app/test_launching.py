@@ -70,6 +70,7 @@ def test_elapsed_keeps_moving_while_a_run_waits_on_its_next_step(tmp_path, synth
     assert RunWatcher(store_path, run_id).elapsed() == 0.0  # nothing read yet
 
 
+@pytest.mark.slow
 def test_a_warm_worker_takes_the_next_search_and_a_new_one_waits(tmp_path, synthetic_table, monkeypatch):
     """Real processes: ``prewarm`` starts a worker that imports the engine and parses the
     embedded table before any search exists; the next background search is handed to it (its
@@ -97,6 +98,7 @@ def test_a_warm_worker_takes_the_next_search_and_a_new_one_waits(tmp_path, synth
     launching._WARM.pop(store_path, None)
 
 
+@pytest.mark.slow
 def test_background_run_survives_its_starter_and_stops_and_resumes(tmp_path, synthetic_table):
     store_path = tmp_path / "s.sqlite"
     cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=60, step_delay=0.05)
@@ -210,6 +212,7 @@ def test_exports_are_bytes_of_csv_and_json(tmp_path, synthetic_table):
     assert doc["format"] == "nasviz-run" and len(doc["evaluations"]) == 4
 
 
+@pytest.mark.slow
 def test_two_searches_run_at_the_same_time(tmp_path, synthetic_table):
     store_path = tmp_path / "s.sqlite"
     src = source_for(synthetic_table)

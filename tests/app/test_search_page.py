@@ -53,6 +53,7 @@ def test_each_space_is_offered_the_tuned_default_or_paper_000s_bo_where_the_defa
         assert (DEFAULT_STRATEGY in names) == has_parameters, space
 
 
+@pytest.mark.slow
 def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("bo").run()
@@ -88,6 +89,7 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     assert not errors(at)
 
 
+@pytest.mark.slow
 def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table):
     """Teaching: the pause after each step is set on the page and stored with the run."""
     from nasviz.store import RunStore
@@ -104,6 +106,7 @@ def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table)
     assert run["config"]["step_delay"] == 0.5
 
 
+@pytest.mark.slow
 def test_a_gp_fit_on_a_bound_is_a_visible_warning(store_path, synthetic_table):
     """A TW GP fitted to pure noise (the table's ``other`` column) often cannot pin its
     hyperparameters down: the run's page warns above the views and names them with their values
@@ -132,6 +135,7 @@ def test_a_gp_fit_on_a_bound_is_a_visible_warning(store_path, synthetic_table):
     assert any(hits)  # noise: some run's last fit has a lambda, the amplitude or the noise on its bound
 
 
+@pytest.mark.slow
 def test_the_evaluations_table_filters_and_links_to_the_architectures_page(store_path, synthetic_table):
     """Every evaluation in one table (sortable by Streamlit), filtered by status, each row with a
     link that opens the architecture on the Architectures page; the link's page shows it."""
@@ -159,6 +163,7 @@ def test_the_evaluations_table_filters_and_links_to_the_architectures_page(store
     assert page.query_params["a"] in (params["a"], [params["a"]])
 
 
+@pytest.mark.slow
 def test_teaching_mode_replays_a_past_step_and_says_what_happened(store_path, synthetic_table):
     """With "Follow the newest step" off, the slider shows a past step as it was: the pool and the
     evaluations of that step, and a plain-language account of the step's fit and choice."""
@@ -203,6 +208,7 @@ def test_learning_curves_from_a_tables_epoch_columns(store_path, tmp_path):
     assert chart.proto.spec.count('"mode":"lines+markers"') == 6  # one curve per evaluated cell
 
 
+@pytest.mark.slow
 def test_a_link_opens_the_run_on_its_metric_and_tab_and_the_url_follows_the_page(store_path):
     """Every choice that makes a view is in the URL: a link with ``metric`` and ``tab`` opens the
     form on that metric and the run on that tab (the embedded table: a data source a visitor
@@ -317,6 +323,7 @@ def test_the_default_data_source_loads(store_path, nb201_table_path):
     assert at.sidebar.success and "architectures" in at.sidebar.success[0].value
 
 
+@pytest.mark.slow
 def test_a_wl_search_shows_feature_gradients(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("bo-wl-ei").run()
@@ -377,6 +384,7 @@ def test_a_dataset_folder_typed_in_the_sidebar_stays_in_the_data_folder(store_pa
     assert config.data_folder == source.data_folder and config.dataset == "mnist"
 
 
+@pytest.mark.slow
 def test_an_impossible_combination_is_named_and_cannot_start(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.selectbox(key="strategy").set_value("bo-tw2g-kdpp5").run()

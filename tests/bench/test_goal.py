@@ -89,6 +89,7 @@ def test_pooling_refuses_runs_that_cannot_be_the_same_strategy(tmp_path):
         goal.run(argparse.Namespace(results=[tmp_path / "r0.json"], candidate="bo", peers=PEERS, trapped=3.0, draws=0))
 
 
+@pytest.mark.slow
 def test_pools_two_real_search_reports(tmp_path, nb201_table_path):
     """Two real ``bench search --runs`` reports on disjoint seeds pool into one four-seed table."""
     parser = argparse.ArgumentParser()
@@ -112,6 +113,7 @@ def test_pools_two_real_search_reports(tmp_path, nb201_table_path):
     assert pooled["goal"]["against"] == "random"
 
 
+@pytest.mark.slow
 def test_draws_estimate_how_often_one_run_meets_the_goal_on_every_table(tmp_path):
     # t1: the candidate meets the goal unless seed 3 (regret 5) is drawn: a drawn pair of the
     # four seeds misses it with probability 3/6. t2: it meets the goal on every pair.

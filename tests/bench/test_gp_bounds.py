@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from nasviz.bench import gp_bounds
 
 
+@pytest.mark.slow
 def test_gp_bounds_counts_the_stored_fits_of_real_runs(nb201_table_path):
     parser = argparse.ArgumentParser()
     gp_bounds.add_arguments(parser)

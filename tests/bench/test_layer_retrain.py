@@ -16,6 +16,7 @@ def _result(tmp_path, runs, dataset="wine"):
     return path
 
 
+@pytest.mark.slow
 def test_best_networks_are_retrained_on_every_seed(tmp_path):
     runs = [
         {"strategy": "autokeras", "seed": 0, "best_valid": 97.0, "best_arch": "input;relu:16<0;elu:16<1;linear<2;output<3"},

@@ -36,6 +36,7 @@ def test_a_bad_strategy_setting_fails_before_training():
         layer_search.run(_args(strategies="nasbot", option=["nasbot.bogus=1"], seconds=1))
 
 
+@pytest.mark.slow
 def test_short_run_reports_every_strategy_with_its_options():
     result = layer_search.run(_args(dataset="wine", seconds=1.5, seeds="0", strategies="random,nasbot",
                                     workers=1, epochs=2, option=["nasbot.ea_init=observed"]))

@@ -40,6 +40,7 @@ def test_regrets_distances_and_links_of_a_small_table(tmp_path):
     assert table["better_within_k"] == {"1": 1, "3": 2}
 
 
+@pytest.mark.slow
 def test_the_shared_nb201_table_has_its_best_cells_close_together(nb201_table_path):
     """On NB201 (CIFAR-10, 200 epochs) the best cells lie a few edits apart and mutation links
     most of them to a better one: the landscape the default search was first tuned on."""

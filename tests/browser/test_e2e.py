@@ -40,6 +40,7 @@ def server(tmp_path):
                     pass
 
 
+@pytest.mark.slow
 def test_start_watch_stop_reload_and_find_the_run(server):
     from playwright.sync_api import sync_playwright
 

@@ -41,6 +41,7 @@ def server_with_runs(tmp_path):
         yield url
 
 
+@pytest.mark.slow
 def test_every_explorer_page_renders_its_figures(server_with_runs):
     from playwright.sync_api import sync_playwright
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from test_e2e import server  # noqa: F401 - the fixture: a server on the default data
 
 from browser_helpers import ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, fill_inputs, wait_until
@@ -25,6 +26,7 @@ def _metric(page, label: str) -> str | None:
     return box.first.locator('[data-testid="stMetricValue"]').inner_text().strip() if box.count() else None
 
 
+@pytest.mark.slow
 def test_replay_a_step_read_the_table_on_a_phone_and_share_a_link(server):  # noqa: F811
     from playwright.sync_api import sync_playwright
 

@@ -30,6 +30,7 @@ def server(tmp_path):
         yield url
 
 
+@pytest.mark.slow
 def test_the_search_page_follows_the_system_colour_scheme(server):
     from playwright.sync_api import sync_playwright
 

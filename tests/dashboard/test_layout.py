@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 #: The dashboard modules that draw widgets; every other one is plain Python.
 STREAMLIT_MODULES = {"nasviz.dashboard.ui", "nasviz.dashboard.forms", "nasviz.dashboard.sidebar",
@@ -23,6 +25,7 @@ def dashboard_modules() -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_only_the_widget_modules_import_streamlit_and_none_imports_benchmarks():
     plain = [m for m in dashboard_modules() if m not in STREAMLIT_MODULES]
     script = ("import importlib, sys\n"

@@ -157,6 +157,7 @@ def _watch(at: AppTest, run_id: int) -> AppTest:
     return at.run()
 
 
+@pytest.mark.slow
 def test_the_migrated_runs_display_on_every_page(old_store, synthetic_table):
     from tests_app_helpers import use_server_csv
 

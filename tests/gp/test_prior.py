@@ -40,6 +40,7 @@ def sample():
     return archs, np.array([table.lookup(a, "valid_accuracy") for a in archs])
 
 
+@pytest.mark.slow
 def test_the_map_objective_has_exact_gradients(sample):
     archs, y = sample
     kernel = make_kernel("tw2g-hamming", space=get_space("nb201"))
@@ -66,6 +67,7 @@ def _tw2g_hamming_gp(seed, **options):
     return GaussianProcess(make_kernel("tw2g-hamming", space=get_space("nb201")), n_restarts=3, seed=seed, **options)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 5])
 def test_map_keeps_the_rates_and_the_noise_off_the_bounds_ml2_runs_to(sample, seed):
     archs, y = _fifty(sample, seed)
@@ -101,6 +103,7 @@ def _short_run(**options):
     return strategy
 
 
+@pytest.mark.slow
 def test_a_step_says_its_gp_was_fitted_under_the_prior():
     from nasviz.dashboard.explain import explain_step
     from nasviz.state import StepState
@@ -142,6 +145,7 @@ def test_the_rate_box_keeps_every_rate_inside_it_with_ml2(sample, seed):
     assert boxed.search_box()["l[hamming]"] == box and boxed.search_box()["amplitude"] == boxed.amplitude_bounds
 
 
+@pytest.mark.slow
 def test_bo_takes_the_box_by_name_and_a_step_reports_it():
     from nasviz.dashboard.explain import explain_step
     from nasviz.state import StepState

@@ -204,6 +204,7 @@ def test_tree_wasserstein_equals_exact_emd_on_random_measures():
             assert l1 == pytest.approx(emd, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_tree_wasserstein_equals_exact_emd_on_real_cells(cells):
     k = TreeWassersteinKernel(ngram=2, cumulative=True)
     a, b = cells[:25], cells[25:50]

@@ -99,6 +99,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+@pytest.mark.slow
 def test_the_import_command_writes_a_table_that_loads(tmp_path):
     enum = nb101.load_enumeration()
     known = [enum.hashes[i].decode() for i in (3, 4_242)]

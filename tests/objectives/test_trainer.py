@@ -29,6 +29,7 @@ def _net(seed: int = 0) -> nn.Module:
     return build_nb201_network(nb201.parse(MIXED), channels=4)
 
 
+@pytest.mark.slow
 def test_training_on_a_tiny_split_beats_chance(tiny_digits):
     res = train_model(_net(), tiny_digits, epochs=4, patience=2, lr=0.2, batch_size=64, seed=0, device="cpu")
     assert res.ok, res.error
@@ -40,6 +41,7 @@ def test_training_on_a_tiny_split_beats_chance(tiny_digits):
     assert res.device == "cpu" and res.seconds > 0 and res.metric == "accuracy"
 
 
+@pytest.mark.slow
 def test_same_seed_same_result(tiny_digits):
     a = train_model(_net(1), tiny_digits, epochs=2, patience=1, lr=0.1, batch_size=128, seed=5, device="cpu")
     b = train_model(_net(1), tiny_digits, epochs=2, patience=1, lr=0.1, batch_size=128, seed=5, device="cpu")

@@ -70,6 +70,7 @@ def test_bad_idx_files_are_named(tmp_path):
         read_folder("mnist", tmp_path)
 
 
+@pytest.mark.slow
 def test_mnist1d_is_generated_once_cached_as_npz_and_deterministic(tmp_path, monkeypatch):
     monkeypatch.setenv(mnist1d.CACHE_ENV, str(tmp_path))
     state = np.random.get_state()[1].copy()
@@ -82,6 +83,7 @@ def test_mnist1d_is_generated_once_cached_as_npz_and_deterministic(tmp_path, mon
     assert first["x_test"].shape == (1000, 40) and set(np.unique(first["y"])) == set(range(10))
 
 
+@pytest.mark.slow
 def test_mnist1d_is_the_papers_hard_dataset(tmp_path, monkeypatch):
     """The generated signals are as hard as the MNIST-1D paper's: logistic regression reaches
     about 32 % test accuracy there (and 94 % on MNIST), so high accuracies of searched CNNs come

@@ -91,6 +91,7 @@ def test_mutation_and_neighbours_stay_in_the_domain():
     assert len(neighbours) == len(set(neighbours)) > 20 and all(S.contains(a) for a in neighbours)
 
 
+@pytest.mark.slow
 def test_every_kernel_that_reads_the_space_gives_a_valid_matrix():
     from nasviz.components import kernels_for
 

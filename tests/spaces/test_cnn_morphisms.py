@@ -36,6 +36,7 @@ def _random_parent(rng: np.random.Generator, shape, seed: int):
     return arch, _randomise_batch_norm(build_cnn(arch, shape, 5, seed=seed), seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES, ids=["signal", "image"])
 @pytest.mark.parametrize("kind", ["deep", "wide", "add", "concat"])
 def test_every_morphism_preserves_the_function_in_eval_mode(kind, shape):

@@ -178,6 +178,7 @@ def test_the_space_is_finite_so_a_table_is_a_strict_part_of_it(space):
         space.enumerate()
 
 
+@pytest.mark.slow
 def test_a_search_on_a_table_mutates_into_its_rows(space):
     """On a sparse table the default's pool holds mutations and local-search moves that are rows, not
     only random rows (all that blind one-move mutations of a genotype would leave)."""

@@ -169,6 +169,7 @@ def test_batch_hash_equals_the_single_hash():
 
 
 # --------------------------------------------------------------------------------- enumeration
+@pytest.mark.slow
 def test_enumeration_up_to_5_vertices_equals_brute_force_over_raw_specs():
     """Every raw (matrix, labelling) with 2..5 vertices, pruned and hashed, as NAS-Bench-101 does."""
     found: set[str] = set()
@@ -261,6 +262,7 @@ def test_sampling_is_uniform_over_unique_cells(enumeration):
     assert len({c.hash for c in cells}) > 3950  # 4000 draws from 423,624: few repeats
 
 
+@pytest.mark.slow
 def test_generator_draws_pruned_random_specs_as_nas_bowl_does(enumeration):
     """NAS-BOWL's sampler (random 7-vertex specs, pruned): valid cells, small ones favoured, the
     two-vertex cell once per call, other repeats kept; reproducible from the generator."""
@@ -437,6 +439,7 @@ def test_a_hash_table_loads_as_it_is(tmp_path, enumeration):
         nb101.NB101Space().parse("f" * 31)
 
 
+@pytest.mark.slow
 def test_the_20k_table_loads_by_hash_as_its_import_does(tmp_path, enumeration):
     from nasviz.objectives import load_table
 
@@ -449,6 +452,7 @@ def test_the_20k_table_loads_by_hash_as_its_import_does(tmp_path, enumeration):
         assert np.array_equal(direct.values[metric], imported.values[metric])
 
 
+@pytest.mark.slow
 def test_import_of_the_20k_table_joins_every_row(tmp_path, enumeration):
     src = _shared("nb101_hash_20k.csv")
     result = nb101.import_hash_table(src, tmp_path / "nb101_20k.csv")

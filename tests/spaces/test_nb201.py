@@ -157,12 +157,14 @@ def class_keys():
     return ours, numeric, reference, graph
 
 
+@pytest.mark.slow
 def test_canonical_key_gives_4930_classes_equal_to_an_independent_implementation(class_keys):
     ours, numeric, _, _ = class_keys
     assert len(set(ours)) == 4930
     assert _partition(ours) == _partition(numeric)  # the same classes, not just the same count
 
 
+@pytest.mark.slow
 def test_every_reference_class_lies_inside_one_class(class_keys):
     ours, _, reference, _ = class_keys
     assert len(set(reference)) == 6466
@@ -172,6 +174,7 @@ def test_every_reference_class_lies_inside_one_class(class_keys):
     assert all(len(keys) == 1 for keys in inside.values())
 
 
+@pytest.mark.slow
 def test_reduced_graph_isomorphism_refines_the_expression_classes(class_keys):
     # Isomorphic reduced multigraphs compute the same function even without tied weights, so
     # each graph class lies inside one expression class (5,425 graph classes: a term computed

@@ -116,6 +116,7 @@ def _outputs(cells: list[str], seed: int = 0) -> list[torch.Tensor]:
         return [net(x) for net in nets]
 
 
+@pytest.mark.slow
 def test_members_of_one_class_compute_the_same_function_with_tied_weights():
     rng = np.random.default_rng(0)
     classes: dict[str, list[str]] = {}

@@ -146,6 +146,7 @@ def test_canonical_key_of_a_symmetric_graph_is_fast_and_invariant():
     assert not small.canonical_key().startswith("wl:")  # few ties: the exact key
 
 
+@pytest.mark.slow
 def test_every_graph_kernel_reads_wired_graphs(space):
     """Each kernel the registry offers gives a finite symmetric Gram matrix on wired graphs. The
     GraKeL random-walk kernel (``rw``) is left out: ~30 s for 8 graphs of 34 nodes on one core."""

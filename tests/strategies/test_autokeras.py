@@ -223,6 +223,7 @@ def test_an_evicted_ancestor_means_training_from_scratch_and_says_so():
     assert ev.ok and "evicted" in ev.info["notes"][0] and "warm_start" not in ev.info
 
 
+@pytest.mark.slow
 def test_warm_starts_work_on_worker_processes(tmp_path):
     """The plan travels with the architecture: a worker loads the ancestor from the shared folder."""
     from nasviz.executors import ExecutorObjective, LocalExecutor
@@ -270,6 +271,7 @@ def test_autokeras_end_to_end_short_run():
         assert L.format(a) in st.notes["warm_started"]
 
 
+@pytest.mark.slow
 def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one(tmp_path):
     """Stop after 4 evaluations, resume in a fresh strategy: the trained ancestors come back from
     the run store, so the children after the resume score exactly as in one uninterrupted run

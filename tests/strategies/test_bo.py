@@ -71,6 +71,7 @@ def test_same_seed_same_proposals(nb201_table):
     assert other != runs[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["bo-tw2g-ucb", "bo-tw2g-hamming-ei"])
 def test_sequential_bo_beats_random_search(nb201_table, name):
     # Budget 50 over 3 seeds: TW-2G GP-UCB (and the tuned default, TW x Hamming with EI) finds
@@ -150,6 +151,7 @@ def test_fixed_kappa_replaces_the_ucb_schedule(nb201_table):
     assert make_strategy("bo", space=nb201.SPACE).kappa is None  # default: kappa_schedule(beta0, t)
 
 
+@pytest.mark.slow
 def test_canonical_dedupe_never_proposes_two_equivalent_cells(nb201_table):
     strategy, result, snaps = _run("bo", nb201_table, 20, seed=1, dedupe="canonical", n_init=8)
     keys = [nb201.SPACE.canonical_key(ev.arch) for ev in result.evaluations]
@@ -174,6 +176,7 @@ def test_initial_pool_option():
         make_strategy("bo", space=nb201.SPACE, failures="ignore")
 
 
+@pytest.mark.slow
 def test_nearest_table_members_give_a_sparse_table_local_mutations():
     """On a table holding 2.6 % of NB201, one-edit neighbours in the table are rare, so the
     evolutionary pool is mostly uniform samples; ``table_neighbours="nearest"`` gives every parent
@@ -244,6 +247,7 @@ def test_the_default_strategy_climbs_the_acquisition_from_ten_starts(nb201_table
         assert strategy.state().notes.get("local_search", {}).get("starts") == starts
 
 
+@pytest.mark.slow
 def test_the_default_strategy_keeps_a_noise_floor(nb201_table):
     """The tuned default (docs/benchmarks.md, "A noise floor for the GP") fits the GP with its
     noise variance at least 1e-3 of the standardised targets' variance; without the floor, the

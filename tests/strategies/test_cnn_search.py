@@ -47,6 +47,7 @@ def test_every_strategy_that_fits_runs_a_short_cnn_search(images, name):
     StepState.from_dict(snaps[-1].strategy)  # every step's state is stored in its typed form
 
 
+@pytest.mark.slow
 def test_bfs_expands_level_by_level_and_warm_starts_children(images):
     objective = TrainingObjective(S, images, training={"epochs": 1, "patience": 1, "batch_size": 32}, device="cpu")
     strategy = make_strategy("bfs-morph", space=S, seed=0, n_init=2)
