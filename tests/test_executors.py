@@ -44,6 +44,15 @@ def test_local_executor_returns_evaluations_in_order(local_results):
     assert "valid_curve" in local_results[0].info and local_results[0].cost > 0
 
 
+def test_each_worker_sets_up_once_not_once_per_network(local_results):
+    """Per-worker set-up (the device, and the dataset copied to it; on a GPU the CUDA start-up) is
+    paid once per worker process: three networks on two workers, so one worker trained two."""
+    workers = [e.info["worker"] for e in local_results]
+    assert len({w["pid"] for w in workers}) < len(workers)
+    for w in workers:
+        assert w["setups"]["worker:cpu"] == 1 and w["setups"]["data:digits:cpu"] == 1
+
+
 @pytest.mark.slow
 def test_dask_local_cluster_matches_local_processes(local_results):
     with DaskExecutor(SPEC, "local:2") as ex:

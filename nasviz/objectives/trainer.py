@@ -1,13 +1,19 @@
 """Train real networks: a generic trainer with early stopping and memory adaptation.
 
-:func:`train_model` trains any ``torch.nn.Module`` on a :class:`~nasviz.objectives.datasets.Dataset`:
+:func:`train_model` trains any ``torch.nn.Module`` on a :class:`~nasviz.objectives.datasets.Dataset`;
+:func:`train_models` trains several at once in this process (interleaved, each on its own CUDA
+stream on a GPU). The loop itself is :mod:`nasviz.objectives.training_loop`; how fast it runs is
+:class:`~nasviz.objectives.speed.SpeedOptions` (the defaults train exactly as before on a CPU).
 
 * **Early stopping** (paper 003, App. D, following scikit-learn's MLP): training stops when the
   validation *loss* has not decreased for ``patience`` (tau) consecutive epochs, or after
   ``epochs``. The performance **estimate** is the mean of the validation scores of the last tau
   epochs run ("more accurate than the final metric value on the validation set", App. D).
   Scores are higher-is-better: accuracy in percent for classification, R^2 for regression.
-* **Device**: CUDA when available, else CPU (``device=None``); or a name such as ``"cpu"``.
+* **Per-epoch callback** ``on_epoch(EpochReport) -> stop?`` after every epoch
+  (:mod:`nasviz.objectives.train_result`): live curves and early-stopping rules build on it.
+* **Device**: CUDA when available, else CPU (``device=None``); or a name such as ``"cpu"``. The
+  dataset is copied to the device once per process (:func:`~nasviz.objectives.accelerator.placed`).
 * **Divergence**: a non-finite loss (NaN/inf, e.g. a huge learning rate) stops training and is
   reported as ``status="failed"`` with the epoch and step; the search goes on.
 * **GPU memory adaptation** (paper 003 §4.4): a :class:`MemoryGuard` holds an upper bound on the
@@ -25,55 +31,22 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
-from nasviz.objectives.base import FAILED, OK
+from nasviz.objectives.accelerator import resolve_device
+from nasviz.objectives.base import FAILED
 from nasviz.objectives.datasets import CLASSIFICATION, Dataset
 from nasviz.objectives.network_cost import count_parameters
+from nasviz.objectives.speed import SpeedOptions
+from nasviz.objectives.train_result import BatchHook, EpochCallback, EpochReport, TrainResult
+from nasviz.objectives.training_loop import LoopSettings, TrainingRun, run_together
 
-#: Hook called before every optimisation step as ``hook(epoch, step)``; tests use it to inject
-#: failures (an out-of-memory error) without needing a GPU.
-BatchHook = Callable[[int, int], None]
-
-
-@dataclass
-class TrainResult:
-    """What one training run produced (plain data, JSON-serialisable via :meth:`to_dict`).
-
-    ``valid_score`` is the early-stopping estimate (mean of the last ``patience`` validation
-    scores); ``test_score`` is the final network's score on the test split. ``valid_curve`` /
-    ``valid_loss_curve`` / ``train_loss_curve`` have one entry per epoch run.
-    """
-
-    status: str
-    valid_score: float | None
-    test_score: float | None
-    valid_curve: list[float]
-    valid_loss_curve: list[float]
-    train_loss_curve: list[float]
-    n_parameters: int
-    seconds: float
-    epochs_run: int
-    device: str
-    metric: str
-    error: str | None = None
-    batch_size: int | None = None
-    retries: int = 0
-    notes: list[str] = field(default_factory=list)
-    #: the stored network this one was morphed from (a warm start), if any
-    warm_start: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == OK
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["BatchHook", "EpochCallback", "EpochReport", "MemoryGuard", "TrainResult", "estimate_size",
+           "is_out_of_memory", "resolve_device", "train_model", "train_models"]
 
 
 def is_out_of_memory(err: BaseException) -> bool:
@@ -82,13 +55,6 @@ def is_out_of_memory(err: BaseException) -> bool:
     if oom_type is not None and isinstance(err, oom_type):
         return True
     return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
-
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` or ``"auto"``: CUDA when available, else CPU."""
-    if device is None or device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
 
 
 def estimate_size(model: nn.Module, input_shape: Sequence[int], batch_size: int) -> int:
@@ -151,41 +117,18 @@ class MemoryGuard:
         self.events.append({"size": float(size), "cap": float(self.cap)})
 
 
-def _score(task: str, out: torch.Tensor, y: torch.Tensor) -> float:
-    if task == CLASSIFICATION:
-        return float((out.argmax(1) == y).float().mean().item() * 100.0)
-    pred = out.reshape(-1)
-    ss_res = float(((pred - y) ** 2).sum().item())
-    ss_tot = float(((y - y.mean()) ** 2).sum().item()) or 1.0
-    return 1.0 - ss_res / ss_tot
-
-
-def _loss_fn(task: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    if task == CLASSIFICATION:
-        return nn.functional.cross_entropy
-    return lambda out, y: nn.functional.mse_loss(out.reshape(-1), y)
-
-
-def _evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, task: str, chunk: int = 1024) -> tuple[float, float]:
-    """(loss, score) of ``model`` on a split, in eval mode, without gradients."""
-    model.eval()
-    loss_fn = _loss_fn(task)
-    outs = []
-    with torch.no_grad():
-        for i in range(0, len(x), chunk):
-            outs.append(model(x[i : i + chunk]))
-    out = torch.cat(outs)
-    model.train()
-    return float(loss_fn(out, y).item()), _score(task, out, y)
-
-
-def _failed(reason: str, metric: str, n_params: int, start: float, device: torch.device, **extra) -> TrainResult:
-    curves = {k: extra.pop(k, []) for k in ("valid_curve", "valid_loss_curve", "train_loss_curve")}
-    return TrainResult(
-        status=FAILED, valid_score=None, test_score=None, n_parameters=n_params,
-        seconds=time.perf_counter() - start, epochs_run=len(curves["valid_curve"]), device=str(device),
-        metric=metric, error=reason, **curves, **extra,
-    )
+def _settings(epochs: int, patience: int, lr: float, batch_size: int, seed: int, optimizer: str,
+              weight_decay: float, estimate_epochs: int | None, speed: SpeedOptions | None) -> LoopSettings:
+    for name, value in (("epochs", epochs), ("patience", patience), ("batch_size", batch_size)):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if not (lr > 0 and math.isfinite(lr)):
+        raise ValueError(f"lr must be a positive finite number, got {lr}")
+    if optimizer not in ("sgd", "adam"):
+        raise ValueError(f"optimizer must be 'sgd' or 'adam', got {optimizer!r}")
+    return LoopSettings(epochs=int(epochs), patience=int(patience), lr=float(lr), batch_size=int(batch_size),
+                        seed=int(seed), optimizer=optimizer, weight_decay=float(weight_decay),
+                        window=int(estimate_epochs or patience), speed=speed or SpeedOptions())
 
 
 def train_model(
@@ -203,6 +146,8 @@ def train_model(
     memory_guard: MemoryGuard | None = None,
     on_batch: BatchHook | None = None,
     estimate_epochs: int | None = None,
+    on_epoch: EpochCallback | None = None,
+    speed: SpeedOptions | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``dataset`` with early stopping; never raises for a bad run.
 
@@ -223,124 +168,135 @@ def train_model(
     seed : seeds the mini-batch order (a private generator: the global RNG is not touched).
     memory_guard : the size bound of paper 003 §4.4, shared across calls to learn from OOMs.
     on_batch : ``hook(epoch, step)`` called before each step (test hook for failure injection).
+    on_epoch : ``callback(EpochReport) -> stop?`` after each epoch (module docstring).
+    speed : :class:`~nasviz.objectives.speed.SpeedOptions` (default: train as always).
 
     Returns
     -------
     TrainResult with ``status="ok"``, or ``"failed"`` and ``error`` (diverged, too large, OOM).
     """
-    for name, value in (("epochs", epochs), ("patience", patience), ("batch_size", batch_size)):
-        if int(value) < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
-    if not (lr > 0 and math.isfinite(lr)):
-        raise ValueError(f"lr must be a positive finite number, got {lr}")
-    if optimizer not in ("sgd", "adam"):
-        raise ValueError(f"optimizer must be 'sgd' or 'adam', got {optimizer!r}")
-    dev = resolve_device(device)
-    metric = "accuracy" if dataset.task == CLASSIFICATION else "r2"
+    settings = _settings(epochs, patience, lr, batch_size, seed, optimizer, weight_decay, estimate_epochs, speed)
     guard = memory_guard if memory_guard is not None else MemoryGuard()
-    start = time.perf_counter()
-    n_params = count_parameters(model)
-    initial_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    retries = 0
-    bs = int(batch_size)
-    while True:
-        size = estimate_size(model, dataset.input_shape, bs)
-        if not guard.allows(size):
-            if retries > 0 and bs > 1:  # after an OOM, first try smaller batches
-                bs = max(1, bs // 2)
-                continue
-            return _failed(
-                f"estimated size {size} exceeds the memory cap {guard.cap:.0f} (paper 003 §4.4)",
-                metric, n_params, start, dev, batch_size=bs, retries=retries,
-            )
+    return _Attempts(model, dataset, settings, resolve_device(device), guard, on_batch, on_epoch).run()
+
+
+def train_models(
+    models: Sequence[nn.Module],
+    dataset: Dataset,
+    seeds: Sequence[int],
+    *,
+    epochs: int = 12,
+    patience: int = 3,
+    lr: float = 0.05,
+    batch_size: int = 128,
+    device: str | torch.device | None = None,
+    optimizer: str = "sgd",
+    weight_decay: float = 5e-4,
+    memory_guard: MemoryGuard | None = None,
+    estimate_epochs: int | None = None,
+    on_epoch: Sequence[EpochCallback | None] | None = None,
+    speed: SpeedOptions | None = None,
+) -> list[TrainResult | BaseException]:
+    """Train several networks at once in this process (:func:`~nasviz.objectives.training_loop.run_together`).
+
+    Each network gets what :func:`train_model` would give it with its seed: the same per-network
+    loop, only interleaved with the others (on a CPU the results are identical to training them
+    one after another). A network over the memory guard's cap fails without training; one that
+    runs out of memory is trained again alone under :func:`train_model`'s retry rule; any other
+    exception is returned in that network's place (the caller decides), never raised.
+    """
+    if len(seeds) != len(models) or (on_epoch is not None and len(on_epoch) != len(models)):
+        raise ValueError("train_models needs one seed (and one callback, if any) per model")
+    callbacks = list(on_epoch) if on_epoch is not None else [None] * len(models)
+    dev = resolve_device(device)
+    guard = memory_guard if memory_guard is not None else MemoryGuard()
+    attempts = [_Attempts(m, dataset, _settings(epochs, patience, lr, batch_size, s, optimizer, weight_decay,
+                                               estimate_epochs, speed), dev, guard, None, cb)
+                for m, s, cb in zip(models, seeds, callbacks)]
+    out: list[TrainResult | BaseException | None] = [a.refused() for a in attempts]
+    runs: dict[int, TrainingRun] = {}
+    for i in (i for i, r in enumerate(out) if r is None):
         try:
-            result = _train_once(model, dataset, epochs, patience, lr, bs, seed, dev, optimizer, weight_decay, on_batch,
-                                 estimate_epochs or patience)
-        except Exception as err:  # noqa: BLE001 - classify: OOM is retried, the rest re-raised
-            if not is_out_of_memory(err):
-                raise
-            guard.lower(size)
-            if dev.type == "cuda":
-                torch.cuda.empty_cache()
-            retries += 1
-            model.load_state_dict(initial_state)  # retry from the same initial weights
-            if retries > guard.max_retries or bs == 1:
-                return _failed(f"out of memory after {retries} attempt(s): {err}", metric, n_params, start, dev,
-                               batch_size=bs, retries=retries)
-            bs = max(1, bs // 2)
-            continue
-        result.seconds = time.perf_counter() - start
-        result.retries = retries
-        result.batch_size = bs
-        result.n_parameters = n_params
+            runs[i] = attempts[i].new_run()
+        except Exception as err:  # noqa: BLE001 - classified below like an error while training
+            out[i] = err
+    for i, err in zip(runs, run_together(list(runs.values()))):
+        out[i] = err if err is not None else attempts[i].finished(runs[i].result())
+    for i, value in enumerate(out):
+        if isinstance(value, BaseException) and is_out_of_memory(value):
+            out[i] = attempts[i].after_oom(value) or attempts[i].run()
+    return out  # type: ignore[return-value]
+
+
+class _Attempts:
+    """One network's attempts under the memory guard (paper 003 §4.4, module docstring): refuse it
+    if its estimate is over the cap, retry from its initial weights with half the batch after an
+    out-of-memory error, give up after ``max_retries`` or at a batch of one."""
+
+    def __init__(self, model: nn.Module, dataset: Dataset, settings: LoopSettings, device: torch.device,
+                 guard: MemoryGuard, on_batch: BatchHook | None, on_epoch: EpochCallback | None) -> None:
+        self.model, self.dataset, self.settings, self.device, self.guard = model, dataset, settings, device, guard
+        self.on_batch, self.on_epoch = on_batch, on_epoch
+        self.start = time.perf_counter()
+        self.n_params = count_parameters(model)
+        self.initial_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.batch_size, self.retries, self.size = settings.batch_size, 0, 0.0
+
+    def _failed(self, reason: str) -> TrainResult:
+        metric = "accuracy" if self.dataset.task == CLASSIFICATION else "r2"
+        return TrainResult(status=FAILED, valid_score=None, test_score=None, valid_curve=[], valid_loss_curve=[],
+                           train_loss_curve=[], n_parameters=self.n_params, seconds=time.perf_counter() - self.start,
+                           epochs_run=0, device=str(self.device), metric=metric, error=reason,
+                           batch_size=self.batch_size, retries=self.retries)
+
+    def refused(self) -> TrainResult | None:
+        """A failed result if no batch size fits under the cap, else ``None`` (train at :attr:`batch_size`)."""
+        while True:
+            self.size = estimate_size(self.model, self.dataset.input_shape, self.batch_size)
+            if self.guard.allows(self.size):
+                return None
+            if self.retries > 0 and self.batch_size > 1:  # after an OOM, first try smaller batches
+                self.batch_size = max(1, self.batch_size // 2)
+                continue
+            return self._failed(f"estimated size {self.size} exceeds the memory cap {self.guard.cap:.0f} (paper 003 §4.4)")
+
+    def new_run(self) -> TrainingRun:
+        settings = replace(self.settings, batch_size=self.batch_size)
+        return TrainingRun(self.model, self.dataset, settings, self.device, self.on_batch, self.on_epoch)
+
+    def finished(self, result: TrainResult) -> TrainResult:
+        result.seconds = time.perf_counter() - self.start
+        result.retries, result.n_parameters = self.retries, self.n_params
+        result.batch_size = self.batch_size * self.settings.speed.batch_scale  # the batch it trained with
         return result
 
+    def after_oom(self, err: BaseException) -> TrainResult | None:
+        """Lower the cap, restore the initial weights, halve the batch; a failed result when out of tries."""
+        self.guard.lower(self.size)
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        self.retries += 1
+        self.model.load_state_dict(self.initial_state)  # retry from the same initial weights
+        if self.retries > self.guard.max_retries or self.batch_size == 1:
+            return self._failed(f"out of memory after {self.retries} attempt(s): {err}")
+        self.batch_size = max(1, self.batch_size // 2)
+        return None
 
-def _train_once(
-    model: nn.Module, dataset: Dataset, epochs: int, patience: int, lr: float, batch_size: int, seed: int,
-    dev: torch.device, optimizer: str, weight_decay: float, on_batch: BatchHook | None, window: int,
-) -> TrainResult:
-    task = dataset.task
-    metric = "accuracy" if task == CLASSIFICATION else "r2"
-    model.to(dev).train()
-    x_train, y_train = dataset.x_train.to(dev), dataset.y_train.to(dev)
-    x_valid, y_valid = dataset.x_valid.to(dev), dataset.y_valid.to(dev)
-    params = [p for p in model.parameters() if p.requires_grad]
-    if optimizer == "sgd":
-        opt: torch.optim.Optimizer = torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=weight_decay)
-    else:
-        opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
-    n = len(x_train)
-    steps_per_epoch = max(1, math.ceil(n / batch_size))
-    total_steps = epochs * steps_per_epoch
-    loss_fn = _loss_fn(task)
-    gen = torch.Generator().manual_seed(int(seed))
-    start = time.perf_counter()
-    valid_curve: list[float] = []
-    valid_loss_curve: list[float] = []
-    train_loss_curve: list[float] = []
-    best_loss, since_best, step = math.inf, 0, 0
-    for epoch in range(epochs):
-        order = torch.randperm(n, generator=gen).to(dev)
-        running, seen = 0.0, 0
-        for s in range(steps_per_epoch):
-            if on_batch is not None:
-                on_batch(epoch, s)
-            # Cosine annealing per step (NAS-Bench-201 anneals the learning rate to zero).
-            for group in opt.param_groups:
-                group["lr"] = 0.5 * lr * (1.0 + math.cos(math.pi * step / total_steps)) if optimizer == "sgd" else lr
-            idx = order[s * batch_size : (s + 1) * batch_size]
-            if len(idx) < 2 and n >= 2:  # BatchNorm cannot train on a batch of one sample
-                continue
-            out = model(x_train[idx])
-            loss = loss_fn(out, y_train[idx])
-            if not torch.isfinite(loss):
-                return _failed(f"diverged: the training loss is {loss.item()} at epoch {epoch + 1}, step {s + 1}",
-                               metric, 0, start, dev, valid_curve=valid_curve, valid_loss_curve=valid_loss_curve,
-                               train_loss_curve=train_loss_curve)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            running += float(loss.item()) * len(idx)
-            seen += len(idx)
-            step += 1
-        train_loss_curve.append(running / max(seen, 1))
-        v_loss, v_score = _evaluate(model, x_valid, y_valid, task)
-        if not math.isfinite(v_loss) or not math.isfinite(v_score):
-            return _failed(f"diverged: the validation loss is {v_loss} after epoch {epoch + 1}", metric, 0, start, dev,
-                           valid_curve=valid_curve, valid_loss_curve=valid_loss_curve, train_loss_curve=train_loss_curve)
-        valid_curve.append(v_score)
-        valid_loss_curve.append(v_loss)
-        if v_loss < best_loss:
-            best_loss, since_best = v_loss, 0
-        else:
-            since_best += 1
-            if since_best >= patience:
-                break
-    estimate = float(np.mean(valid_curve[-window:]))
-    _, test_score = _evaluate(model, dataset.x_test.to(dev), dataset.y_test.to(dev), task)
-    return TrainResult(
-        status=OK, valid_score=estimate, test_score=test_score, valid_curve=valid_curve,
-        valid_loss_curve=valid_loss_curve, train_loss_curve=train_loss_curve, n_parameters=0,
-        seconds=time.perf_counter() - start, epochs_run=len(valid_curve), device=str(dev), metric=metric,
-    )
+    def run(self) -> TrainResult:
+        """Train alone until it succeeds, fails, or the guard gives up."""
+        while True:
+            refusal = self.refused()
+            if refusal is not None:
+                return refusal
+            try:
+                run = self.new_run()
+                error = run_together([run])[0]
+            except Exception as err:  # noqa: BLE001 - an OOM while moving the network is retried too
+                error = err
+            if error is None:
+                return self.finished(run.result())
+            if not is_out_of_memory(error):
+                raise error
+            failed = self.after_oom(error)
+            if failed is not None:
+                return failed

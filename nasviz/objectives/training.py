@@ -5,11 +5,14 @@ builds the network of each architecture with its space's
 :meth:`~nasviz.spaces.base.SearchSpace.build_network`, seeds it, trains it and returns
 an :class:`~nasviz.objectives.base.Evaluation` whose ``info`` carries the curves, the parameter
 count, the training seconds and the test score.
-Training itself is :func:`nasviz.objectives.trainer.train_model`.
+Training itself is :func:`nasviz.objectives.trainer.train_model`; with
+``SpeedOptions(networks_together=k)`` :meth:`TrainingObjective.evaluate` trains its architectures
+``k`` at a time in this process (:func:`~nasviz.objectives.trainer.train_models`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 import zlib
 from dataclasses import dataclass
@@ -22,7 +25,9 @@ from nasviz.arch import Architecture
 from nasviz.objectives.base import FAILED, OK, Evaluation
 from nasviz.objectives.datasets import Dataset, load_dataset
 from nasviz.objectives.network_store import NetworkPlan, open_store
-from nasviz.objectives.trainer import MemoryGuard, TrainResult, train_model
+from nasviz.objectives.accelerator import setup_counts
+from nasviz.objectives.speed import SpeedOptions
+from nasviz.objectives.trainer import MemoryGuard, TrainResult, train_model, train_models
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
@@ -70,6 +75,8 @@ class TrainingSpec:
     training: tuple[tuple[str, Any], ...] = ()
     #: the folder of a dataset read from disk (MNIST, CIFAR-10: torchvision's layout)
     data_folder: str | None = None
+    #: how fast to train (:class:`~nasviz.objectives.speed.SpeedOptions`; frozen, so the spec hashes)
+    speed: SpeedOptions = SpeedOptions()
 
     def build(self) -> "TrainingObjective":
         from nasviz.spaces import get_space
@@ -78,6 +85,7 @@ class TrainingSpec:
         objective = TrainingObjective(
             get_space(self.space), data, self.metric, seed=self.seed,
             device=self.device, model_options=dict(self.model_options) or None, training=dict(self.training),
+            speed=self.speed,
         )
         objective.data_folder = self.data_folder
         return objective
@@ -99,6 +107,8 @@ class TrainingObjective:
     model_options : e.g. ``{"channels": 8, "n_cells": 1}`` for NB201 (default: the space's
         ``network_defaults()``).
     training : overrides of the space's ``training_defaults()``, passed to :func:`train_model`.
+    speed : :class:`~nasviz.objectives.speed.SpeedOptions` (default: train as always, one network
+        at a time).
     """
 
     def __init__(
@@ -113,6 +123,7 @@ class TrainingObjective:
         model_options: dict[str, Any] | None = None,
         training: dict[str, Any] | None = None,
         memory_guard: MemoryGuard | None = None,
+        speed: SpeedOptions | None = None,
     ) -> None:
         if metric not in ("valid_accuracy", "valid_score", "test_accuracy", "test_score"):
             raise ValueError(f"metric must be valid_accuracy, valid_score, test_accuracy or test_score, got {metric!r}")
@@ -134,14 +145,18 @@ class TrainingObjective:
             raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
         self.training = {**space.training_defaults(), **(training or {})}
         self.memory_guard = memory_guard or MemoryGuard()
+        self.speed = speed or SpeedOptions()
         self.name = f"train:{self.dataset.name}:{metric}"
         #: ``planner(arch) -> NetworkPlan | None``: set by a strategy that warm-starts (``attach``).
         self.planner: Callable[[Architecture], NetworkPlan | None] | None = None
 
     def settings(self) -> dict[str, Any]:
         """Plain data that, with the space, determines every result."""
-        return {"dataset": self.dataset.name, "dataset_seed": self.dataset.seed, "metric": self.metric,
-                "seed": self.seed, "model_options": self.model_options, "training": self.training}
+        out = {"dataset": self.dataset.name, "dataset_seed": self.dataset.seed, "metric": self.metric,
+               "seed": self.seed, "model_options": self.model_options, "training": self.training}
+        if self.speed != SpeedOptions():
+            out["speed"] = self.speed.to_dict()
+        return out
 
     def spec(self) -> TrainingSpec:
         """A picklable :class:`TrainingSpec` that rebuilds this objective (default builders only)."""
@@ -151,7 +166,7 @@ class TrainingObjective:
             space=self.space.name, dataset=self.dataset.name,
             dataset_seed=self.dataset.seed, metric=self.metric, seed=self.seed, device=self.device,
             model_options=tuple(sorted(self.model_options.items())), training=tuple(sorted(self.training.items())),
-            data_folder=self.data_folder,
+            data_folder=self.data_folder, speed=self.speed,
         )
 
     def train(self, arch: Architecture, plan: NetworkPlan | None = None) -> TrainResult:
@@ -175,16 +190,54 @@ class TrainingObjective:
         networks trained from scratch reached R^2 0.93-0.95 (a diverged attempt takes a few steps,
         so the retry is cheap; its seconds are counted).
         """
+        seed, model, warm_from, notes = self._prepared(arch, plan)
+        result = train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
+                             speed=self.speed, **self.training)
+        return self._concluded(arch, plan, seed, model, warm_from, notes, result)
+
+    def train_networks(self, archs: Sequence[Architecture], plans: Sequence[NetworkPlan | None]
+                       ) -> list[tuple[nn.Module, TrainResult] | BaseException]:
+        """:meth:`train_network` for several architectures trained at once in this process
+        (:func:`~nasviz.objectives.trainer.train_models`); an architecture whose building or
+        training raised gets the exception in its place."""
+        prepared: list[tuple[int, nn.Module, str | None, list[str]] | BaseException] = []
+        for arch, plan in zip(archs, plans):
+            try:
+                prepared.append(self._prepared(arch, plan))
+            except Exception as err:  # noqa: BLE001 - reported for this architecture only
+                prepared.append(err)
+        ready = [i for i, p in enumerate(prepared) if not isinstance(p, BaseException)]
+        trained = train_models([prepared[i][1] for i in ready], self.dataset, [prepared[i][0] for i in ready],
+                               device=self.device, memory_guard=self.memory_guard, speed=self.speed, **self.training)
+        out: list[tuple[nn.Module, TrainResult] | BaseException] = list(prepared)  # type: ignore[arg-type]
+        for i, result in zip(ready, trained):
+            if isinstance(result, BaseException):
+                out[i] = result
+                continue
+            seed, model, warm_from, notes = prepared[i]  # type: ignore[misc]
+            try:
+                out[i] = self._concluded(archs[i], plans[i], seed, model, warm_from, notes, result)
+            except Exception as err:  # noqa: BLE001
+                out[i] = err
+        return out
+
+    def _prepared(self, arch: Architecture, plan: NetworkPlan | None) -> tuple[int, nn.Module, str | None, list[str]]:
+        """``(seed, initial network, warm-start ancestor or None, notes)``; seeds the global RNG
+        with the architecture's seed before building (so equivalent cells start alike)."""
         seed = arch_seed(arch.canonical_key(), self.seed)
         torch.manual_seed(seed)
         model, warm_from, notes = self._initial_network(arch, plan)
-        result = train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
-                             **self.training)
+        return seed, model, warm_from, notes
+
+    def _concluded(self, arch: Architecture, plan: NetworkPlan | None, seed: int, model: nn.Module,
+                   warm_from: str | None, notes: list[str], result: TrainResult) -> tuple[nn.Module, TrainResult]:
+        """A diverged warm start trained again from scratch (:meth:`train_network`), notes, and the
+        trained network kept in the plan's store."""
         if warm_from is not None and not result.ok and (result.error or "").startswith("diverged"):
             torch.manual_seed(seed)
             model = self.builder(arch, self.dataset, **self.model_options)
             retry = train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
-                                **self.training)
+                                speed=self.speed, **self.training)
             retry.seconds += result.seconds
             notes.append(f"the warm start from {warm_from} {result.error}; trained from scratch instead")
             result, warm_from = retry, None
@@ -214,15 +267,23 @@ class TrainingObjective:
     def evaluate_one(self, arch: Architecture, plan: NetworkPlan | None = None) -> Evaluation:
         start = time.perf_counter()
         try:
-            res = self.train(arch, plan)
+            res: TrainResult | BaseException = self.train(arch, plan)
         except Exception as err:  # noqa: BLE001 - one bad architecture must not stop the search
-            return Evaluation(arch, None, time.perf_counter() - start, FAILED, f"{type(err).__name__}: {err}")
+            res = err
+        return self._evaluation(arch, res, start)
+
+    def _evaluation(self, arch: Architecture, res: TrainResult | BaseException, start: float) -> Evaluation:
+        """The :class:`Evaluation` of one training (or of the exception that stopped it)."""
+        if isinstance(res, BaseException):
+            return Evaluation(arch, None, time.perf_counter() - start, FAILED, f"{type(res).__name__}: {res}")
         info = {
             "valid_curve": res.valid_curve, "valid_loss_curve": res.valid_loss_curve,
             "train_loss_curve": res.train_loss_curve, "n_parameters": res.n_parameters,
             "train_seconds": res.seconds, "epochs_run": res.epochs_run, "device": res.device,
             "test_score": res.test_score, "valid_score": res.valid_score, "score_metric": res.metric,
             "batch_size": res.batch_size, "oom_retries": res.retries,
+            # which process trained it, and what that process set up (once per worker)
+            "worker": {"pid": os.getpid(), "setups": setup_counts()},
         }
         if res.notes:
             info["notes"] = list(res.notes)
@@ -235,10 +296,20 @@ class TrainingObjective:
 
     def evaluate(self, archs: Sequence[Architecture], plans: Sequence[NetworkPlan | None] | None = None) -> list[Evaluation]:
         """Train each architecture; ``plans`` (one per architecture) default to the
-        :attr:`planner`'s (a warm-starting strategy sets it in ``attach``), else none."""
+        :attr:`planner`'s (a warm-starting strategy sets it in ``attach``), else none. With
+        ``speed.networks_together = k > 1``, ``k`` at a time train together in this process."""
         if plans is None:
             plans = [self.planner(a) if self.planner is not None else None for a in archs]
-        return [self.evaluate_one(a, p) for a, p in zip(archs, plans)]
+        k = self.speed.networks_together
+        if k <= 1 or len(archs) <= 1:
+            return [self.evaluate_one(a, p) for a, p in zip(archs, plans)]
+        out: list[Evaluation] = []
+        for i in range(0, len(archs), k):
+            start = time.perf_counter()
+            group = self.train_networks(archs[i : i + k], plans[i : i + k])
+            out.extend(self._evaluation(a, r if isinstance(r, BaseException) else r[1], start)
+                       for a, r in zip(archs[i : i + k], group))
+        return out
 
     def optimum(self) -> None:
         return None
