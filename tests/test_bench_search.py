@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 import pytest
 
-from nasviz.bench import search
+from nasviz.bench import search, search_runs
 
 
 def _args(**kw):
@@ -52,7 +52,7 @@ def test_a_specs_batch_size_is_what_its_strategy_asks_per_step(nb201_table_path)
     for spec, batch in (("bo-tw2g-kdpp5", 5), ("bo-tw2g-ucb:batch_size=3", 3), ("bo-tw2g-ucb", 1), ("optuna-tpe", 1)):
         assert spec_batch_size(spec) == batch
         job = {"strategy": spec, "seed": 0, "space": "nb201"}
-        strategy = search._make(job, TableObjective(search._table(nb201_table_path, "nb201"), "cifar10"))
+        strategy = search_runs.make_strategy_of(job, TableObjective(search_runs.table(nb201_table_path, "nb201"), "cifar10"))
         assert int(getattr(strategy, "batch_size", 1)) == batch  # what run_one asks per step
     assert spec_batch_size("gone:batch_size=2") == 2 and spec_batch_size("gone") == 1  # names of an old report
     # the step timer asks the spec's own batch, not its preset's

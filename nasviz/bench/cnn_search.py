@@ -46,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from nasviz.errors import InputError
+
 DESCRIPTION = "AK / BO without morphism / BFS / NASBOT / evolution / random on CNNs under one wall-clock budget"
 
 #: method -> (registered strategy, options, label)
@@ -176,7 +178,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     methods = [m.strip() for m in str(args.methods).split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ValueError(f"unknown methods {unknown}; known: {', '.join(METHODS)}")
+        raise InputError(f"unknown methods {unknown}; known: {', '.join(METHODS)}")
     import torch
 
     torch.set_num_threads(1)

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nasviz.errors import InputError
+
 DESCRIPTION = "Explorer pages (kernels, architectures, interpretability, compare): render time with N architectures"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,9 +73,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     table = args.table or sources.default_table_path()
     if table is None:
-        raise ValueError("no --table given and no default table")
+        raise InputError("no --table given and no default table")
     if args.n < 2 or args.repeats < 1 or args.runs < 1:
-        raise ValueError("--n must be >= 2, --repeats and --runs >= 1")
+        raise InputError("--n must be >= 2, --repeats and --runs >= 1")
     tmp = tempfile.mkdtemp(prefix="nasviz-bench-explorer-")
     store = Path(tmp) / "store.sqlite"
     os.environ[STORE_ENV] = str(store)
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
     unknown = sorted(set(kernels) - set(KERNELS.names()))
     if unknown:
-        raise ValueError(f"--kernels: unknown {', '.join(unknown)}; available: {', '.join(KERNELS.names())}")
+        raise InputError(f"--kernels: unknown {', '.join(unknown)}; available: {', '.join(KERNELS.names())}")
     at.multiselect(key="k_kernels").set_value(kernels)
     for r in range(args.repeats):
         at.number_input(key="k_seed").set_value(100 + r)

@@ -36,6 +36,7 @@ import numpy as np
 
 from nasviz.bench.search import GOAL_PEERS
 from nasviz.bench.search_report import final_statistics, goal_check, report_tables, table_label
+from nasviz.errors import InputError
 
 DESCRIPTION = "issue 21's goal per seed set and pooled over seed sets, from bench search --runs reports"
 
@@ -72,21 +73,21 @@ def read_runs(paths: list[Path]) -> tuple[int, dict[str, Runs], list[str]]:
         try:
             report = json.loads(Path(path).read_text())
         except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: not a readable bench search report ({exc})") from None
+            raise InputError(f"{path}: not a readable bench search report ({exc})") from None
         for key in ("budget", "first_seed", "seeds"):
             if key not in report:
-                raise ValueError(f"{path}: field {key!r} missing (is this a bench search report?)")
+                raise InputError(f"{path}: field {key!r} missing (is this a bench search report?)")
         if budget is None:
             budget = int(report["budget"])
         elif int(report["budget"]) != budget:
-            raise ValueError(f"{path}: budget {report['budget']} differs from the first report's {budget}; "
+            raise InputError(f"{path}: budget {report['budget']} differs from the first report's {budget}; "
                              "final regrets after different budgets cannot be pooled")
         if "strategy_settings" not in report:
             unchecked.append(str(path))
         for name, settings in report.get("strategy_settings", {}).items():
             seen_settings = settings_of.setdefault(name, (Path(path), settings))
             if seen_settings[1] != settings:
-                raise ValueError(f"{path}: strategy {name} runs with {settings} but with {seen_settings[1]} in "
+                raise InputError(f"{path}: strategy {name} runs with {settings} but with {seen_settings[1]} in "
                                  f"{seen_settings[0]}; the reports come from different code")
         first, n = int(report["first_seed"]), int(report["seeds"])
         runs = sets.setdefault(f"{first}-{first + n - 1}", {})
@@ -94,16 +95,16 @@ def read_runs(paths: list[Path]) -> tuple[int, dict[str, Runs], list[str]]:
             label = table_label(entry)
             for name, summary in entry["strategies"].items():
                 if "final_regrets" not in summary or "seeds_run" not in summary:
-                    raise ValueError(f"{path}: table {label}, strategy {name}: no per-run regrets "
+                    raise InputError(f"{path}: table {label}, strategy {name}: no per-run regrets "
                                      "(field 'final_regrets'); run bench search with --runs")
                 for seed, regret in zip(summary["seeds_run"], summary["final_regrets"]):
                     seen = origin.setdefault((label, name, int(seed)), (Path(path), float(regret)))
                     if not _same(seen[1], float(regret)):
-                        raise ValueError(f"{path}: table {label}, strategy {name}, seed {seed}: final regret {regret} "
+                        raise InputError(f"{path}: table {label}, strategy {name}, seed {seed}: final regret {regret} "
                                          f"but {seen[1]} in {seen[0]}; the reports come from different code")
                     runs.setdefault(label, {}).setdefault(name, {})[int(seed)] = float(regret)
     if budget is None:
-        raise ValueError("no report given")
+        raise InputError("no report given")
     return budget, sets, unchecked
 
 
@@ -137,11 +138,11 @@ def draws(runs: Runs, candidate: str, peers: tuple[str, ...], size: int, count: 
     "tables_met": {k: fraction met on exactly k tables}, "per_table": {label: fraction}}``."""
     tables = {label: by for label, by in runs.items() if candidate in by and any(p in by for p in peers)}
     if not tables:
-        raise ValueError(f"no table has runs of {candidate} and a peer to draw from")
+        raise InputError(f"no table has runs of {candidate} and a peer to draw from")
     names = [(label, name) for label, by in tables.items() for name in (candidate, *peers) if name in by]
     common = sorted(set.intersection(*(set(tables[label][name]) for label, name in names)))
     if size < 1 or size > len(common):
-        raise ValueError(f"--draw-size {size}: the reports share {len(common)} seeds on every table")
+        raise InputError(f"--draw-size {size}: the reports share {len(common)} seeds on every table")
     rng = np.random.default_rng(seed)
     met_counts = np.zeros(len(tables) + 1, dtype=int)
     per_table = dict.fromkeys(sorted(tables), 0)
@@ -165,9 +166,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     candidate = args.candidate or DEFAULT_STRATEGY
     peers = tuple(p.strip() for p in args.peers.split(",") if p.strip())
     if not peers:
-        raise ValueError("--peers names no strategy")
+        raise InputError("--peers names no strategy")
     if args.draws < 0:
-        raise ValueError(f"--draws must be 0 (off) or more, got {args.draws}")
+        raise InputError(f"--draws must be 0 (off) or more, got {args.draws}")
     budget, sets, unchecked = read_runs(list(args.results))
     pooled: Runs = {}
     for runs in sets.values():

@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.errors import InputError
 from nasviz.kernels import make_kernel
 from nasviz.spaces import get_space, space_names
 
@@ -133,11 +134,11 @@ def _time_plain(name: str, options: dict[str, Any], archs: Sequence[Architecture
 def run(args: argparse.Namespace) -> dict[str, Any]:
     for flag in ("n", "slow_n"):
         if getattr(args, flag) < 2:
-            raise ValueError(f"--{flag.replace('_', '-')} must be at least 2")
+            raise InputError(f"--{flag.replace('_', '-')} must be at least 2")
     wanted = [k.strip() for k in args.kernels.split(",") if k.strip()]
     unknown = [k for k in wanted if k not in KERNELS]
     if unknown:
-        raise ValueError(f"unknown kernel entries {', '.join(unknown)}; known: {', '.join(KERNELS)}")
+        raise InputError(f"unknown kernel entries {', '.join(unknown)}; known: {', '.join(KERNELS)}")
     space = get_space(args.space)
     rng = np.random.default_rng(args.seed)
     largest = max(args.n, args.slow_n, args.plain_n)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nasviz.errors import InputError
+
 DESCRIPTION = "retrain the best network of every run of a layer-search result on fresh seeds (winner's curse check)"
 
 #: Activations no function-preserving morphism of :mod:`nasviz.spaces.mlp.morphisms` can insert.
@@ -38,13 +40,13 @@ def load_runs(path: str | Path) -> tuple[str, list[dict]]:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"cannot read a layer-search result from {path}: {err}") from err
+        raise InputError(f"cannot read a layer-search result from {path}: {err}") from err
     if not isinstance(data, dict) or "dataset" not in data or not isinstance(data.get("runs"), list):
-        raise ValueError(f"{path} is not a `bench layer-search --json` result (needs 'dataset' and 'runs')")
+        raise InputError(f"{path} is not a `bench layer-search --json` result (needs 'dataset' and 'runs')")
     for i, run in enumerate(data["runs"]):
         for key in ("strategy", "seed", "best_arch"):
             if key not in run:
-                raise ValueError(f"{path}: runs[{i}] has no {key!r}")
+                raise InputError(f"{path}: runs[{i}] has no {key!r}")
     return str(data["dataset"]), [r for r in data["runs"] if r["best_arch"]]
 
 
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> dict:
     dataset, runs = load_runs(args.source)
     seeds = [int(s) for s in str(args.seeds).split(",") if s.strip()]
     if not seeds:
-        raise ValueError("--seeds needs at least one seed")
+        raise InputError("--seeds needs at least one seed")
     jobs = [(r["best_arch"], dataset, s) for r in runs for s in seeds]
     ctx = mp.get_context("spawn")
     with ctx.Pool(max(1, int(args.workers))) as pool:

@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 
+from nasviz.errors import InputError
+
 DESCRIPTION = "nasbot / autokeras / random / evolution on the layer space under the same wall-clock budget"
 
 
@@ -51,9 +53,9 @@ def parse_options(items: list[str], names: list[str]) -> dict[str, dict[str, str
         target, sep, value = item.partition("=")
         strategy, dot, key = target.partition(".")
         if not sep or not dot or not strategy or not key:
-            raise ValueError(f"--option {item!r} is not of the form STRATEGY.KEY=VALUE")
+            raise InputError(f"--option {item!r} is not of the form STRATEGY.KEY=VALUE")
         if strategy not in names:
-            raise ValueError(f"--option {item!r}: strategy {strategy!r} is not among --strategies ({', '.join(names)})")
+            raise InputError(f"--option {item!r}: strategy {strategy!r} is not among --strategies ({', '.join(names)})")
         out.setdefault(strategy, {})[key] = value
     return out
 
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> dict:
 
     unknown = [n for n in names if n not in strategy_names()]
     if unknown:
-        raise ValueError(f"unknown strategies {unknown}; known: {', '.join(strategy_names())}")
+        raise InputError(f"unknown strategies {unknown}; known: {', '.join(strategy_names())}")
     options = parse_options(list(getattr(args, "option", None) or []), names)
     from nasviz.spaces import mlp as L
     from nasviz.strategies.factory import make_strategy

@@ -13,6 +13,12 @@ six shared NAS-Bench-201 metrics, or ``TABLE:METRIC[@SPACE],...``; :mod:`nasviz.
 and reports ``{"tables": [{"table", "metric", "optimum", "strategies": {...}, "goal": {...}}]}``; with
 ``optuna-tpe`` in the run, every batch strategy gets a ``batch_goal`` entry (``search_report.batch_goal_check``).
 
+A run that raises does not stop the benchmark: it is counted in its strategy's ``crashes`` and
+listed, with its traceback, in the report's ``crashes`` (``crashed_runs`` counts them); the
+statistics are over the runs that finished. Each strategy's ``best_per_run`` gives every finished
+run's best architecture (``arch``, ``value``) and every metric of its table row (``row``: e.g. the
+test accuracy of the cell that was best by validation accuracy).
+
 Strategies are registered names, optionally with options (``bo:pool=exhaustive:schedule=srinivas``),
 and include Optuna's samplers as peers (``optuna-tpe``, ``optuna-gp``, ``optuna-random``: the
 optional extra ``nasviz[peers]``; the benchmark says so when Optuna is missing). Each strategy runs
@@ -26,14 +32,15 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from nasviz.bench import search_runs
 from nasviz.bench.protocol import TablePair, parse_pairs, parse_spec, spec_batch_size
 from nasviz.bench.search_report import batch_goal_check, goal_check, regret_at, summarise
+from nasviz.errors import InputError
 
 DESCRIPTION = ("regret of search strategies (Optuna's samplers as peers) on benchmark tables over seeds: regret by "
                "evaluation, final mean/s.e./90th percentile, optimum found, distinct cells, seconds per step")
@@ -43,18 +50,17 @@ GOAL_PEERS = ("optuna-tpe", "optuna-gp")
 #: The sequential peer a batch strategy (B > 1) must match per evaluation (issue 21's batch goal).
 BATCH_PEER = "optuna-tpe"
 
-_TABLE_CACHE: dict[tuple[str, str], Any] = {}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from nasviz.bench.protocol import PROTOCOLS
+    from nasviz.cli import add_space_argument
     from nasviz.strategies.factory import strategy_names
 
     parser.add_argument("--table", type=Path, help="benchmark CSV (default: the shared NB201 table, else the embedded one)")
     parser.add_argument("--metric", help="metric column to maximise (default: the table's first metric)")
     parser.add_argument("--tables", help="several table/metric pairs instead of --table/--metric: a protocol ("
                         + ", ".join(PROTOCOLS) + ") or TABLE:METRIC[@SPACE],... (tables by path or shared file name)")
-    parser.add_argument("--space", default="nb201", help="search space of the table (default: nb201)")
+    add_space_argument(parser, help="search space of the table: a registered name, or a space spec file (.toml / "
+                                    ".json) or a table whose columns declare the space (.csv) (default: nb201)")
     parser.add_argument(
         "--strategies", default="random,evolution,bo-tw2g-ucb",
         help="comma-separated strategy names, each optionally with options as name:key=value:key=value "
@@ -79,78 +85,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not print a line to stderr as each run ends (runs done, elapsed, estimate left)")
 
 
-def _table(path: str, space: str):
-    key = (path, space)
-    if key not in _TABLE_CACHE:
-        from nasviz.objectives import load_table
-
-        _TABLE_CACHE[key] = load_table(path, space=space)
-    return _TABLE_CACHE[key]
-
-
-def _init_worker() -> None:
-    # Two processes on two cores: one BLAS thread (and one torch thread, Optuna's GPSampler) each
-    # avoids oversubscription.
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
-    except ImportError:  # pragma: no cover - optional
-        pass
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-
-def _one_torch_thread(spec: str) -> None:
-    """Optuna's GPSampler runs on torch, which starts a thread per core: one, as BLAS."""
-    if parse_spec(spec)[0] == "optuna-gp":
-        import torch
-
-        torch.set_num_threads(1)
-
-
-def _make(job: dict[str, Any], objective) -> Any:
-    """The strategy of ``job`` (its spec's options, ``--n-init`` for model-based ones)."""
-    from nasviz.components import STRATEGIES
-    from nasviz.spaces import get_space
-    from nasviz.strategies.factory import make_strategy
-
-    name, options = parse_spec(job["strategy"])
-    if job.get("n_init") is not None and STRATEGIES.get(name).option("n_init") is not None:
-        options.setdefault("n_init", job["n_init"])
-    _one_torch_thread(job["strategy"])
-    return make_strategy(name, space=get_space(job["space"]), seed=job["seed"], domain=objective.domain(), **options)
-
-
-def run_one(job: dict[str, Any]) -> dict[str, Any]:
-    """One (table, strategy, seed) run; returns plain data (picklable)."""
-    from nasviz.objectives import TableObjective
-    from nasviz.runner import run_search
-
-    table = _table(job["table"], job["space"])
-    objective = TableObjective(table, job["metric"])
-    strategy = _make(job, objective)
-    batch_size = int(getattr(strategy, "batch_size", 1))
-    steps: list[dict[str, float]] = []
-
-    def on_step(snap) -> None:
-        phase = snap.strategy.get("phase") if isinstance(snap.strategy, dict) else None
-        steps.append({"n": snap.n_evaluations, "seconds": snap.step_seconds, "bo": phase in ("bo", "optuna")})
-
-    start = time.perf_counter()
-    result = run_search(strategy, objective, job["budget"], format_arch=table.space.format, batch_size=batch_size,
-                        on_step=on_step)
-    return {
-        "pair": job["pair"],
-        "strategy": job["strategy"],
-        "seed": job["seed"],
-        "trajectory": result.trajectory,
-        "optimum": result.optimum,
-        "distinct": len({ev.arch for ev in result.evaluations}),
-        "steps": steps,
-        "seconds": time.perf_counter() - start,
-    }
-
-
 def time_step(job: dict[str, Any]) -> dict[str, Any]:
     """Seconds of one ``ask`` with ``n_obs`` random observations of the table, with its breakdown.
 
@@ -160,9 +94,9 @@ def time_step(job: dict[str, Any]) -> dict[str, Any]:
     from nasviz.candidates import random_pool
     from nasviz.objectives import TableObjective
 
-    table = _table(job["table"], job["space"])
+    table = search_runs.table(job["table"], job["space"])
     objective = TableObjective(table, job["metric"])
-    strategy = _make(job, objective)
+    strategy = search_runs.make_strategy_of(job, objective)
     batch = spec_batch_size(job["strategy"])  # as run_one: a spec's batch_size option counts
     rng = np.random.default_rng(10_000 + job["seed"])
     archs = random_pool(table.space, rng, job["n_obs"], domain=objective.domain())
@@ -183,7 +117,7 @@ def _time_steps(args: argparse.Namespace, names: list[str], pair: TablePair, pat
     jobs = [{"strategy": name, "seed": seed, "table": str(path), "space": pair.space, "metric": metric,
              "n_obs": args.time_step_at, "n_init": args.n_init, "pair": pair.label}
             for name in names for seed in range(args.first_seed, args.first_seed + args.seeds)]
-    _init_worker()
+    search_runs.init_worker()
     results = [time_step(job) for job in jobs]  # one process: timings must not compete with each other
     out: dict[str, Any] = {"table": str(path), "metric": metric, "n_observations": args.time_step_at,
                            "repeats": args.seeds, "strategies": {}}
@@ -211,7 +145,7 @@ def _check_names(names: list[str], pairs: list[TablePair]) -> None:
 
     unknown = [s for s in names if parse_spec(s)[0] not in strategy_names()]
     if not names or unknown:
-        raise ValueError(f"unknown strategy name(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(strategy_names())}")
+        raise InputError(f"unknown strategy name(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(strategy_names())}")
     for spec in names:
         name, options = parse_spec(spec)
         entry = STRATEGIES.get(name)
@@ -219,7 +153,7 @@ def _check_names(names: list[str], pairs: list[TablePair]) -> None:
         for pair in pairs:
             found = problems(pair.space, name, parsed, spec_batch_size(spec))
             if found:
-                raise ValueError(f"{spec} on {pair.label}: " + "; ".join(found))
+                raise InputError(f"{spec} on {pair.label}: " + "; ".join(found))
 
 
 def strategy_settings(spec: str) -> dict[str, Any]:
@@ -240,7 +174,7 @@ def _pairs(args: argparse.Namespace) -> list[TablePair]:
 
     if args.tables:
         if args.table is not None or args.metric:
-            raise ValueError("give either --tables or --table/--metric, not both")
+            raise InputError("give either --tables or --table/--metric, not both")
         return parse_pairs(args.tables, args.space)
     if args.table is not None:
         path = Path(args.table)
@@ -252,26 +186,6 @@ def _pairs(args: argparse.Namespace) -> list[TablePair]:
             shared = default_table_path()
         path = Path(shared)
     return [TablePair(str(path), args.metric or "", args.space)]
-
-
-def _run_jobs(jobs: list[dict[str, Any]], workers: int,
-              on_done: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """``run_one`` of every job, in the jobs' order; ``on_done(count, job)`` as each run ends."""
-    results: list[dict[str, Any] | None] = [None] * len(jobs)
-    if workers <= 1:
-        _init_worker()
-        for i, job in enumerate(jobs):
-            results[i] = run_one(job)
-            if on_done:
-                on_done(i + 1, job)
-        return results  # type: ignore[return-value]
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
-        futures = {pool.submit(run_one, job): i for i, job in enumerate(jobs)}
-        for count, future in enumerate(as_completed(futures), start=1):
-            results[futures[future]] = future.result()
-            if on_done:
-                on_done(count, jobs[futures[future]])
-    return results  # type: ignore[return-value]
 
 
 def _progress_line(total: int, start: float) -> Callable[[int, dict[str, Any]], None]:
@@ -296,40 +210,43 @@ def _goal_candidate(args: argparse.Namespace, names: list[str]) -> str | None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.budget < 1:
-        raise ValueError(f"--budget must be at least 1, got {args.budget}")
+        raise InputError(f"--budget must be at least 1, got {args.budget}")
     if args.seeds < 1:
-        raise ValueError(f"--seeds must be at least 1, got {args.seeds}")
+        raise InputError(f"--seeds must be at least 1, got {args.seeds}")
     names = [s.strip() for s in args.strategies.split(",") if s.strip()]
     try:
         checkpoints = sorted({int(c) for c in args.checkpoints.split(",") if c.strip()} | {args.budget})
     except ValueError:
-        raise ValueError(f"--checkpoints must be comma-separated integers, got {args.checkpoints!r}") from None
+        raise InputError(f"--checkpoints must be comma-separated integers, got {args.checkpoints!r}") from None
     checkpoints = [c for c in checkpoints if 1 <= c <= args.budget]
     pairs = _pairs(args)
     _check_names(names, pairs)
     resolved = []
     for pair in pairs:
         path = pair.path()
-        table = _table(str(path), pair.space)
+        table = search_runs.table(str(path), pair.space)
         resolved.append((TablePair(pair.table, table.check_metric(pair.metric or table.metrics[0]), pair.space), path, table))
     if args.time_step_at is not None:
         if args.time_step_at < 3:
-            raise ValueError(f"--time-step-at must be at least 3, got {args.time_step_at}")
+            raise InputError(f"--time-step-at must be at least 3, got {args.time_step_at}")
         pair, path, _ = resolved[0]
         return _time_steps(args, names, pair, path, pair.metric)
     jobs = [{"pair": pair.label, "strategy": name, "seed": seed, "table": str(path), "space": pair.space,
              "metric": pair.metric, "budget": args.budget, "n_init": args.n_init}
             for pair, path, _ in resolved for seed in range(args.first_seed, args.first_seed + args.seeds) for name in names]
     start = time.perf_counter()
-    results = _run_jobs(jobs, args.workers, None if args.no_progress else _progress_line(len(jobs), start))
+    results = search_runs.run_jobs(jobs, args.workers, None if args.no_progress else _progress_line(len(jobs), start))
     candidate = _goal_candidate(args, names)
     tables = []
     for pair, path, table in resolved:
         entry: dict[str, Any] = {"table": table.source, "metric": pair.metric, "space": pair.space,
                                  "optimum": table.optimum(pair.metric), "strategies": {}}
         for name in names:
-            runs = [r for r in results if r["strategy"] == name and r["pair"] == pair.label]
+            mine = [r for r in results if r["strategy"] == name and r["pair"] == pair.label]
+            runs = [r for r in mine if not search_runs.crashed(r)]
             summary = summarise(runs, checkpoints, args.budget)
+            summary["crashes"] = len(mine) - len(runs)
+            summary["best_per_run"] = [{"seed": r["seed"], **(r["best"] or {"arch": None})} for r in runs]
             if args.runs:
                 summary["final_regrets"] = [regret_at(r, args.budget) for r in runs]
                 summary["regrets_per_run"] = {str(t): [regret_at(r, t) for r in runs] for t in checkpoints}
@@ -341,10 +258,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if any(batch_goals.values()):
             entry["batch_goal"] = {n: g for n, g in batch_goals.items() if g is not None}
         tables.append(entry)
+    crashes = [{k: r[k] for k in ("pair", "strategy", "seed", "error", "traceback")}
+               for r in results if search_runs.crashed(r)]
+    if crashes:
+        print(f"bench search: {len(crashes)} of {len(results)} runs crashed (each is in the report's 'crashes' with "
+              f"its traceback); first: {crashes[0]['pair']} · {crashes[0]['strategy']} · seed {crashes[0]['seed']}: "
+              f"{crashes[0]['error']}", file=sys.stderr, flush=True)
     report: dict[str, Any] = {"budget": args.budget, "seeds": args.seeds, "first_seed": args.first_seed,
                               "checkpoints": checkpoints, "workers": args.workers,
                               "seconds": time.perf_counter() - start, "strategies_run": names,
-                              "strategy_settings": {name: strategy_settings(name) for name in names}}
+                              "strategy_settings": {name: strategy_settings(name) for name in names},
+                              "crashed_runs": len(crashes), "crashes": crashes}
     if len(tables) == 1 and not args.tables:
         report.update(tables[0])  # one table: its entry at the top level, as before
     else:

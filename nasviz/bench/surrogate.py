@@ -41,6 +41,7 @@ from typing import Iterator
 
 import numpy as np
 
+from nasviz.errors import InputError
 from nasviz.gp import TRANSFORMS, GaussianProcess
 from nasviz.kernels import make_kernel
 from nasviz.objectives import load_table, shared_nb201_table_path
@@ -58,12 +59,12 @@ def parse_kernel_spec(spec: str) -> tuple[str, dict]:
     name, _, rest = spec.partition(":")
     name = name.strip()
     if not name:
-        raise ValueError(f"--kernel {spec!r}: missing kernel name")
+        raise InputError(f"--kernel {spec!r}: missing kernel name")
     options: dict = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--kernel {spec!r}: option {item!r} is not of the form key=value")
+            raise InputError(f"--kernel {spec!r}: option {item!r} is not of the form key=value")
         try:
             options[key.strip()] = ast.literal_eval(value.strip())
         except (ValueError, SyntaxError):
@@ -122,7 +123,7 @@ def sample_pool(table, values: np.ndarray, protocol: Protocol) -> np.ndarray:
     if protocol.sampling == "cells":
         return ok
     if protocol.sampling != "rows":
-        raise ValueError(f"--sampling must be one of {', '.join(SAMPLINGS)}, got {protocol.sampling!r}")
+        raise InputError(f"--sampling must be one of {', '.join(SAMPLINGS)}, got {protocol.sampling!r}")
     copies = np.asarray(table.repeats)[ok].copy()
     small = np.array([table.archs[i].n_nodes <= protocol.once_up_to_nodes for i in ok], dtype=bool)
     copies[small] = 1
@@ -134,9 +135,9 @@ def checked_pool(table, values: np.ndarray, metric: str, protocol: Protocol) -> 
     pool = sample_pool(table, values, protocol)
     for name in ("train", "test", "trials"):
         if getattr(protocol, name) < 1:
-            raise ValueError(f"--{name} must be >= 1, got {getattr(protocol, name)}")
+            raise InputError(f"--{name} must be >= 1, got {getattr(protocol, name)}")
     if protocol.train + protocol.test > len(pool):
-        raise ValueError(f"--train {protocol.train} + --test {protocol.test} exceeds the {len(pool)} "
+        raise InputError(f"--train {protocol.train} + --test {protocol.test} exceeds the {len(pool)} "
                          f"{'architectures' if protocol.sampling == 'cells' else 'rows'} with a {metric} value")
     return pool
 
@@ -239,7 +240,7 @@ def run(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     path = args.table or shared_nb201_table_path()
     if path is None:
-        raise ValueError("no --table given and the shared NAS-Bench-201 table is absent")
+        raise InputError("no --table given and the shared NAS-Bench-201 table is absent")
     table = load_table(path, space=args.space)
     metric = table.check_metric(args.metric) if args.metric else table.metrics[0]
     space = get_space(args.space)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from nasviz.bench.table_pilot import reliability
+from nasviz.errors import InputError
 from nasviz.spaces import get_space
 from nasviz.tabulate import DEFAULT_SETTINGS, plan, read_partial
 
@@ -66,7 +67,7 @@ def table_seed_values(table: Path, space_name: str, n_seeds: int) -> dict[str, n
     metrics = ("valid_accuracy", "test_accuracy")
     missing = [f"{m}_seeds" for m in metrics if f"{m}_seeds" not in header] + (["arch"] if "arch" not in header else [])
     if missing:
-        raise ValueError(f"{table}, line 1: no {', '.join(missing)} column (not a per-seed table?)")
+        raise InputError(f"{table}, line 1: no {', '.join(missing)} column (not a per-seed table?)")
     arch_col, seed_cols = header.index("arch"), [header.index(f"{m}_seeds") for m in metrics]
     space = get_space(space_name)
     rows: dict[str, list[list[float]]] = {m: [] for m in metrics}
@@ -81,7 +82,7 @@ def table_seed_values(table: Path, space_name: str, n_seeds: int) -> dict[str, n
         try:
             values = [[float(v) for v in fields[c].split(";")] for c in seed_cols]
         except (ValueError, IndexError):
-            raise ValueError(f"{table}, line {line}: the per-seed columns are not ;-separated numbers") from None
+            raise InputError(f"{table}, line {line}: the per-seed columns are not ;-separated numbers") from None
         if all(len(v) == n_seeds for v in values):
             for m, v in zip(metrics, values):
                 rows[m].append(v)
@@ -95,5 +96,5 @@ def run(args: argparse.Namespace) -> dict:
     read = table_seed_values if args.table else per_seed_values
     values = read(path, args.space, int(args.seeds))
     if len(values["valid_accuracy"]) < 3:
-        raise ValueError(f"{path}: fewer than 3 classes have all {args.seeds} seeds")
+        raise InputError(f"{path}: fewer than 3 classes have all {args.seeds} seeds")
     return {"table" if args.table else "partial": str(path), **{metric: reliability(v) for metric, v in values.items()}}

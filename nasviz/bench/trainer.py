@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from nasviz.errors import InputError
+
 DESCRIPTION = "NB201-on-digits training: median seconds per cell, accuracy spread, 2-worker speed-up"
 
 
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> dict:
     from nasviz.spaces import nb201
 
     if args.cells < 1 or args.parallel_cells < 1:
-        raise ValueError("--cells and --parallel-cells must be at least 1")
+        raise InputError("--cells and --parallel-cells must be at least 1")
     spec = _spec()
     objective = spec.build()
     rng = np.random.default_rng(args.seed)

@@ -31,6 +31,7 @@ from typing import Any
 
 from nasviz.bench.protocol import spec_batch_size
 from nasviz.bench.search_report import report_tables, table_label
+from nasviz.errors import InputError
 
 DESCRIPTION = "choose one BO setting across tables from bench search reports, with a leave-one-table-out check"
 
@@ -65,11 +66,11 @@ def collect(reports: list[dict[str, Any]], reference: str) -> dict[str, dict[str
             label = key[0]
             ref = refs.get(key)
             if ref is None:
-                raise ValueError(f"no {reference!r} run on {label} with the seeds and budget of a report to score against")
+                raise InputError(f"no {reference!r} run on {label} with the seeds and budget of a report to score against")
             for name, summary in entry["strategies"].items():
                 first = scored_on.setdefault((name, label), key)
                 if first != key:
-                    raise ValueError(
+                    raise InputError(
                         f"{name!r} on {label} is in reports of two seed sets (first seed {first[1]} and {key[1]}): "
                         f"bench tuning scores one seed set; pass one set's reports, or pool them with bench goal")
                 final = summary["final"]
