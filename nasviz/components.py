@@ -23,7 +23,7 @@ import importlib.util
 from typing import Any, Mapping
 
 from nasviz.errors import ConfigError
-from nasviz.registry import Entry, Option, Registry
+from nasviz.registry import Entry, Option, Registry, set_read_hook
 
 SPACES: Registry = Registry("search space")
 KERNELS: Registry = Registry("kernel")
@@ -358,6 +358,27 @@ for _name, _title, _description, _factory in (
     VIEWS.register(Entry(_name, _description, f"nasviz.dashboard.views.{_factory}", capabilities={"title": _title}))
 
 
+# ----------------------------------------------------------------------------------- plugins
+#: The entry-point group of each registry: a package adds components under these (:mod:`nasviz.plugins`).
+PLUGIN_GROUPS: dict[str, Registry] = {
+    "nasviz.spaces": SPACES, "nasviz.kernels": KERNELS, "nasviz.strategies": STRATEGIES, "nasviz.pools": POOLS,
+    "nasviz.batch_selectors": BATCH_SELECTORS, "nasviz.acquisitions": ACQUISITIONS, "nasviz.objectives": OBJECTIVES,
+    "nasviz.datasets": DATASETS, "nasviz.views": VIEWS,
+}
+
+
+def load_plugins() -> tuple[Any, ...]:
+    """Load the entry points of :data:`PLUGIN_GROUPS` and ``NASVIZ_PLUGINS``, once per process;
+    returns the :class:`nasviz.plugins.PluginProblem` of each plugin that was skipped. Runs by
+    itself at the first read of any registry; entry points of processes call it first thing."""
+    from nasviz.plugins import load
+
+    return load(PLUGIN_GROUPS)
+
+
+set_read_hook(load_plugins)
+
+
 # ------------------------------------------------------------------------------ compatibility
 def package_available(name: str) -> bool:
     """True if the (optional) package ``name`` can be imported; nothing is imported."""
@@ -477,11 +498,11 @@ _COLUMNS = {
 }
 
 
-def catalogue_markdown() -> str:
-    """The README's component tables, generated from the registries."""
+def catalogue_markdown(built_in_only: bool = False) -> str:
+    """The component tables, generated from the registries (the README's: ``built_in_only``)."""
     parts = []
     for heading, registry in CATALOGUE:
-        parts.append(f"#### {heading}\n\n{registry.markdown(_COLUMNS.get(registry.kind, ()))}")
+        parts.append(f"#### {heading}\n\n{registry.markdown(_COLUMNS.get(registry.kind, ()), built_in_only)}")
     return "\n\n".join(parts)
 
 
@@ -498,9 +519,17 @@ def readme_with_catalogue(readme: str) -> str:
     start, end = readme.find(README_BEGIN), readme.find(README_END)
     if start < 0 or end < start:
         raise ValueError(f"the README has no component section (the lines {README_BEGIN!r} and {README_END!r})")
-    return readme[:start + len(README_BEGIN)] + "\n\n" + catalogue_markdown() + "\n\n" + readme[end:]
+    return readme[:start + len(README_BEGIN)] + "\n\n" + catalogue_markdown(built_in_only=True) + "\n\n" + readme[end:]
 
 
 def catalogue_text() -> str:
-    """Every registry as ``name  description`` lines under a heading."""
-    return "\n\n".join(f"{heading}:\n{registry.help()}" for heading, registry in CATALOGUE)
+    """Every registry as ``name  description`` lines under a heading; a component that is not
+    built in says where it came from (``[entry point chain8 (nasviz-chain==0.1.0)]``), and the
+    plugins that could not be loaded are listed last."""
+    from nasviz.plugins import problems
+
+    text = "\n\n".join(f"{heading}:\n{registry.help(origins=True)}" for heading, registry in CATALOGUE)
+    skipped = problems()
+    if skipped:
+        text += "\n\nPlugins that could not be loaded:\n" + "\n".join(f"  {p}" for p in skipped)
+    return text

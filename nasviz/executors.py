@@ -74,7 +74,12 @@ def _set_single_thread() -> None:
 def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture, plan: Any = None) -> Evaluation:
     """Evaluate one architecture in a worker process (one torch thread; objective cached);
     ``plan`` is the strategy's :class:`~nasviz.objectives.network_store.NetworkPlan` (warm starts
-    from, and trained networks kept in, a network store folder the processes share)."""
+    from, and trained networks kept in, a network store folder the processes share). A spawned
+    process or a Dask worker starts without plugins: they are loaded first (once per process), so
+    a plugin's space or dataset is found here as in the process that started the search."""
+    from nasviz.components import load_plugins
+
+    load_plugins()
     _set_single_thread()
     objective = _OBJECTIVES.get(spec)
     if objective is None:

@@ -17,13 +17,23 @@ choices and help, the dashboard's select boxes, the compatibility checks
 
 Factories are given as ``"module:attribute"`` strings and imported on first use, so listing
 components costs no heavy import (torch, POT) and modules can register without import cycles.
+
+Every entry records where it came from (:attr:`Entry.origin`): ``built-in``, an entry point of an
+installed package, a module named in ``NASVIZ_PLUGINS``, a space spec file, or the module that
+called ``register``. Plugins (:mod:`nasviz.plugins`) are loaded by a hook that runs once per
+process, at the first read of any registry (:func:`set_read_hook`), so a CLI's choices, a page's
+select boxes and a worker's lookups all see them. Registering the same component twice (a module
+run as ``__main__`` and then imported by name) is a no-op.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass, field
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
 
 from nasviz.errors import ConfigError, LimitError
@@ -122,6 +132,10 @@ class Entry(Generic[T]):
         (spaces), ``spaces`` / ``batch`` (strategies), ...
     paper : str
         Short reference (``"000 Eq. (25)"``), resolvable in ``docs/REFERENCES.md``.
+    origin : str
+        Where the entry came from: ``"built-in"``, ``"entry point NAME (dist==version)"``,
+        ``"NASVIZ_PLUGINS module NAME"``, ``"spec file PATH"``, ``"module NAME"``. Filled in by
+        :meth:`Registry.register` when empty.
     """
 
     name: str
@@ -131,6 +145,11 @@ class Entry(Generic[T]):
     preset: Mapping[str, Any] = field(default_factory=dict)
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     paper: str = ""
+    origin: str = ""
+
+    @property
+    def built_in(self) -> bool:
+        return self.origin == BUILT_IN
 
     def load(self) -> Callable[..., T]:
         """The factory, imported if it was given as a string."""
@@ -178,6 +197,73 @@ class Entry(Generic[T]):
         return {o.name: self.preset.get(o.name, own.get(o.name)) for o in self.options}
 
 
+#: :attr:`Entry.origin` of the components nasviz itself registers.
+BUILT_IN = "built-in"
+
+#: The origin given to entries registered while a plugin loads (innermost last), see :func:`registering_from`.
+_LOADING: list[str] = []
+#: Run once, before the first read of any registry (:func:`set_read_hook`): plugin loading.
+_READ_HOOK: dict[str, Any] = {"hook": None, "ran": False}
+
+
+@contextmanager
+def registering_from(origin: str) -> Iterator[None]:
+    """Entries registered inside this block without an origin of their own get ``origin``
+    (:mod:`nasviz.plugins` wraps each plugin's import in it)."""
+    _LOADING.append(origin)
+    try:
+        yield
+    finally:
+        _LOADING.pop()
+
+
+def set_read_hook(hook: Callable[[], Any] | None) -> None:
+    """Call ``hook`` once, before any registry is first read in this process (names, lookups,
+    listings); :mod:`nasviz.components` sets plugin loading here."""
+    _READ_HOOK.update(hook=hook, ran=False)
+
+
+def _run_read_hook() -> None:
+    if not _READ_HOOK["ran"] and _READ_HOOK["hook"] is not None:
+        _READ_HOOK["ran"] = True  # first: a plugin that reads a registry while it loads does not recurse
+        _READ_HOOK["hook"]()
+
+
+def _factory_module(factory: Any) -> str:
+    if isinstance(factory, str):
+        return factory.partition(":")[0]
+    return str(getattr(factory, "__module__", "") or "")
+
+
+def _origin_of(factory: Any) -> str:
+    """The origin of an entry registered outside any plugin loading: built-in for nasviz's own
+    factories, else the module that defines the factory."""
+    module = _factory_module(factory)
+    if module == "nasviz" or module.startswith("nasviz."):
+        return BUILT_IN
+    if module == "__main__":
+        path = getattr(sys.modules.get("__main__"), "__file__", None)
+        return f"module __main__ ({Path(path).name})" if path else "module __main__"
+    return f"module {module}" if module else "registered at run time"
+
+
+def _factory_identity(factory: Any) -> tuple[str, str]:
+    """What makes two factories the same component: a ``"module:attribute"`` string itself; a
+    callable's qualified name and the file that defines it, so that a module run as ``__main__``
+    and imported again by name registers the same thing twice, not two things."""
+    if isinstance(factory, str):
+        return factory, ""
+    module = sys.modules.get(_factory_module(factory))
+    source = getattr(module, "__file__", None)
+    where = str(Path(source).resolve()) if source else _factory_module(factory)
+    return str(getattr(factory, "__qualname__", repr(factory))), where
+
+
+def _same_component(a: Entry, b: Entry) -> bool:
+    return (a.name, a.description, _factory_identity(a.factory), a.options, dict(a.preset), dict(a.capabilities)) == \
+        (b.name, b.description, _factory_identity(b.factory), b.options, dict(b.preset), dict(b.capabilities))
+
+
 class Registry(Generic[T]):
     """Name -> :class:`Entry` for one kind of component (``"kernel"``, ``"space"``, ...)."""
 
@@ -186,11 +272,24 @@ class Registry(Generic[T]):
         self._entries: dict[str, Entry[T]] = {}
 
     def register(self, entry: Entry[T], *, replace: bool = False) -> Entry[T]:
-        """Add ``entry``; registering a taken name is refused unless ``replace``."""
-        if entry.name in self._entries and not replace:
-            raise ConfigError(f"a {self.kind} called {entry.name!r} is already registered")
+        """Add ``entry`` (its :attr:`~Entry.origin` filled in when empty) and return it as stored.
+
+        Registering a taken name is refused unless ``replace``, except for the same component
+        again (same description, options, preset and factory, where a factory defined in a file
+        run as ``__main__`` equals the one of that file imported by name): a no-op that keeps
+        the entry whose factory can be imported by name.
+        """
         if not entry.name or not entry.description:
             raise ConfigError(f"a {self.kind} entry needs a name and a one-line description")
+        if not entry.origin:
+            entry = replace_entry(entry, origin=_LOADING[-1] if _LOADING else _origin_of(entry.factory))
+        old = self._entries.get(entry.name)
+        if old is not None and not replace:
+            if not _same_component(old, entry):
+                raise ConfigError(f"a {self.kind} called {entry.name!r} is already registered ({old.origin}); "
+                                  f"{entry.origin} registers another one under that name")
+            if _factory_module(old.factory) != "__main__" or _factory_module(entry.factory) == "__main__":
+                return old
         self._entries[entry.name] = entry
         return entry
 
@@ -200,19 +299,23 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> Entry[T]:
         """The entry called ``name``; an unknown name lists the known ones."""
+        _run_read_hook()
         try:
             return self._entries[name]
         except KeyError:
             raise ConfigError(f"unknown {self.kind} {name!r}; known: {', '.join(self._entries)}") from None
 
     def __contains__(self, name: object) -> bool:
+        _run_read_hook()
         return name in self._entries
 
     def __iter__(self) -> Iterator[Entry[T]]:
+        _run_read_hook()
         return iter(list(self._entries.values()))
 
     def names(self, where: Callable[[Entry[T]], bool] | None = None) -> list[str]:
         """Registered names in registration order, optionally filtered by ``where(entry)``."""
+        _run_read_hook()
         return [e.name for e in self._entries.values() if where is None or where(e)]
 
     def create(self, name: str, /, *args: Any, **options: Any) -> T:
@@ -224,16 +327,27 @@ class Registry(Generic[T]):
         parsed = entry.parse_options(options, owner=f"{self.kind} {name!r}")
         return entry.load()(*args, **{**entry.preset, **parsed})
 
-    def help(self) -> str:
-        """``name  description`` lines, for ``--help`` texts."""
-        width = max((len(n) for n in self._entries), default=0)
-        return "\n".join(f"  {e.name:<{width}}  {e.description}" for e in self._entries.values())
+    def help(self, origins: bool = False) -> str:
+        """``name  description`` lines, for ``--help`` texts; ``origins``: each entry not
+        built in says where it came from."""
+        entries = list(self)
+        width = max((len(e.name) for e in entries), default=0)
+        return "\n".join(f"  {e.name:<{width}}  {e.description}" + ("" if not origins or e.built_in else f"  [{e.origin}]")
+                         for e in entries)
 
-    def markdown(self, columns: Sequence[tuple[str, Callable[[Entry[T]], str]]] = ()) -> str:
-        """A Markdown table of the entries (name, description, extra ``columns``)."""
+    def markdown(self, columns: Sequence[tuple[str, Callable[[Entry[T]], str]]] = (), built_in_only: bool = False) -> str:
+        """A Markdown table of the entries (name, description, extra ``columns``); the README's
+        tables list the ``built_in_only`` ones, whatever plugins this installation has."""
         head = ["name", "description", *(c for c, _ in columns)]
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for e in self._entries.values():
+        for e in self:
+            if built_in_only and not e.built_in:
+                continue
             cells = [f"`{e.name}`", e.description, *(fn(e) for _, fn in columns)]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
+
+
+def replace_entry(entry: Entry[T], **changes: Any) -> Entry[T]:
+    """``entry`` with ``changes`` (a frozen dataclass: a new entry)."""
+    return replace(entry, **changes)

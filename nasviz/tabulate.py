@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterable, Sequence, TextIO
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.errors import InputError
 from nasviz.spaces import get_space
 
 #: The settings of the committed NB201-on-digits table (``data/README.md`` explains the choice).
@@ -78,7 +79,7 @@ def plan(space_name: str = "nb201", limit_cells: int | None = None) -> Plan:
     """Group the space's cells (the first ``limit_cells`` in enumeration order) by canonical key."""
     space = get_space(space_name)
     if space.size is None:
-        raise ValueError(f"space {space_name!r} cannot be enumerated, so it cannot be tabulated")
+        raise InputError(f"space {space_name!r} cannot be enumerated, so it cannot be tabulated")
     cells: list[Architecture] = []
     for arch in space.enumerate():
         if limit_cells is not None and len(cells) >= limit_cells:
@@ -102,6 +103,9 @@ _WORKER_CACHE: dict[str, Any] = {}
 def _init_worker() -> None:
     import torch
 
+    from nasviz.components import load_plugins
+
+    load_plugins()  # a spawned worker starts without them: a plugin's space is tabulated too
     torch.set_num_threads(1)  # one core per worker: parallelism comes from the processes
 
 
@@ -159,7 +163,7 @@ def read_partial(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     with path.open(newline="") as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None or tuple(reader.fieldnames) != PARTIAL_COLUMNS:
-            raise ValueError(f"{path} is not a tabulation progress file (columns {reader.fieldnames})")
+            raise InputError(f"{path} is not a tabulation progress file (columns {reader.fieldnames})")
         for row in reader:
             if row.get("error") is None or row.get("status") not in ("ok", "failed") or not str(row["seed"]).isdigit():
                 continue
@@ -229,7 +233,7 @@ def _check_settings(partial_json: Path, meta: dict[str, Any]) -> None:
         if previous != meta and _more_seeds_only(previous, meta):
             partial_json.write_text(json.dumps(meta, indent=1, sort_keys=True))
         elif previous != meta:
-            raise ValueError(
+            raise InputError(
                 f"{partial_json} was written with other settings ({previous}); remove the .partial files "
                 "to start again, or rerun with the same settings to resume"
             )
@@ -268,10 +272,10 @@ def tabulate(
     """
     settings = json.loads(json.dumps(settings if settings is not None else DEFAULT_SETTINGS))
     if workers < 0:
-        raise ValueError(f"workers must be >= 0, got {workers}")
+        raise InputError(f"workers must be >= 0, got {workers}")
     n_seeds = int(settings.get("seeds", 1))
     if n_seeds < 1:
-        raise ValueError(f"seeds must be at least 1, got {n_seeds}")
+        raise InputError(f"seeds must be at least 1, got {n_seeds}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial_csv, partial_json = _partial_paths(out)

@@ -117,9 +117,22 @@ def _space_box() -> str:
     return space
 
 
+def _skipped_plugins() -> None:
+    """Load plugins in this (the server's) process, once; those that could not be loaded are
+    listed in one place, one line each, as plain text (never a traceback: the server's log has
+    the same lines)."""
+    from nasviz.components import load_plugins
+
+    skipped = load_plugins()
+    if skipped:
+        with st.sidebar.expander(f"{len(skipped)} plugin(s) could not be loaded and are skipped"):
+            st.text("\n".join(str(p) for p in skipped))
+
+
 def data_source_sidebar() -> None:
     """Draw the sidebar and set ``space``, ``source`` and ``source_error`` in the session state."""
     settings = serve_settings()
+    _skipped_plugins()
     st.sidebar.header("Data")
     space = _space_box()
     kinds = [EMBEDDED, UPLOAD] + ([SERVER_CSV] if settings.data_dir is not None else []) \

@@ -90,6 +90,9 @@ def _log_to(path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from nasviz.components import load_plugins
+
+    load_plugins()  # the search's space, strategy, ... may come from a plugin; failures go to the log
     parser = argparse.ArgumentParser(prog="python -m nasviz.workers.search",
                                      description="Run one stored search to its end (started by the dashboard).")
     parser.add_argument("--store", type=Path, required=True, help="the run store file")
