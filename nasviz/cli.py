@@ -422,7 +422,29 @@ def _add_bench_parser(sub: argparse._SubParsersAction, load: bool) -> None:
         module.add_arguments(bp)
         if not any("--json" in action.option_strings for action in bp._actions):
             bp.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
-        bp.set_defaults(func=lambda a, m=module: _print_json(m.run(a)) or 0)
+        bp.set_defaults(func=lambda a, m=module: _run_benchmark(m, a))
+
+
+def _run_benchmark(module, args: argparse.Namespace) -> int:
+    """Run one benchmark and print its JSON with the provenance of the figures in it
+    (:mod:`nasviz.bench.provenance`: commit, dirty tree, time, machine, library versions)."""
+    from nasviz.bench.provenance import collect, stamp
+
+    started = collect(getattr(args, "argv", None))
+    _print_json(_json_safe(stamp(module.run(args), started)))
+    return 0
+
+
+def _json_safe(obj):
+    """``obj`` with every NaN or infinity written as ``null`` (JSON has neither): an undefined
+    statistic (a correlation of constant values) must not lose a benchmark's other figures."""
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def _add_tabulate_parser(sub: argparse._SubParsersAction) -> None:
@@ -566,6 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_plugins()  # before the parser: plugins' components are choices too
     parser = build_parser(load_benchmarks=bool(argv) and argv[0] == "bench")
     args = parser.parse_args(argv)
+    args.argv = argv  # what was asked, recorded with a benchmark's results
     try:
         return args.func(args)
     except BAD_INPUT as err:

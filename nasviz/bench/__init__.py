@@ -1,7 +1,11 @@
 """Benchmarks that print JSON: ``python -m nasviz bench NAME ...``.
 
 Each benchmark is a module in this package with ``DESCRIPTION``, ``add_arguments(parser)`` and
-``run(args) -> dict``; list it in :data:`BENCHMARKS`. Speed is measured here, never in tests.
+``run(args) -> dict``; list it in :data:`BENCHMARKS` (and give it its smallest real invocation in
+``tests/bench/test_provenance.py``). The command line prints ``run``'s dict as JSON with a
+``provenance`` object first (:mod:`nasviz.bench.provenance`: commit and dirty flag, time, machine,
+library versions); a benchmark that appends records to a file of its own stamps each record with
+:func:`~nasviz.bench.provenance.collect`. Speed is measured here, never in tests.
 """
 
 from __future__ import annotations

@@ -30,7 +30,9 @@ The protocol, fixed before any run (defaults of this benchmark):
   with the difference and its standard error, so a difference within noise is visible).
 
 Each finished run is appended to ``--results`` (JSON lines) at once; running the same command
-again skips the (method, seed) runs already there, so an interrupted comparison resumes.
+again skips the (method, seed) runs already there, so an interrupted comparison resumes. Each
+record carries the ``provenance`` of its own run (:mod:`nasviz.bench.provenance`): a comparison
+that resumes over days may span several commits, and the records say which.
 ``--device cuda`` trains on the GPU (the two workers share it).
 """
 
@@ -46,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from nasviz.bench.provenance import KEY, collect
 from nasviz.errors import InputError
 
 DESCRIPTION = "AK / BO without morphism / BFS / NASBOT / evolution / random on CNNs under one wall-clock budget"
@@ -189,7 +192,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for method in methods:
             if (method, seed) in done:
                 continue
-            record = _one(method, seed, args)
+            run_provenance = collect(getattr(args, "argv", None))
+            record = {**_one(method, seed, args), KEY: run_provenance.finish().to_dict()}
             runs.append(record)
             print(f"{method} seed {seed}: best test {record['best_test']}, {record['n_trained']} trained",
                   file=sys.stderr, flush=True)

@@ -51,8 +51,10 @@ def _apptest(table: Path):
     app_test.PagesManager = _Navigation
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
     at.run()
+    # The page reads a server file only from the operator's data folder (``NASVIZ_DATA_DIR``, set
+    # by ``run`` to the table's folder), by a path relative to it.
     at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
-    at.sidebar.text_input(key="server_csv").input(str(table)).run()
+    at.sidebar.text_input(key="server_csv").input(table.name).run()
     return at
 
 
@@ -70,6 +72,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from nasviz.components import KERNELS
     from nasviz.dashboard import launching, sources
     from nasviz.dashboard.locations import STORE_ENV
+    from nasviz.settings import DATA_DIR_ENV
 
     table = args.table or sources.default_table_path()
     if table is None:
@@ -79,6 +82,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix="nasviz-bench-explorer-")
     store = Path(tmp) / "store.sqlite"
     os.environ[STORE_ENV] = str(store)
+    os.environ[DATA_DIR_ENV] = str(Path(table).resolve().parent)
     t = sources.table_from_path(table)
     source = sources.DataSource.from_table(Path(table), t)
     for i in range(args.runs):
@@ -86,7 +90,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         launching.start_run(store, launching.search_config(source, strategy=strategy, budget=args.n, seed=i // 2),
                             source=source, background=False)
 
-    at = _apptest(Path(table))
+    at = _apptest(Path(table).resolve())
     times: dict[str, list[float]] = {p: [] for p in ("kernels", "architectures", "interpretability", "compare")}
     at.switch_page("pages/kernels.py").run()
     at.number_input(key="k_n").set_value(args.n)

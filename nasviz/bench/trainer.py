@@ -31,7 +31,7 @@ def _spec():
     from nasviz.objectives.training import TrainingSpec
     from nasviz.tabulate import DEFAULT_SETTINGS as S
 
-    return TrainingSpec(space="nb201", dataset=S["dataset"], dataset_seed=S["dataset_seed"], seed=S["seed"],
+    return TrainingSpec(space="nb201", dataset=S["dataset"], dataset_seed=S["dataset_seed"], seed=0,
                         device="cpu", model_options=tuple(sorted(S["model_options"].items())),
                         training=tuple(sorted(S["training"].items())))
 

@@ -1,0 +1,165 @@
+"""Benchmark provenance: every ``bench`` command's JSON says which code, machine and libraries
+made it (``nasviz/bench/provenance.py``), and results files that benchmarks append to do too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nasviz.bench import BENCHMARKS, provenance
+
+REPO = Path(__file__).resolve().parents[2]
+TABLE = REPO / "data" / "nb201_digits.csv"
+CHROMIUM = Path("/usr/bin/chromium")
+slow = pytest.mark.slow
+
+
+def _head() -> tuple[str | None, bool | None]:
+    return provenance.git_state(REPO)
+
+
+def check(record: dict, command: list[str]) -> None:
+    """``record["provenance"]`` has every field, filled in, and names this checkout's commit."""
+    p = record[provenance.KEY]
+    assert list(p) == ["schema", "commit", "dirty", "nasviz_version", "started_utc", "finished_utc", "wall_seconds",
+                       "cpu_seconds", "command", "machine", "versions"]
+    assert p["schema"] == provenance.SCHEMA
+    assert (p["commit"], p["dirty"]) == _head()
+    assert p["started_utc"].endswith("Z") and p["finished_utc"] >= p["started_utc"]
+    assert p["wall_seconds"] >= 0 and p["cpu_seconds"] >= 0
+    assert p["command"] == [provenance.portable(a) for a in command]
+    machine = p["machine"]
+    assert machine["cores"] >= 1 and 1 <= machine["usable_cores"] <= machine["cores"]
+    assert machine["cpu_model"] and machine["system"]
+    assert machine["device"] == "cpu" or machine["device"].startswith("cuda: ")
+    versions = p["versions"]
+    assert versions["python"] == ".".join(map(str, sys.version_info[:3]))
+    for package in ("torch", "numpy", "scipy", "optuna"):
+        assert package in versions
+    import numpy
+    import scipy
+    import torch
+
+    assert (versions["numpy"], versions["scipy"], versions["torch"]) == (numpy.__version__, scipy.__version__,
+                                                                        torch.__version__)
+
+
+#: The smallest real invocation of every benchmark: name -> (arguments, extra marks). A benchmark
+#: added to ``nasviz.bench.BENCHMARKS`` needs an entry here (the first test says so). ``{out:NAME}``
+#: is the JSON that benchmark NAME printed (run first if need be), ``{tmp}`` a folder of the test's.
+INVOCATIONS: dict[str, tuple[list[str], tuple]] = {
+    "kernels": (["--n", "12", "--slow-n", "4", "--plain-n", "0", "--kernels", "tw", "--repeats", "1"], ()),
+    "surrogate": (["--table", str(TABLE), "--metric", "valid_accuracy", "--train", "10", "--test", "20", "--trials",
+                   "1", "--fit-timing", "0"], ()),
+    "search": (["--table", str(TABLE), "--metric", "valid_accuracy", "--strategies", "random,optuna-tpe,bo-tw2g-ucb",
+                "--budget", "12", "--seeds", "2", "--runs", "--workers", "1", "--no-progress"], ()),
+    "trainer": (["--cells", "1", "--skip-parallel"], ()),
+    "dashboard": (["--evaluations", "20", "--repeats", "1", "--no-browser", "--no-startup"], ()),
+    "explorer": (["--n", "10", "--repeats", "1", "--runs", "1", "--kernels", "tw2g"], ()),
+    "store": (["--budget", "10", "--writers", "1", "--writer-steps", "5"], ()),
+    "warmstart": (["--epochs", "1", "--n-morphs", "1"], ()),
+    "layer-search": (["--seconds", "1", "--seeds", "0", "--strategies", "random", "--workers", "1", "--epochs", "1"],
+                     ()),
+    "layer-retrain": (["--from", "{out:layer-search}", "--seeds", "1", "--workers", "1"], ()),
+    "cnn-search": (["--seconds", "1", "--seeds", "0", "--methods", "random", "--workers", "1", "--results",
+                    "{tmp}/cnn.jsonl"], ()),
+    "table-pilot": (["--cells", "8", "--seeds", "2", "--epochs", "1", "--gp-train", "4", "--gp-trials", "2",
+                     "--workers", "1", "--out", "{tmp}/pilot", "--no-progress"], ()),
+    "table-reliability": (["--table", str(TABLE)], ()),
+    "tuning": (["--results", "{out:search}"], ()),
+    "goal": (["--results", "{out:search}", "--candidate", "bo-tw2g-ucb", "--peers", "optuna-tpe"], ()),
+    "nb101": (["--skip-cold", "--train-cells", "0"], ()),
+    "browser": (["--repeats", "1", "--compare-evaluations", "50"],
+                (pytest.mark.browser,
+                 pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"))),
+    "gp-bounds": (["--table", str(TABLE), "--metric", "valid_accuracy", "--budget", "12", "--seeds", "1"], ()),
+    "top-cells": (["--tables", f"{TABLE}:valid_accuracy", "--top", "2", "--k", "4"], ()),
+}
+
+
+class Runs:
+    """Each benchmark run once per test session, as a user runs it: in its own process (several
+    start worker processes or drive the app, which must not share the test's process)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.done: dict[str, tuple[list[str], Path, dict]] = {}
+
+    def __call__(self, name: str) -> tuple[list[str], Path, dict]:
+        if name not in self.done:
+            tmp = self.folder / name
+            tmp.mkdir()
+            command = ["bench", name, *(self._fill(a, tmp) for a in INVOCATIONS[name][0])]
+            # Benchmarks that drive the app get their own store and data folder.
+            env = {**os.environ, "NASVIZ_STORE": str(tmp / "store.sqlite"), "NASVIZ_DATA_DIR": str(tmp)}
+            done = subprocess.run([sys.executable, "-m", "nasviz", *command], capture_output=True, text=True,
+                                  cwd=REPO, env=env, timeout=600)
+            assert done.returncode == 0, f"{' '.join(command)}:\n{done.stderr[-3000:]}"
+            (tmp / "out.json").write_text(done.stdout)
+            self.done[name] = command, tmp, json.loads(done.stdout)
+        return self.done[name]
+
+    def _fill(self, argument: str, tmp: Path) -> str:
+        if argument.startswith("{out:"):
+            return str(self(argument[5:-1])[1] / "out.json")
+        return argument.replace("{tmp}", str(tmp))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Runs:
+    return Runs(tmp_path_factory.mktemp("bench"))
+
+
+def test_every_benchmark_has_an_invocation_here():
+    assert set(INVOCATIONS) == set(BENCHMARKS), (
+        "give every benchmark of nasviz.bench.BENCHMARKS its smallest real invocation in INVOCATIONS "
+        f"(missing: {sorted(set(BENCHMARKS) - set(INVOCATIONS))}; unknown: {sorted(set(INVOCATIONS) - set(BENCHMARKS))})")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=(slow, *marks)) for n, (_, marks) in INVOCATIONS.items()])
+def test_every_bench_command_prints_its_provenance(name, runs):
+    command, tmp, out = runs(name)
+    check(out, command)
+    assert list(out)[0] == provenance.KEY and len(out) > 1  # the benchmark's own figures follow
+    if name == "cnn-search":  # each run appended to --results carries its own provenance
+        records = [json.loads(line) for line in (tmp / "cnn.jsonl").read_text().splitlines()]
+        assert len(records) == 1
+        check(records[0], command)
+
+
+def test_git_state_names_the_commit_and_a_dirty_tree(tmp_path):
+    assert provenance.git_state(tmp_path) == (None, None)  # not a checkout
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "a.txt").write_text("1")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "a"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert provenance.git_state(tmp_path) == (head, False)
+    (tmp_path / "results.json").write_text("{}")  # an untracked results file is not a change of code
+    assert provenance.git_state(tmp_path) == (head, False)
+    (tmp_path / "a.txt").write_text("2")
+    assert provenance.git_state(tmp_path) == (head, True)
+
+
+def test_recorded_commands_name_no_folder_of_this_machine():
+    root = provenance.REPO_ROOT
+    assert provenance.portable(f"{root}/data/x.csv") == "./data/x.csv"
+    assert provenance.portable(f"{root.parent}/shared/data/t.csv:acc@nb101") == "../shared/data/t.csv:acc@nb101"
+    assert provenance.portable(f"--results={root.parent}/r.json") == "--results=../r.json"
+    assert provenance.portable(f"{Path.home()}/data") in ("~/data", "../data", "./data")
+    assert provenance.portable(f"{root}-other/x") == f"../{root.name}-other/x"  # a sibling, not the checkout
+    assert provenance.portable("seeds=3") == "seeds=3"
+
+
+def test_stamp_puts_provenance_first_and_refuses_a_non_dict():
+    started = provenance.collect(["bench", "x"])
+    out = provenance.stamp({"a": 1, "provenance": "old"}, started)
+    assert list(out) == ["provenance", "a"] and out["provenance"]["command"] == ["bench", "x"]
+    with pytest.raises(TypeError):
+        provenance.stamp([1, 2], started)
