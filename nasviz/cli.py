@@ -588,7 +588,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_plugins()  # before the parser: plugins' components are choices too
     parser = build_parser(load_benchmarks=bool(argv) and argv[0] == "bench")
     args = parser.parse_args(argv)
-    args.argv = argv  # what was asked, recorded with a benchmark's results
+    if args.command == "bench":
+        args.argv = argv  # what was asked, recorded in the benchmark's provenance
     try:
         return args.func(args)
     except BAD_INPUT as err:
