@@ -431,19 +431,25 @@ def _run_benchmark(module, args: argparse.Namespace) -> int:
     from nasviz.bench.provenance import collect, stamp
 
     started = collect(getattr(args, "argv", None))
-    _print_json(_json_safe(stamp(module.run(args), started)))
+    _print_json(_committable(stamp(module.run(args), started)))
     return 0
 
 
-def _json_safe(obj):
-    """``obj`` with every NaN or infinity written as ``null`` (JSON has neither): an undefined
-    statistic (a correlation of constant values) must not lose a benchmark's other figures."""
+def _committable(obj):
+    """``obj`` as a results file that may be committed: every NaN or infinity written as ``null``
+    (JSON has neither; an undefined statistic, such as a correlation of constant values, must not
+    lose a benchmark's other figures), and every path of this machine made relative to the
+    checkout (:func:`nasviz.bench.provenance.portable`)."""
+    from nasviz.bench.provenance import portable
+
     if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
+        return {k: _committable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
+        return [_committable(v) for v in obj]
     if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
         return None
+    if isinstance(obj, str) and "/" in obj:
+        return portable(obj)
     return obj
 
 

@@ -23,7 +23,8 @@ The object, as it appears in the JSON::
      "versions": {"python": "3.11.2", "torch": "2.5.1", "numpy": "2.1.3", "scipy": "1.14.1",
                   "optuna": "5.0.0" | null, ...every peer package that is installed}}
 
-The host name and paths are not recorded: results files are committed.
+The host name is not recorded, and the command line writes every path of this machine in a
+benchmark's JSON relative to the checkout (:func:`portable`): results files are committed.
 """
 
 from __future__ import annotations

@@ -126,6 +126,7 @@ def test_every_bench_command_prints_its_provenance(name, runs):
     command, tmp, out = runs(name)
     check(out, command)
     assert list(out)[0] == provenance.KEY and len(out) > 1  # the benchmark's own figures follow
+    assert str(REPO) not in json.dumps(out)  # results files are committed: no path of this machine
     if name == "cnn-search":  # each run appended to --results carries its own provenance
         records = [json.loads(line) for line in (tmp / "cnn.jsonl").read_text().splitlines()]
         assert len(records) == 1
