@@ -400,6 +400,44 @@ def cmd_components(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_tables_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tables", help="print the docs' result tables from their raw results files; --check, --write",
+                       description="The tables of measured figures in README.md and docs/*.md are printed from "
+                                   "committed raw results files (docs/results/). NAME prints one; --check prints "
+                                   "every table a document holds again and fails on a difference; --write rewrites "
+                                   "them in place. Without arguments: the registered tables and their files.")
+    p.add_argument("name", nargs="?", metavar="NAME", help="the table to print")
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--check", action="store_true", help="fail (exit 1) where a document's table differs")
+    action.add_argument("--write", action="store_true", help="rewrite every document's tables in place")
+    p.set_defaults(func=cmd_tables)
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    from nasviz.bench.tables import tables
+    from nasviz.bench.tables.markdown import check, write
+
+    registry = tables()
+    if args.check:
+        problems = check()
+        for p in problems:
+            print(f"{p.document}, line {p.line}: table {p.name} {p.message}", file=sys.stderr)
+        print(f"{len(problems)} table(s) differ from their raw files" if problems else "every table is current")
+        return 1 if problems else 0
+    if args.write:
+        changed = write()
+        print("rewrote " + (", ".join(str(p) for p in changed) if changed else "nothing: every table is current"))
+        return 0
+    if args.name:
+        if args.name not in registry:
+            raise InputError(f"no table {args.name!r}; known: {', '.join(sorted(registry))}")
+        print(registry[args.name].print())
+        return 0
+    for name, table in sorted(registry.items()):
+        print(f"{name:<20} {table.about}\n{'':<20} from {', '.join(table.sources)}")
+    return 0
+
+
 def _add_bench_parser(sub: argparse._SubParsersAction, load: bool) -> None:
     """The ``bench`` command. Benchmark modules import heavy packages (torch, scipy.stats), so
     they are loaded only when ``bench`` is the command being run (``load``), which keeps
@@ -584,6 +622,7 @@ def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     _add_runs_parser(sub)
     _add_export_parser(sub)
     _add_components_parser(sub)
+    _add_tables_parser(sub)
     return parser
 
 

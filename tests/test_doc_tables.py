@@ -1,0 +1,99 @@
+"""The docs' result tables are printed from committed raw results files, and stay so
+(``python -m nasviz tables --check``; ``nasviz/bench/tables/``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nasviz.bench.provenance import KEY
+from nasviz.bench.tables import REPO, load_results, tables
+from nasviz.bench.tables.markdown import begin_marker, check, end_marker, md_table, regions, rewrite, used_names
+
+#: Raw results files measured before benchmarks recorded their provenance, and why they are kept.
+WITHOUT_PROVENANCE = {
+    "docs/results/cnn-mnist1d.jsonl": "the 7.5-hour CNN comparison ran before provenance existed (issue 49); "
+                                      "docs/benchmarks.md says so beside its table",
+}
+
+
+
+def test_every_document_table_is_printed_from_its_raw_files():
+    problems = check()
+    assert not problems, "run `python -m nasviz tables --write` (or fix the raw file):\n" + "\n".join(
+        f"{p.document}, line {p.line}: {p.name} {p.message}" for p in problems)
+
+
+def test_every_registered_table_is_in_a_document_and_every_raw_file_in_a_table():
+    registry = tables()
+    assert set(registry) == used_names(), "a registered table no document prints, or the reverse"
+    sources = {s for t in registry.values() for s in t.sources}
+    committed = {str(p.relative_to(REPO)) for p in (REPO / "docs" / "results").iterdir() if p.is_file()}
+    assert committed <= sources, f"raw results files no table reads: {sorted(committed - sources)}"
+
+
+def test_raw_results_files_carry_their_provenance():
+    for path in sorted((REPO / "docs" / "results").iterdir()):
+        name = str(path.relative_to(REPO))
+        data = load_results(path)
+        records = data if isinstance(data, list) else [data]
+        if name in WITHOUT_PROVENANCE:
+            assert not any(KEY in r for r in records), f"{name} has provenance now: take it off the exceptions"
+            continue
+        for record in records:
+            p = record.get(KEY)
+            assert p, f"{name}: no provenance"
+            assert p["commit"] and p["dirty"] is False, f"{name}: made from {p['commit']} with a dirty tree"
+            assert "/work/" not in json.dumps(record) and str(Path.home()) + "/" not in json.dumps(record), name
+
+
+@pytest.fixture
+def small_repo(tmp_path):
+    """A checkout with one raw results file and a document that prints its table."""
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    shutil.copy(REPO / "docs" / "results" / "cnn-mnist1d.jsonl", tmp_path / "docs" / "results")
+    table = tables()["cnn-mnist1d"]
+    printed = table.print(REPO)
+    (tmp_path / "README.md").write_text(f"intro\n\n{begin_marker(table)}\n{printed}\n{end_marker(table.name)}\n\nend\n")
+    return tmp_path
+
+
+def test_check_finds_an_edited_figure_a_missing_file_and_an_unknown_table(small_repo):
+    readme = small_repo / "README.md"
+    assert check(small_repo) == []
+    readme.write_text(readme.read_text().replace("98.92 ± 0.07", "98.99 ± 0.07"))
+    (problem,) = check(small_repo)
+    assert problem.name == "cnn-mnist1d" and "-| AK (BO + morphism) | 98.99" in problem.message
+    fixed = rewrite(readme.read_text(), root=small_repo)
+    assert "98.92 ± 0.07" in fixed and fixed.startswith("intro\n") and fixed.endswith("\nend\n")
+    (small_repo / "docs" / "results" / "cnn-mnist1d.jsonl").unlink()
+    (problem,) = check(small_repo)
+    assert "cannot be printed" in problem.message and "missing" in problem.message
+    readme.write_text(readme.read_text().replace("table cnn-mnist1d", "table no-such-table"))
+    (problem,) = check(small_repo)
+    assert problem.message == "no such table is registered"
+
+
+def test_a_begin_marker_without_its_end_is_an_error():
+    table = tables()["cnn-mnist1d"]
+    with pytest.raises(ValueError, match="line 2: table 'cnn-mnist1d' has no line"):
+        regions(f"a\n{begin_marker(table)}\n| x |\n", "README.md")
+
+
+def test_md_table():
+    assert md_table(["a", "b"], [[1, None]]) == "| a | b |\n|---|---|\n| 1 |  |"
+
+
+@pytest.mark.slow
+def test_the_tables_command_checks_and_prints():
+    done = subprocess.run([sys.executable, "-m", "nasviz", "tables", "--check"], capture_output=True, text=True,
+                          cwd=REPO)
+    assert done.returncode == 0 and "every table is current" in done.stdout, done.stderr
+    done = subprocess.run([sys.executable, "-m", "nasviz", "tables", "cnn-mnist1d"], capture_output=True, text=True,
+                          cwd=REPO, check=True)
+    assert done.stdout.startswith("| method | test accuracy of the best network (%)")
