@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any, Mapping
 
+from nasviz import defaults
 from nasviz.errors import ConfigError
 from nasviz.registry import Entry, Option, Registry, set_read_hook
 
@@ -271,8 +272,9 @@ _PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
 #: observations) joined it after a screen on seeds 120-139 and a confirmation on fresh seeds
 #: 140-159 with a rule fixed before the runs (docs/benchmarks.md, "A noise floor for the GP"). It needs
 #: the ``categorical-parameters`` representation (the Hamming factor); on other spaces the Search
-#: page offers the next of :data:`nasviz.dashboard.forms.PREFERRED` that fits.
-DEFAULT_STRATEGY = "bo-tw2g-hamming-ei"
+#: page offers the next of :data:`nasviz.dashboard.forms.PREFERRED` that fits. The name is set in
+#: :mod:`nasviz.defaults`, with every other default the page and the command line share.
+DEFAULT_STRATEGY = defaults.DEFAULT_STRATEGY
 for _name, (_description, _preset, _paper) in _PRESETS.items():
     STRATEGIES.register(Entry(_name, _description, _BO, _BO_OPTIONS, preset=_preset, capabilities={"model": True},
                               paper=_paper))
@@ -461,6 +463,14 @@ def check_compatible(space: str, strategy: str, options: Mapping[str, Any] | Non
 def strategies_for(space: str) -> list[str]:
     """Strategies that can search ``space`` with their own settings."""
     return [s for s in STRATEGIES.names() if not problems(space, s, batch_size=default_batch_size(s))]
+
+
+def default_strategy(space: str) -> str:
+    """The strategy a search of ``space`` uses when none is named, on the page and on the command
+    line alike: the first of :data:`nasviz.defaults.STRATEGY_PREFERENCE` that can search it
+    (:data:`DEFAULT_STRATEGY` wherever the space has categorical parameters)."""
+    offered = strategies_for(space)
+    return next((name for name in defaults.STRATEGY_PREFERENCE if name in offered), offered[0] if offered else "random")
 
 
 def default_batch_size(strategy: str) -> int:

@@ -15,6 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
+from nasviz import defaults
 from nasviz.errors import ConfigError
 
 TABLE = "table"
@@ -31,7 +32,9 @@ class SearchConfig:
     ----------
     objective : ``"table"`` (look values up in the CSV ``table``) or ``"train"`` (train every
         proposal on the bundled ``dataset``).
-    space, strategy : registered names (:mod:`nasviz.components`).
+    space, strategy : registered names (:mod:`nasviz.components`); by default the space of
+        :mod:`nasviz.defaults` and the first strategy of its preference that fits the space
+        (:func:`nasviz.components.default_strategy`); budget and seed default there too.
     strategy_options : the strategy's options (validated against its registry entry).
     budget : evaluations in all; ``batch_size`` proposals per step (default: what the strategy
         was designed for); ``seed`` seeds the strategy.
@@ -47,12 +50,12 @@ class SearchConfig:
     """
 
     objective: str = TABLE
-    space: str = "nb201"
-    strategy: str = "random"
+    space: str = defaults.DEFAULT_SPACE
+    strategy: str = defaults.DEFAULT_STRATEGY
     strategy_options: Mapping[str, Any] = field(default_factory=dict)
-    budget: int = 100
+    budget: int = defaults.DEFAULT_BUDGET
     batch_size: int = 1
-    seed: int = 0
+    seed: int = defaults.DEFAULT_SEED
     metric: str | None = None
     table: str | None = None
     dataset: str | None = None
@@ -71,13 +74,16 @@ class SearchConfig:
     def create(cls, **values: Any) -> "SearchConfig":
         """A validated config; ``None`` values mean "the default". Raises
         :class:`~nasviz.errors.ConfigError` naming the first field that is wrong."""
-        from nasviz.components import DATASETS, SPACES, STRATEGIES, check_compatible, default_batch_size
+        from nasviz.components import (DATASETS, SPACES, STRATEGIES, check_compatible, default_batch_size,
+                                       default_strategy)
 
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(f"unknown search setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         given = {k: v for k, v in values.items() if v is not None}
+        if "strategy" not in given and str(given.get("space", cls.space)) in SPACES:
+            given["strategy"] = default_strategy(str(given.get("space", cls.space)))  # the page's default too
         strategy = str(given.get("strategy", cls.strategy))
         given.setdefault("batch_size", default_batch_size(strategy) if strategy in STRATEGIES else 1)
         for name in ("budget", "batch_size", "seed", "train_seed", "dataset_seed", "workers"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nasviz import viz
+from nasviz import defaults, viz
 from nasviz.components import problems
 from nasviz.config import MAX_STEP_DELAY
 from nasviz.dashboard import forms, launching
@@ -59,13 +59,14 @@ def new_search_form() -> None:
     batch_size = forms.batch_size_box(strategy, c3)
     options = forms.strategy_options(strategy, space, batch_size)
     c1, c2, c4, c3 = st.columns([1, 1, 1, 1])
-    budget = c1.number_input("Budget (evaluations)", min_value=0, value=100, step=10, key="budget",
+    budget = c1.number_input("Budget (evaluations)", min_value=0, value=defaults.DEFAULT_BUDGET, step=10, key="budget",
                              help=f"At most {limits.max_budget:,} on this server.")
-    seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
+    seed = c2.number_input("Seed", min_value=0, value=defaults.DEFAULT_SEED, step=1, key="seed")
     # Teaching: a table search finishes in seconds; a pause after each step lets a class follow it.
-    step_delay = c4.number_input("Pause after each step (s)", min_value=0.0, max_value=MAX_STEP_DELAY, value=0.0,
-                                 step=0.5, key="step_delay",
-                                 help="Slows the search down to a pace a class can follow (0: full speed).")
+    # On by default (the command line runs unpaced): a default search takes about two minutes.
+    step_delay = c4.number_input("Pause after each step (s)", min_value=0.0, max_value=MAX_STEP_DELAY,
+                                 value=defaults.PAGE_STEP_DELAY, step=0.5, key="step_delay",
+                                 help="Slows the search down to a pace a class can follow; 0 runs it at full speed.")
     found = problems(space, strategy, options, max(int(batch_size), 1))
     if found:  # impossible combinations are named, never started
         st.error("This combination cannot run: " + "; ".join(found) + ".")

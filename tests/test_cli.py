@@ -32,7 +32,7 @@ def test_mean_random_regret_matches_the_reference(nb201_table_path, capsys):
     # Reference (shared data README): 0.533 after 100 queries, mean over 500 seeds.
     regrets = []
     for seed in range(50):
-        assert main(["run", "--table", str(nb201_table_path), "--metric", "cifar10", "--budget", "100",
+        assert main(["run", "--table", str(nb201_table_path), "--metric", "cifar10", "--strategy", "random", "--budget", "100",
                      "--seed", str(seed), "--json"]) == 0
         regrets.append(json.loads(capsys.readouterr().out)["regret"])
     mean, se = float(np.mean(regrets)), float(np.std(regrets, ddof=1) / np.sqrt(len(regrets)))

@@ -72,6 +72,8 @@ def env(tmp_path, monkeypatch):
         monkeypatch.delenv(var)
     monkeypatch.setenv("NASVIZ_STORE", str(tmp_path / "runs" / "store.sqlite"))
     monkeypatch.setenv("NASVIZ_SYNC_RUNS", "1")
+    # the page's default pause after each step would only slow a synchronous run down here
+    monkeypatch.setattr("nasviz.defaults.PAGE_STEP_DELAY", 0.0)
     return tmp_path
 
 

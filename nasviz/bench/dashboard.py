@@ -138,7 +138,7 @@ def build_long_run(store_path: Path, n: int, seed: int = 0) -> tuple[int, list[s
 
     table_path = sources.default_table_path()
     if table_path is None:
-        raise RuntimeError("no default table (data/nb201_digits.csv or the shared NAS-Bench-201 table)")
+        raise RuntimeError("no default table (data/nb201_cifar.csv or the shared NAS-Bench-201 table)")
     table = sources.table_from_path(table_path)
     metric = table.metrics[0]
     source = sources.DataSource.from_table(table_path, table)

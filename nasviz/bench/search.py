@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from nasviz import defaults
 from nasviz.bench import search_runs
 from nasviz.bench.protocol import TablePair, parse_pairs, parse_spec, spec_batch_size
 from nasviz.bench.search_report import batch_goal_check, goal_check, regret_at, summarise
@@ -55,16 +56,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from nasviz.cli import add_space_argument
     from nasviz.strategies.factory import strategy_names
 
-    parser.add_argument("--table", type=Path, help="benchmark CSV (default: the shared NB201 table, else the embedded one)")
+    parser.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded NAS-Bench-201 CIFAR table, as "
+                        "for run and the page)")
     parser.add_argument("--metric", help="metric column to maximise (default: the table's first metric)")
     parser.add_argument("--tables", help="several table/metric pairs instead of --table/--metric: a protocol ("
                         + ", ".join(PROTOCOLS) + ") or TABLE:METRIC[@SPACE],... (tables by path or shared file name)")
     add_space_argument(parser, help="search space of the table: a registered name, or a space spec file (.toml / "
                                     ".json) or a table whose columns declare the space (.csv) (default: nb201)")
     parser.add_argument(
-        "--strategies", default="random,evolution,bo-tw2g-ucb",
+        "--strategies", default=",".join(defaults.BENCH_STRATEGIES),
         help="comma-separated strategy names, each optionally with options as name:key=value:key=value "
-             "(default: random,evolution,bo-tw2g-ucb); known: " + ", ".join(strategy_names()),
+             f"(default: {','.join(defaults.BENCH_STRATEGIES)}); known: " + ", ".join(strategy_names()),
     )
     parser.add_argument("--budget", type=int, default=100, help="evaluations per run (default: 100)")
     parser.add_argument("--seeds", type=int, default=5, help="runs per strategy (default: 5)")
@@ -170,8 +172,6 @@ def strategy_settings(spec: str) -> dict[str, Any]:
 
 
 def _pairs(args: argparse.Namespace) -> list[TablePair]:
-    from nasviz.objectives import shared_nb201_table_path
-
     if args.tables:
         if args.table is not None or args.metric:
             raise InputError("give either --tables or --table/--metric, not both")
@@ -179,12 +179,9 @@ def _pairs(args: argparse.Namespace) -> list[TablePair]:
     if args.table is not None:
         path = Path(args.table)
     else:
-        shared = shared_nb201_table_path()
-        if shared is None:
-            from nasviz.cli import default_table_path
+        from nasviz.cli import default_table_path
 
-            shared = default_table_path()
-        path = Path(shared)
+        path = default_table_path()  # the page's and run's default (nasviz.defaults)
     return [TablePair(str(path), args.metric or "", args.space)]
 
 

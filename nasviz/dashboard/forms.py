@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import streamlit as st
 
+from nasviz import defaults
 from nasviz.components import (BATCH_SELECTORS, DEFAULT_STRATEGY, KERNELS, POOLS, STRATEGIES, default_batch_size,
                                kernels_for, space_provides, strategies_for)
 from nasviz.errors import ConfigError
@@ -41,7 +42,7 @@ DEFAULT = "(strategy's default)"
 #: parameters, which its Hamming factor reads (wired graphs, layer and CNN networks), paper 000's
 #: ``bo-tw2g-ucb`` (the default before EI was measured), then NAS-BOWL's preset, then the generic
 #: BO and random search.
-PREFERRED = (DEFAULT_STRATEGY, "bo-tw2g-ucb", "bo-wl-ei", "bo", "random")
+PREFERRED = defaults.STRATEGY_PREFERENCE
 
 
 def default_index(options: Sequence[str], preferred: Sequence[str]) -> int:

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from nasviz import defaults
 from nasviz.components import STRATEGIES
 from nasviz.config import TABLE, TRAIN, SearchConfig
 from nasviz.dashboard.locations import REPO_ROOT, sync_runs
@@ -44,9 +45,9 @@ def search_config(
     *,
     metric: str | None = None,
     space: str | None = None,
-    strategy: str = "random",
+    strategy: str | None = None,
     options: Mapping[str, Any] | None = None,
-    budget: int = 50,
+    budget: int = defaults.DEFAULT_BUDGET,
     batch_size: int | None = None,
     seed: int = 0,
     step_delay: float = 0.0,
@@ -55,7 +56,8 @@ def search_config(
 ) -> SearchConfig:
     """The validated configuration of a search on ``source`` (the only place the dashboard builds one).
 
-    ``space`` defaults to the source's; ``batch_size`` to what the strategy was designed for
+    ``space`` defaults to the source's; ``strategy`` to the page's and the command line's default
+    for that space (:func:`nasviz.components.default_strategy`); ``batch_size`` to what the strategy was designed for
     (5 for ``bo-tw2g-kdpp5``); ``metric`` to the source's first. ``step_delay`` (seconds) makes
     the worker pause after each step: a table search at a pace a class can follow.
 
@@ -134,7 +136,7 @@ def prewarm(store_path: str | os.PathLike) -> subprocess.Popen | None:
     table = default_table_path()
     command = [sys.executable, "-m", "nasviz.workers.search", "--store", str(store), "--wait"]
     if table is not None:
-        command += ["--table", str(table), "--space", "nb201"]
+        command += ["--table", str(table), "--space", defaults.DEFAULT_SPACE]
     _WARM[store] = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL, start_new_session=True, cwd=str(REPO_ROOT),
                                     env=_worker_env())

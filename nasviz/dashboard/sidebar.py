@@ -2,7 +2,7 @@
 
 The chosen space is ``st.session_state["space"]``; the data source is
 ``st.session_state["source"]`` (a :class:`~nasviz.dashboard.sources.DataSource`), or ``None`` with
-the reason in ``st.session_state["source_error"]``. Sources: the embedded NB201 table, an
+the reason in ``st.session_state["source_error"]``. Sources: an embedded NB201 table (NAS-Bench-201 CIFAR first), an
 uploaded CSV, a CSV in the operator's data folder (only when ``NASVIZ_DATA_DIR`` names one), and
 live training on every bundled dataset the space's networks accept. Nothing here unpickles.
 """
@@ -14,13 +14,14 @@ from pathlib import Path
 
 import streamlit as st
 
+from nasviz import defaults
 from nasviz.dashboard import sources
-from nasviz.dashboard.locations import EMBEDDED_TABLE, default_store_path
+from nasviz.dashboard.locations import default_store_path
 from nasviz.dashboard.ui import adopt_from_url, publish_to_url, serve_settings
 from nasviz.errors import InputError
 from nasviz.settings import ServeSettings
 
-EMBEDDED = "Embedded default table"
+EMBEDDED = "Embedded table"
 UPLOAD = "Upload a CSV"
 SERVER_CSV = "CSV on the server"
 TRAIN = "Live training"
@@ -34,19 +35,29 @@ def _use(source: sources.DataSource | None, error: str | None = None) -> None:
 
 
 def _embedded_source(space: str) -> None:
-    path = sources.default_table_path()
+    """One of the tables shipped in ``data/`` (:data:`nasviz.defaults.EMBEDDED_TABLES`), the
+    NAS-Bench-201 CIFAR table first; the shared NAS-Bench-201 table when ``data/`` is missing."""
     if space != EMBEDDED_SPACE:
-        _use(None, f"The embedded table holds {EMBEDDED_SPACE} cells: for the {space} space upload a table or use "
+        _use(None, f"The embedded tables hold {EMBEDDED_SPACE} cells: for the {space} space upload a table or use "
                    f"live training.")
-    elif path is None:
-        _use(None, "No embedded table: data/nb201_digits.csv is missing and the shared NAS-Bench-201 table "
-                   "was not found. Upload a CSV instead.")
+        return
+    present = [t for t in defaults.EMBEDDED_TABLES if t.path.is_file()]
+    if not present:
+        path = sources.default_table_path()
+        if path is None:
+            _use(None, f"No embedded table: {defaults.DEFAULT_TABLE.name} is missing from data/ and the shared "
+                       "NAS-Bench-201 table was not found. Upload a CSV instead.")
+            return
+        chosen = defaults.EmbeddedTable("NAS-Bench-201 (shared table)", path, "")
     else:
-        label = "NB201 on digits (embedded)" if path == EMBEDDED_TABLE else "NAS-Bench-201 (shared table)"
-        try:
-            _use(sources.DataSource.from_table(path, sources.table_from_path(path, space), label))
-        except (InputError, OSError) as err:
-            _use(None, str(err))
+        labels = [t.label for t in present]
+        label = st.sidebar.selectbox("Embedded table", labels, key="embedded_table",
+                                     help="\n".join(f"- {t.label}: {t.about}" for t in present))
+        chosen = present[labels.index(label)]
+    try:
+        _use(sources.DataSource.from_table(chosen.path, sources.table_from_path(chosen.path, space), chosen.label))
+    except (InputError, OSError) as err:
+        _use(None, str(err))
 
 
 def _uploaded_source(upload, settings: ServeSettings, space: str) -> None:
@@ -166,7 +177,7 @@ def data_source_sidebar() -> None:
 def _show_source() -> None:
     source, error = st.session_state.get("source"), st.session_state.get("source_error")
     if source is not None:
-        st.sidebar.success(f"{source.label}" + (f": {source.rows:,} architectures" if source.rows else ""))
+        st.sidebar.success(source.summary())
         if source.bad_rows:
             with st.sidebar.expander(f"{len(source.bad_rows)} bad row(s) skipped"):
                 st.text("\n".join(source.bad_rows[:200]))

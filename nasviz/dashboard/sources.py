@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nasviz import uploads
-from nasviz.dashboard.locations import EMBEDDED_TABLE, default_store_path, runs_dir, uploads_dir
+from nasviz.dashboard.locations import default_store_path, runs_dir, uploads_dir
 from nasviz.errors import InputError
-from nasviz.objectives import Table, TableError, load_table, shared_nb201_table_path
+from nasviz.objectives import Table, TableError, load_table
+from nasviz.objectives import default_table_path as objectives_default_table
 from nasviz.server_paths import resolve_server_folder, resolve_server_path
 from nasviz.settings import Limits, ServeSettings
 from nasviz.store import RUNNING, RunStore
@@ -34,10 +35,9 @@ TRAIN = "train"
 
 
 def default_table_path() -> Path | None:
-    """The embedded NB201-on-digits table, else the shared NB201 table, else ``None``."""
-    if EMBEDDED_TABLE.is_file():
-        return EMBEDDED_TABLE
-    return shared_nb201_table_path()
+    """The embedded default table (NAS-Bench-201 CIFAR), else the shared NB201 table, else ``None``
+    (:func:`nasviz.objectives.default_table_path`)."""
+    return objectives_default_table()
 
 
 # ----------------------------------------------------------------------------- table caching
@@ -209,6 +209,9 @@ class DataSource:
     metrics: list[str] = field(default_factory=list)
     optimum: dict[str, float] = field(default_factory=dict)
     rows: int = 0
+    #: rows of the file that repeated an architecture and were averaged into it (NAS-Bench-101's
+    #: repeated trainings): the file has ``rows + rows_averaged`` usable rows
+    rows_averaged: int = 0
     bad_rows: list[str] = field(default_factory=list)
     #: Whether messages about the table may quote it (``False`` for a server file: the visitor
     #: may use it but not read it).
@@ -221,6 +224,7 @@ class DataSource:
         own) keeps the bad rows as line, column number and reason, without the cells' text."""
         return cls(TABLE, label or table.source, path=str(path), metrics=table.metrics,
                    optimum={m: table.optimum(m) for m in table.metrics}, rows=len(table),
+                   rows_averaged=int(table.repeats.sum() - len(table)),
                    bad_rows=[str(b) if disclose else b.redacted() for b in table.bad_rows], disclose=disclose,
                    space=table.space.name)
 
@@ -242,6 +246,17 @@ class DataSource:
             if self.disclose:
                 raise
             raise type(err)(err.redacted()) from None
+
+    def summary(self) -> str:
+        """One line for the sidebar: the label, how many architectures, and how many repeated
+        rows were averaged into them (a table of 500 rows may hold 292 architectures)."""
+        if not self.rows:
+            return self.label
+        text = f"{self.label}: {self.rows:,} architectures"
+        if self.rows_averaged:
+            text += (f" ({self.rows + self.rows_averaged:,} rows: {self.rows_averaged:,} repeated an architecture "
+                     "and were averaged into it)")
+        return text
 
     def skipped_rows(self, first: int = 5) -> dict:
         """``{"count", "first"}``: the table's bad rows as the run stores and shows them (already

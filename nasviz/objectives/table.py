@@ -577,3 +577,12 @@ def shared_nb201_table_path() -> Path | None:
     if env and Path(env).is_file():
         return Path(env).resolve()
     return shared_data_path("nb201_test_accuracy.csv")
+
+
+def default_table_path() -> Path | None:
+    """The table a search uses when none is given: the embedded NAS-Bench-201 CIFAR table
+    (:data:`nasviz.defaults.DEFAULT_TABLE`), else the shared NAS-Bench-201 table when present (a
+    checkout without ``data/``), else ``None``."""
+    from nasviz.defaults import DEFAULT_TABLE
+
+    return DEFAULT_TABLE if DEFAULT_TABLE.is_file() else shared_nb201_table_path()

@@ -90,12 +90,17 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
 
 
 @pytest.mark.slow
-def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table):
-    """Teaching: the pause after each step is set on the page and stored with the run."""
+def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table, monkeypatch):
+    """Teaching: the page's search pauses after each step by default (issue 46: a default search
+    used to be over in 5 s), visibly and changeably; the value is stored with the run."""
+    from nasviz import defaults
     from nasviz.store import RunStore
 
+    monkeypatch.setattr("nasviz.defaults.PAGE_STEP_DELAY", 1.0)  # the fixture's 0 undone: the real default
+    assert defaults.PAGE_STEP_DELAY == 1.0
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
-    assert at.number_input(key="step_delay").value == 0.0
+    assert at.number_input(key="step_delay").value == 1.0
+    assert at.number_input(key="step_delay").label == "Pause after each step (s)"
     at.selectbox(key="strategy").set_value("random").run()
     at.number_input(key="budget").set_value(3)
     at.number_input(key="step_delay").set_value(0.5)
@@ -219,19 +224,19 @@ def test_a_link_opens_the_run_on_its_metric_and_tab_and_the_url_follows_the_page
     at.button(key="start").click().run()
     run = at.query_params["run"]
     link = AppTest.from_file(APP, default_timeout=120)
-    link.query_params.update({"run": run if isinstance(run, str) else run[0], "metric": "test_accuracy",
+    link.query_params.update({"run": run if isinstance(run, str) else run[0], "metric": "cifar100_test_200ep",
                               "tab": "Evaluations"})
     link.run()
     assert not errors(link), [e.value for e in link.error]
-    assert link.selectbox(key="metric").value == "test_accuracy"
+    assert link.selectbox(key="metric").value == "cifar100_test_200ep"
     assert len(link.dataframe) == 1  # the Evaluations tab is the open one (the only view with a table)
     assert link.query_params["tab"] in ("Evaluations", ["Evaluations"])
-    link.selectbox(key="metric").set_value("valid_accuracy").run()
-    assert link.query_params["metric"] in ("valid_accuracy", ["valid_accuracy"])
+    link.selectbox(key="metric").set_value("cifar10_valid_12ep").run()
+    assert link.query_params["metric"] in ("cifar10_valid_12ep", ["cifar10_valid_12ep"])
     assert link.query_params["space"] in ("nb201", ["nb201"])
     link.query_params.update({"metric": "nonsense"})  # a value the box does not offer is ignored
     link.run()
-    assert not errors(link) and link.selectbox(key="metric").value == "valid_accuracy"
+    assert not errors(link) and link.selectbox(key="metric").value == "cifar10_valid_12ep"
     # A browser can send its old address after a click (the server's URL update still on its
     # way): the URL is read once per session, so the visitor's choice stands.
     link.session_state["view_tab"] = "Hyperparameters"  # the click

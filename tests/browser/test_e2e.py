@@ -23,7 +23,7 @@ pytestmark = BROWSER_MARKS
 @pytest.fixture()
 def server(tmp_path):
     if default_table_path() is None:
-        pytest.skip("no default data: data/nb201_digits.csv and the shared NAS-Bench-201 table are both absent")
+        pytest.skip("no default data: data/nb201_cifar.csv and the shared NAS-Bench-201 table are both absent")
     store = tmp_path / "store.sqlite"
     try:
         with streamlit_server(store, tmp_path / "server.log") as url:

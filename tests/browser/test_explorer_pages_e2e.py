@@ -30,7 +30,7 @@ PAGES = {
 def server_with_runs(tmp_path):
     table = sources.default_table_path()
     if table is None:
-        pytest.skip("no default data: data/nb201_digits.csv and the shared NAS-Bench-201 table are both absent")
+        pytest.skip("no default data: data/nb201_cifar.csv and the shared NAS-Bench-201 table are both absent")
     store = tmp_path / "store.sqlite"
     source = sources.DataSource.from_table(table, sources.table_from_path(table))
     for strategy in ("random", "evolution"):

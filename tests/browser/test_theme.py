@@ -25,7 +25,7 @@ def _luminance(css_colour: str) -> float:
 @pytest.fixture()
 def server(tmp_path):
     if default_table_path() is None:
-        pytest.skip("no default data: data/nb201_digits.csv and the shared NAS-Bench-201 table are both absent")
+        pytest.skip("no default data: data/nb201_cifar.csv and the shared NAS-Bench-201 table are both absent")
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "server.log") as url:
         yield url
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from nasviz.cli import EMBEDDED_TABLE
+from nasviz.defaults import DIGITS_TABLE as EMBEDDED_TABLE
 from nasviz.errors import ConfigError
 from nasviz.gp import GaussianProcess
 from nasviz.gp.likelihood import MarginalLikelihood

@@ -1,0 +1,108 @@
+"""One default for the page, ``run`` and ``bench search`` (issue 46): the embedded NAS-Bench-201
+CIFAR table, the tuned strategy, the budget and the seed; and the table is what the documented
+command makes from the shared NAS-Bench-201 files."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from nasviz import defaults
+from nasviz.cli import build_parser, main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run_defaults() -> argparse.Namespace:
+    return build_parser().parse_args(["run"])
+
+
+def _bench_search_defaults() -> argparse.Namespace:
+    from nasviz.bench import search
+
+    parser = argparse.ArgumentParser()
+    search.add_arguments(parser)
+    return parser.parse_args([])
+
+
+def test_run_bench_search_and_the_page_share_one_default_table_and_strategy():
+    from nasviz.bench.search import _pairs
+    from nasviz.components import DEFAULT_STRATEGY
+    from nasviz.config import SearchConfig
+    from nasviz.dashboard import forms, launching, sources
+
+    from nasviz.cli import _run_config
+
+    run = _run_defaults()
+    assert _run_config(run).strategy == defaults.DEFAULT_STRATEGY == DEFAULT_STRATEGY == forms.PREFERRED[0]
+    table = sources.default_table_path()
+    source = sources.DataSource.from_table(table, sources.table_from_path(table))
+    assert launching.search_config(source).strategy == defaults.DEFAULT_STRATEGY
+    assert SearchConfig.create(table="t.csv").strategy == defaults.DEFAULT_STRATEGY
+    assert run.budget == defaults.DEFAULT_BUDGET and run.seed == defaults.DEFAULT_SEED
+    assert run.step_delay == defaults.CLI_STEP_DELAY == 0  # the command line is unpaced
+    assert defaults.PAGE_STEP_DELAY > 0  # the page is paced
+    bench = _bench_search_defaults()
+    assert defaults.DEFAULT_STRATEGY in bench.strategies.split(",")
+    (pair,) = _pairs(bench)
+    assert Path(pair.table) == defaults.DEFAULT_TABLE == sources.default_table_path()
+
+
+def test_a_space_without_categorical_parameters_gets_the_first_preferred_strategy_that_fits():
+    from nasviz.components import default_strategy, strategies_for
+    from nasviz.config import SearchConfig
+
+    assert default_strategy("nb201") == defaults.DEFAULT_STRATEGY
+    for space in ("layers", "cnn", "wired"):
+        assert defaults.DEFAULT_STRATEGY not in strategies_for(space)
+        assert default_strategy(space) == "bo-tw2g-ucb"
+        assert SearchConfig.create(objective="train", space=space).strategy == "bo-tw2g-ucb"
+
+
+def test_run_without_a_table_searches_the_default_table_with_the_default_strategy(capsys):
+    assert main(["run", "--budget", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert Path(out["table"]).resolve() == defaults.DEFAULT_TABLE
+    assert out["strategy"] == defaults.DEFAULT_STRATEGY and out["metric"] == "cifar10_test_200ep"
+
+
+def test_the_default_table_says_split_and_epochs_and_leads_with_cifar10_at_200_epochs():
+    from nasviz.objectives import load_table
+
+    table = load_table(defaults.DEFAULT_TABLE)
+    assert table.metrics == ["cifar10_test_200ep", "cifar100_test_200ep", "cifar10_valid_12ep", "cifar10_test_12ep",
+                             "cifar100_valid_12ep", "cifar100_test_12ep"]
+    assert len(table) == 15_625 and not table.bad_rows
+    assert table.optimum("cifar10_test_200ep") == pytest.approx(94.3733)
+    licence = (REPO / "data" / "NB201-LICENSE.txt").read_text()
+    assert "MIT License" in licence and "Xuanyi Dong" in licence and "NATS-Bench" in licence
+    assert "python -m nasviz table make-default" in (REPO / "data" / "README.md").read_text()
+
+
+def test_the_committed_table_is_what_the_documented_command_makes(nb201_table_path, tmp_path, capsys):
+    from nasviz.objectives.nb201_default import default_table_sources
+
+    test_200, epoch_12 = default_table_sources()
+    if test_200 is None or epoch_12 is None:
+        pytest.skip("the shared nb201_test_accuracy.csv / nb201_12epoch.csv are absent")
+    out = tmp_path / "made.csv"
+    assert main(["table", "make-default", "--out", str(out)]) == 0
+    assert out.read_bytes() == defaults.DEFAULT_TABLE.read_bytes()
+    # values at the sources' resolution: the text of each cell, not a float written back
+    with open(test_200, newline="") as handle:
+        first = next(iter(csv.DictReader(handle)))
+    with open(out, newline="") as handle:
+        made = next(iter(csv.DictReader(handle)))
+    assert made["arch"] == first["arch"] and made["cifar100_test_200ep"] == first["cifar100"]
+
+
+def test_make_default_names_the_file_that_does_not_match(tmp_path, capsys):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("arch,cifar10,cifar100\n|none~0|+|none~0|none~1|+|none~0|none~1|none~2|,10,1\n")
+    b.write_text("arch,cifar10_valid,cifar10_test\n|none~0|+|none~0|none~1|+|none~0|none~1|none~2|,10,10\n")
+    assert main(["table", "make-default", "--test-200", str(a), "--epoch-12", str(b), "--out", str(tmp_path / "o.csv")]) == 2
+    assert "b.csv" in capsys.readouterr().err
