@@ -47,8 +47,12 @@ class GPFit:
     (the dashboard warns: the data could not pin them down); ``floors_hit`` names those resting
     on a floor the strategy chose on purpose (the noise at ``min_noise``,
     :meth:`nasviz.gp.GaussianProcess.floors`): the data alone would fit less, and the value is the
-    chosen one, so the dashboard says so without a warning; ``box`` names a search box narrower
-    than the wide default (``"optuna-rates"``, ...; empty for the default).
+    chosen one, so the dashboard says so without a warning; ``switched_off`` names the rates of
+    distance components (TW's ``lambda_k``, the Hamming factor's ``l[...]``) that ended on the low
+    end of their box: ``exp(-rate x distance)`` is then about 1, the data say that component does
+    not help predict, and the kernel goes on with the others, an expected outcome the dashboard
+    says in plain words, not a warning; ``box`` names a search box narrower than the wide default
+    (``"optuna-rates"``, ...; empty for the default).
     """
 
     kernel: str
@@ -63,6 +67,7 @@ class GPFit:
     prior: str = ""
     box: str = ""
     floors_hit: tuple[str, ...] = ()
+    switched_off: tuple[str, ...] = ()
 
     def traced(self) -> dict[str, float]:
         """The values the hyperparameter traces draw: kernel hyperparameters, amplitude, noise."""
@@ -169,7 +174,8 @@ class StepState:
             strategy=str(data.get("strategy", "")), phase=str(data.get("phase", "")),
             proposals=tuple(data.get("proposals") or ()),
             gp=None if not gp else GPFit(**{**gp, "bounds_hit": tuple(gp.get("bounds_hit") or ()),
-                                          "floors_hit": tuple(gp.get("floors_hit") or ())}),
+                                          "floors_hit": tuple(gp.get("floors_hit") or ()),
+                                          "switched_off": tuple(gp.get("switched_off") or ())}),
             pool=None if not pool else PoolState(
                 candidates=tuple(pool["candidates"]), mean=_floats(pool.get("mean")), std=_floats(pool.get("std")),
                 acquisition=_floats(pool.get("acquisition")), acquisition_name=str(pool.get("acquisition_name", "")),
@@ -263,15 +269,23 @@ def gp_fit_state(fit: Any, gp: Any, kernel: str, box: str = "") -> GPFit:
     """The :class:`GPFit` of a :class:`~nasviz.gp.FitResult` of ``gp`` (a GaussianProcess),
     with the hyperparameters that sit on a bound of their search box (discrete ones, such as
     WL's depth, have no box), and apart from them those resting on a floor ``gp`` was given on
-    purpose (its ``floors()``, e.g. the noise at ``min_noise``): a chosen value, not a warning."""
+    purpose (its ``floors()``, e.g. the noise at ``min_noise``) and the component rates the fit
+    switched off (a ``rate`` hyperparameter at the low end): expected values, not warnings."""
     search_box = gp.search_box()
     values = {**fit.theta, "amplitude": fit.amplitude, "noise": fit.noise}
     hit = bounds_hit(values, search_box) if gp.learn else ()
     floors = gp.floors()
-    on_floor = tuple(name for name in hit if name in floors and bound_side(values[name], *search_box[name]) == "low")
+    rates = {h.name for h in gp.kernel.hyperparameters if h.rate}
+
+    def low(name: str) -> bool:
+        return bound_side(values[name], *search_box[name]) == "low"
+
+    on_floor = tuple(name for name in hit if name in floors and low(name))
+    switched_off = tuple(name for name in hit if name in rates and name not in on_floor and low(name))
     return GPFit(kernel=kernel, hyperparameters={k: float(v) for k, v in fit.theta.items()},
                  amplitude=float(fit.amplitude), noise=float(fit.noise),
                  log_likelihood=float(fit.log_marginal_likelihood), n_observations=int(fit.n_obs),
-                 seconds=float(fit.seconds), bounds_hit=tuple(name for name in hit if name not in on_floor),
+                 seconds=float(fit.seconds),
+                 bounds_hit=tuple(name for name in hit if name not in on_floor and name not in switched_off),
                  transform=str(fit.transform), prior=gp.prior.name if getattr(gp, "prior", None) else "", box=box,
-                 floors_hit=on_floor)
+                 floors_hit=on_floor, switched_off=switched_off)

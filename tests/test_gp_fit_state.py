@@ -67,3 +67,29 @@ def test_the_dashboard_names_a_floor_without_the_bound_warning():
     both = GPFit(kernel="hamming", hyperparameters={}, amplitude=1e-2, noise=1e-3, log_likelihood=0.0,
                  n_observations=12, bounds_hit=("amplitude",), floors_hit=("noise",))
     assert "amplitude = 0.01 on a bound" in bounds_message(both) and "noise" not in bounds_message(both)
+
+
+def test_a_component_rate_at_its_low_end_is_switched_off_not_a_warning():
+    """Issue 46: on NAS-Bench-201 the default's Hamming rate l[hamming] (and often TW's lambda_3)
+    ends at the low end of its box in every fit: the factor is switched off, an expected outcome
+    the Hyperparameters view says in plain words; a rate at its high end or the amplitude on a
+    bound stays a warning."""
+    from nasviz.dashboard.views.hyperparameters import switched_off_message
+
+    gp = _gp(1e-3)
+    low = gp.search_box()["l[hamming]"][0]
+    theta = {"lambda_1": 0.5, "lambda_2": 0.3, "lambda_3": gp.search_box()["lambda_3"][0], "l[hamming]": low}
+    fit = FitResult(theta=theta, amplitude=1.0, noise=1e-3, log_marginal_likelihood=0.0, jitter=0.0, seconds=0.0,
+                    n_obs=40)
+    state = gp_fit_state(fit, gp, "tw2g-hamming")
+    assert state.switched_off == ("lambda_3", "l[hamming]") and state.bounds_hit == ()
+    assert bounds_message(state) is None  # no warning on the Search page
+    assert "switched these parts of its kernel off: lambda_3, l[hamming]" in switched_off_message(state)
+    assert "switched that part of its kernel off" in " ".join(explain_step(12, StepState("bo", "bo", gp=state), []))
+    assert StepState.from_dict(StepState("bo", "bo", gp=state).to_dict()).gp == state
+
+    high = gp.search_box()["l[hamming]"][1]
+    upper = gp_fit_state(FitResult(theta={**theta, "l[hamming]": high}, amplitude=1.0, noise=0.05,
+                                   log_marginal_likelihood=0.0, jitter=0.0, seconds=0.0, n_obs=40), gp, "tw2g-hamming")
+    assert upper.bounds_hit == ("l[hamming]",) and upper.switched_off == ("lambda_3",)
+    assert "l[hamming]" in bounds_message(upper)

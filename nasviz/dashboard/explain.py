@@ -66,6 +66,9 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
                         f" (amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)}).")
                      + (f" {', '.join(gp.bounds_hit)} ended on a bound: the data do not determine "
                         f"{'it' if len(gp.bounds_hit) == 1 else 'them'} yet." if gp.bounds_hit else "")
+                     + (f" {', '.join(gp.switched_off)} {'is' if len(gp.switched_off) == 1 else 'are'} at the smallest "
+                        "value allowed: the GP switched that part of its kernel off, because the other parts already "
+                        "explain the data." if gp.switched_off else "")
                      + (f" {', '.join(gp.floors_hit)} {'rests' if len(gp.floors_hit) == 1 else 'rest'} on the floor "
                         "the strategy chose: the data alone would fit less, and the floor keeps the surrogate from "
                         "taking noisy measurements as exact." if gp.floors_hit else ""))

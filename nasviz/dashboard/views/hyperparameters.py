@@ -1,7 +1,8 @@
 """The GP's learned hyperparameters over the steps (paper 000 Fig. 4: TW's lambda_1..3; WL's
 depth; the GP's amplitude and noise), with the ones the last fit left on a bound named, and
-those resting on a floor the strategy chose (the noise at ``min_noise``) named apart, without the
-warning: their value is the chosen one."""
+those resting on a floor the strategy chose (the noise at ``min_noise``) and the kernel parts the
+fit switched off (a component's rate at the low end of its box) named apart in plain words, without
+the warning: their values are expected."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ class HyperparameterView(View):
         last = run.last_fit()
         caption = None
         if last is not None:
-            caption = " ".join(m for m in (bounds_message(last), floor_message(last)) if m) or None
+            caption = " ".join(m for m in (bounds_message(last), switched_off_message(last), floor_message(last))
+                               if m) or None
         return ViewOutput([("chart_hyperparameters", viz.plot_hyperparameters(rows))], caption)
 
 
@@ -64,3 +66,21 @@ def floor_message(fit: "GPFit") -> str | None:
     return (f"The GP's last fit keeps {_with_values(fit, fit.floors_hit)} on the floor the strategy sets (for the "
             f"noise, `min_noise`): the data alone would fit {'a smaller value' if one else 'smaller values'}, and "
             "the floor stops the surrogate from trusting one noisy measurement per architecture as exact.")
+
+
+def switched_off_message(fit: "GPFit") -> str | None:
+    """One plain sentence naming the component rates the fit switched off (``GPFit.switched_off``;
+    None when none): an expected outcome, shown in the Hyperparameters view, never as a warning.
+
+    A rate ``l`` weighs a distance component in ``exp(-l x distance)``; at the low end of its box
+    that factor is about 1 for every pair, so the GP predicts from the other components: the data
+    say this one does not help (the default's Hamming factor on NAS-Bench-201, whose TW distance
+    already separates the cells)."""
+    if not fit.switched_off:
+        return None
+    one = len(fit.switched_off) == 1
+    names = ", ".join(fit.switched_off)
+    return (f"The GP switched {'this part' if one else 'these parts'} of its kernel off: {names} "
+            f"{'sits' if one else 'sit'} at the smallest value allowed, so {'that distance' if one else 'those distances'} "
+            f"no longer change{'s' if one else ''} the prediction. That is what the data say: the other parts of the "
+            "kernel already tell the measured architectures apart. Nothing is wrong.")
