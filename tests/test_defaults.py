@@ -29,6 +29,7 @@ def _bench_search_defaults() -> argparse.Namespace:
     return parser.parse_args([])
 
 
+@pytest.mark.slow
 def test_run_bench_search_and_the_page_share_one_default_table_and_strategy():
     from nasviz.bench.search import _pairs
     from nasviz.components import DEFAULT_STRATEGY
@@ -63,6 +64,7 @@ def test_a_space_without_categorical_parameters_gets_the_first_preferred_strateg
         assert SearchConfig.create(objective="train", space=space).strategy == "bo-tw2g-ucb"
 
 
+@pytest.mark.slow
 def test_run_without_a_table_searches_the_default_table_with_the_default_strategy(capsys):
     assert main(["run", "--budget", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -70,6 +72,7 @@ def test_run_without_a_table_searches_the_default_table_with_the_default_strateg
     assert out["strategy"] == defaults.DEFAULT_STRATEGY and out["metric"] == "cifar10_test_200ep"
 
 
+@pytest.mark.slow
 def test_the_default_table_says_split_and_epochs_and_leads_with_cifar10_at_200_epochs():
     from nasviz.objectives import load_table
 
@@ -83,6 +86,7 @@ def test_the_default_table_says_split_and_epochs_and_leads_with_cifar10_at_200_e
     assert "python -m nasviz table make-default" in (REPO / "data" / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_committed_table_is_what_the_documented_command_makes(nb201_table_path, tmp_path, capsys):
     from nasviz.objectives.nb201_default import default_table_sources
 
