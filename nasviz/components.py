@@ -284,6 +284,48 @@ for _kind, _description in (("tpe", "Optuna's TPESampler (peer): the cell as cat
                             ("random", "Optuna's RandomSampler (peer): repeats count as trials")):
     STRATEGIES.register(Entry(f"optuna-{_kind}", _description, f"nasviz.strategies.optuna_peer:optuna_{_kind}",
                               capabilities=_PEER, paper="Optuna 5"))
+# Multi-fidelity strategies ask for budgets of the objective's ladder (``capabilities["fidelity"]``):
+# a table search with ``fidelity`` set, or live training (nasviz.strategies.multi_fidelity).
+_ETA = Option("eta", "float?", "reduction factor: the best 1/eta go on (none: the ladder's budget ratio, at least 2)")
+_MF = "nasviz.strategies.multi_fidelity"
+STRATEGIES.register(Entry("successive-halving", "successive halving: random cells at the lowest budget, the best "
+                          "1/eta promoted budget by budget, repeated", f"{_MF}.brackets:successive_halving", (
+    _ETA,
+    Option("n_configs", "int", "cells per bracket at the lowest budget (default: eta^(rungs - 1))", minimum=1),
+), capabilities={"model": False, "fidelity": True}, paper="Jamieson & Talwalkar 2016, Alg. 1"))
+STRATEGIES.register(Entry("hyperband", "Hyperband: successive-halving brackets from aggressive to none, random "
+                          "cells", f"{_MF}.brackets:hyperband", (_ETA,),
+                          capabilities={"model": False, "fidelity": True}, paper="Li et al. 2018, Alg. 1"))
+STRATEGIES.register(Entry("bohb", "BOHB with the project's GP: Hyperband brackets whose cells come from a GP (any "
+                          "kernel, EI, Thompson batches) fitted at the largest budget with enough data; 1/3 random",
+                          f"{_MF}.bohb:bohb", (
+    Option("kernel", "choice", "GP kernel", choices_from=KERNELS),
+    Option("rho", "float", "fraction of each bracket's cells drawn at random", minimum=0),
+    Option("n_min", "int", "observations a budget needs before its model proposes", minimum=2),
+    _ETA,
+), preset={"kernel": "tw2g-hamming"}, capabilities={"model": True, "fidelity": True}, paper="Falkner et al. 2018, Alg. 2"))
+STRATEGIES.register(Entry("mf-gp", "multi-fidelity GP (cell kernel x budget kernel) choosing cell and budget by "
+                          "expected improvement per unit cost (augmented EI), after one successive-halving bracket",
+                          f"{_MF}.mf_gp:mf_gp", (
+    Option("kernel", "choice", "the cell kernel of the product", choices_from=KERNELS),
+    _ETA,
+    Option("pool_size", "int", "new cells scored per step", minimum=1, page_range=(None, 2000)),
+    Option("min_noise", "float", "lower bound of the GP noise variance (standardised units)", minimum=1e-12),
+    _N_RESTARTS,
+), preset={"kernel": "tw2g-hamming"}, capabilities={"model": True, "fidelity": True},
+                          paper="Huang et al. 2006, Eq. (12)"))
+_MF_PEER = {"model": False, "fidelity": True, "needs": frozenset({"categorical-parameters"}),
+            "requires": ("optuna", "nasviz[peers]")}
+for _kind, _pruner in (("hyperband", "HyperbandPruner"), ("sh", "SuccessiveHalvingPruner")):
+    STRATEGIES.register(Entry(f"optuna-tpe-{_kind}", f"Optuna's TPESampler with its {_pruner} (peer): values "
+                              "reported budget by budget, pruned trials stop", f"{_MF}.optuna_pruned:optuna_tpe_{_kind}",
+                              (_ETA,), capabilities=_MF_PEER, paper="Optuna 5"))
+for _name, _package, _description, _paper in (
+        ("smac-mf", "smac", "SMAC3's multi-fidelity facade (peer): random forest, EI, Hyperband intensifier",
+         "Lindauer et al. 2022"),
+        ("dehb", "dehb", "DEHB (peer): differential evolution inside Hyperband brackets", "Awad et al. 2021")):
+    STRATEGIES.register(Entry(_name, _description, f"{_MF}.smac_dehb:{_name.replace('-', '_')}", (_ETA,),
+                              capabilities={**_MF_PEER, "requires": (_package, "nasviz[mf-peers]")}, paper=_paper))
 STRATEGIES.register(Entry("nasbot", "NASBOT: OTMANN GP, EI, evolutionary optimiser over nine modifiers",
                           "nasviz.strategies.nasbot:nasbot", (
     Option("n_init", "int", "initial networks", minimum=1),

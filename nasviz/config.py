@@ -47,6 +47,11 @@ class SearchConfig:
     data_folder : the folder of a folder dataset (MNIST, Fashion-MNIST, CIFAR-10 in torchvision's
         layout); training objectives only.
     overlap : propose the next step while this one trains (paper 003 Sec. 4.3, :mod:`nasviz.overlap`).
+    fidelity : the fidelity ladder of a multi-fidelity table search
+        (:class:`~nasviz.objectives.fidelity_table.FidelitySpec` text: ``auto`` or
+        ``BUDGET=COLUMN[@TABLE],...``); ``None``: a single-fidelity search.
+    cost_budget : stop once the evaluations cost this many full evaluations (the mean cost of a
+        full evaluation of the table; multi-fidelity table searches); ``None``: only ``budget``.
     """
 
     objective: str = TABLE
@@ -68,6 +73,8 @@ class SearchConfig:
     step_delay: float = 0.0
     data_folder: str | None = None
     overlap: bool = False
+    fidelity: str | None = None
+    cost_budget: float | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -114,6 +121,7 @@ class SearchConfig:
             DATASETS.get(config.dataset or "digits")
         if not isinstance(config.overlap, bool):
             raise ConfigError(f"overlap must be true or false, got {config.overlap!r}")
+        _check_fidelity(config)
         check_compatible(config.space, config.strategy, options, config.batch_size)
         return replace(config, strategy_options=options, step_delay=float(config.step_delay),
                        dataset=config.dataset or ("digits" if config.objective == TRAIN else None),
@@ -143,6 +151,24 @@ class SearchConfig:
         options = ",".join(f"{k}={v}" for k, v in sorted(self.strategy_options.items()))
         return (f"{self.strategy}{'(' + options + ')' if options else ''} · {self.space} · {source} · "
                 f"{self.metric} · B={self.batch_size} · budget {self.budget}")
+
+
+def _check_fidelity(config: "SearchConfig") -> None:
+    """A fidelity ladder needs a table (live training reads its budgets from the training settings)
+    and parses; a cost budget is a positive number of full evaluations."""
+    if config.fidelity is not None:
+        if config.objective != TABLE:
+            raise ConfigError("fidelity applies to table searches; a training search's budgets are its epochs")
+        from nasviz.objectives.fidelity_table import FidelitySpec
+
+        FidelitySpec.parse(config.fidelity)
+    if config.cost_budget is not None:
+        try:
+            value = float(config.cost_budget)
+        except (TypeError, ValueError):
+            raise ConfigError(f"cost_budget must be a number of full evaluations, got {config.cost_budget!r}") from None
+        if not (value > 0 and math.isfinite(value)):
+            raise ConfigError(f"cost_budget must be a positive number of full evaluations, got {config.cost_budget!r}")
 
 
 def _integer(name: str, value: Any) -> int:

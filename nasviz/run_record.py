@@ -14,6 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from nasviz.errors import LeaseLostError
+from nasviz.fidelity.ladder import FidelityOutcome, arch_of
 from nasviz.objectives.base import Evaluation, Objective
 from nasviz.strategies.base import Strategy
 
@@ -184,8 +185,10 @@ def _heartbeat(store: RunStore, run_id: int, lease: int | None, every: float, do
 
 
 def _plain(ev: Evaluation, format_arch: Callable[[Any], str]) -> dict[str, Any]:
+    """The stored fields of an evaluation; its fidelity (multi-fidelity searches) goes in ``info``."""
+    info = ev.info if ev.fidelity is None else {**ev.info, "fidelity": ev.fidelity.to_dict()}
     return {"arch": format_arch(ev.arch), "value": ev.value, "cost": ev.cost, "status": ev.status,
-            "error": ev.error, "info": ev.info}
+            "error": ev.error, "info": info}
 
 
 def replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], format_arch: Callable[[Any], str],
@@ -196,11 +199,11 @@ def replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], for
     be a prefix if the process died mid-step), the proposals' own objects are reused; otherwise
     the stored strings are parsed and a :class:`ReplayMismatchWarning` is issued.
     """
-    strings = [format_arch(a) for a in proposals]
+    strings = [format_arch(arch_of(a)) for a in proposals]
     stored_strings = [ev["arch"] for ev in stored]
     matched = strings[: len(stored)] == stored_strings
     if matched:
-        archs = list(proposals[: len(stored)])
+        archs = [arch_of(a) for a in proposals[: len(stored)]]
     else:
         warnings.warn(
             f"replaying step {step}: the strategy proposed {strings} but the stored run evaluated "
@@ -209,8 +212,12 @@ def replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], for
         if parse_arch is None:
             raise ValueError("cannot replay a diverging run without parse_arch (the space's parse)")
         archs = [parse_arch(s) for s in stored_strings]
-    return [
-        Evaluation(arch, ev["value"], ev["cost"] if ev["cost"] is not None else 0.0, ev["status"], ev["error"],
-                   ev["info"] or {})
-        for arch, ev in zip(archs, stored)
-    ], matched
+    return [_stored_evaluation(arch, ev) for arch, ev in zip(archs, stored)], matched
+
+
+def _stored_evaluation(arch: Any, ev: dict[str, Any]) -> Evaluation:
+    """An :class:`Evaluation` from its stored fields (the fidelity back out of ``info``)."""
+    info = dict(ev["info"] or {})
+    fidelity = FidelityOutcome.from_dict(info.pop("fidelity", None))
+    return Evaluation(arch, ev["value"], ev["cost"] if ev["cost"] is not None else 0.0, ev["status"], ev["error"],
+                      info, fidelity)

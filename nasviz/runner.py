@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from nasviz.config import TABLE, SearchConfig
 from nasviz.errors import InputError
+from nasviz.fidelity.ladder import arch_of
 from nasviz.objectives.base import Evaluation, Objective
 from nasviz.overlap import Evaluator
 from nasviz.run_record import ReplayMismatchWarning, RunRecord  # ReplayMismatchWarning: re-exported
@@ -99,6 +100,7 @@ class RunResult:
                     "status": ev.status,
                     **({"error": ev.error} if ev.error else {}),
                     **({"info": ev.info} if ev.info else {}),
+                    **({"fidelity": ev.fidelity.to_dict()} if ev.fidelity is not None else {}),
                 }
                 for ev in self.evaluations
             ],
@@ -126,12 +128,20 @@ def run_search(
     lease: int | None = None,
     overlap: bool = False,
     concurrent: bool = True,
+    cost_budget: float | None = None,
 ) -> RunResult:
     """Run ``strategy`` against ``objective`` for ``budget`` evaluations.
 
     After each step ``on_step`` receives a :class:`Snapshot`; ``should_stop`` is polled
     between steps so a search can be stopped cooperatively. Failed evaluations count towards
-    the budget (they cost time) but never become the best.
+    the budget (they cost time) but never become the best, nor do evaluations below their
+    ladder's full budget (multi-fidelity searches: :attr:`Evaluation.full`).
+
+    Proposals may be architectures or :class:`~nasviz.fidelity.FidelityRequest` objects (a
+    multi-fidelity strategy's): the objective gets them as they are, and ``budget`` counts each
+    evaluation at any budget. ``cost_budget`` (in the objective's cost units: seconds, or epochs
+    for a table without a cost column) stops asking once the evaluations so far cost that much;
+    the step under way finishes.
 
     Parameters
     ----------
@@ -177,7 +187,8 @@ def run_search(
                            batch_size=batch_size, resume=resume, lease=lease, format_arch=format_arch,
                            parse_arch=parse_arch)
     loop = _SearchLoop(strategy, objective, budget, batch_size, format_arch, record, should_stop, on_step,
-                       Evaluator(objective, concurrent=overlap and concurrent), ask_ahead=1 if overlap else 0)
+                       Evaluator(objective, concurrent=overlap and concurrent), ask_ahead=1 if overlap else 0,
+                       cost_budget=cost_budget)
     return loop.run(heartbeat_seconds)
 
 
@@ -199,8 +210,9 @@ class _SearchLoop:
     def __init__(self, strategy: Strategy, objective: Objective, budget: int, batch_size: int,
                  format_arch: Callable[[Any], str], record: RunRecord | None,
                  should_stop: Callable[[], bool] | None, on_step: Callable[[Snapshot], None] | None,
-                 evaluator: Evaluator, ask_ahead: int) -> None:
+                 evaluator: Evaluator, ask_ahead: int, cost_budget: float | None = None) -> None:
         self.strategy, self.objective, self.budget, self.batch_size = strategy, objective, budget, batch_size
+        self.cost_budget, self.spent = cost_budget, 0.0
         self.format_arch, self.record, self.should_stop, self.on_step = format_arch, record, should_stop, on_step
         self.evaluator, self.ask_ahead = evaluator, ask_ahead
         self.evaluations: list[Evaluation] = []
@@ -256,7 +268,7 @@ class _SearchLoop:
         requested or the domain is exhausted; with overlap, a live step's evaluation starts now."""
         while self.asking and len(self.queue) <= self.ask_ahead:
             asked = len(self.evaluations) + sum(len(q.proposals) for q in self.queue)
-            if asked >= self.budget:
+            if asked >= self.budget or (self.cost_budget is not None and self.spent >= self.cost_budget):
                 return
             number = self.step + len(self.queue) + 1
             stored = self.record.replay.pop(number, None) if self.record is not None else None
@@ -290,10 +302,13 @@ class _SearchLoop:
         return results
 
     def _record_best(self, results: Sequence[Evaluation]) -> None:
-        """Failed evaluations count towards the budget but never become the best."""
+        """Failed evaluations count towards the budget but never become the best, nor do
+        evaluations below their ladder's full budget."""
         for ev in results:
             self.evaluations.append(ev)
-            if ev.ok and ev.value is not None and ev.value > self.best_value:
+            if ev.cost is not None and math.isfinite(ev.cost):
+                self.spent += float(ev.cost)
+            if ev.ok and ev.full and ev.value is not None and ev.value > self.best_value:
                 self.best_value, self.best_arch = ev.value, self.format_arch(ev.arch)
             self.trajectory.append(self.best_value if self.best_arch is not None else math.nan)
 
@@ -302,8 +317,9 @@ class _SearchLoop:
         now = time.perf_counter()
         snapshot = Snapshot(
             step=self.step, n_evaluations=len(self.evaluations), budget=self.budget,
-            proposals=[self.format_arch(a) for a in item.proposals],
-            results=[{"arch": self.format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error}
+            proposals=[self.format_arch(arch_of(a)) for a in item.proposals],
+            results=[{"arch": self.format_arch(ev.arch), "value": ev.value, "status": ev.status, "error": ev.error,
+                      **({"fidelity": ev.fidelity.to_dict()} if ev.fidelity is not None else {})}
                      for ev in results],
             best_value=self.best_value if self.best_arch is not None else None, best_arch=self.best_arch,
             elapsed=elapsed_before + now - self.start, step_seconds=now - item.started,
@@ -352,6 +368,16 @@ class SearchSetup:
         if self.executor is not None:
             self.executor.close()
             self.executor = None
+
+    def cost_budget(self) -> float | None:
+        """The config's ``cost_budget`` (full evaluations) in the objective's cost units, or ``None``."""
+        full = self.config.get("cost_budget")
+        if full is None:
+            return None
+        unit = getattr(self.objective, "full_cost_unit", None)
+        if unit is None:
+            raise ValueError("a cost budget needs an objective that knows the cost of a full evaluation (a table)")
+        return float(full) * float(unit())
 
     def __enter__(self) -> SearchSetup:
         return self
@@ -406,7 +432,12 @@ def _build_objective(config: SearchConfig) -> tuple[Objective, Any, Any]:
         from nasviz.objectives import TableObjective, load_table
 
         table = load_table(config.table, space=config.space)
-        return TableObjective(table, config.metric or table.metrics[0]), table, None
+        metric = config.metric or table.metrics[0]
+        if config.fidelity is not None:
+            from nasviz.objectives.fidelity_table import FidelityTableObjective
+
+            return FidelityTableObjective(table, metric, config.fidelity), table, None
+        return TableObjective(table, metric), table, None
     from nasviz.objectives.training import TrainingSpec
 
     spec = TrainingSpec(space=config.space, dataset=config.dataset, dataset_seed=config.dataset_seed,
@@ -473,4 +504,4 @@ def _run_setup(setup: SearchSetup, store: RunStore, run_id: int, *, resume: bool
             setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
             parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
             should_stop=should_stop, store=store, run_id=run_id, resume=resume, lease=setup.lease,
-            overlap=bool(setup.config.get("overlap")))
+            overlap=bool(setup.config.get("overlap")), cost_budget=setup.cost_budget())

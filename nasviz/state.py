@@ -8,7 +8,9 @@ presets, NASBOT, Auto-Keras) fill the same parts, so every view works for all of
   mean / std and acquisition value of each (NASBOT's EA and Auto-Keras's tree search report the
   candidates they scored);
 * :class:`BatchChoice`: which candidates were chosen and why (k-DPP qualities, ...);
-* :class:`FeatureGradients`: WL feature gradients (paper 002 Eq. 3.2) when the kernel is WL.
+* :class:`FeatureGradients`: WL feature gradients (paper 002 Eq. 3.2) when the kernel is WL;
+* ``decisions``: multi-fidelity strategies' promotions and stops at a rung
+  (:class:`~nasviz.fidelity.RungDecision`: the trial's rank, the rule).
 
 ``notes`` keeps strategy-specific plain data (the EA's schedule, the tree search's counts).
 :meth:`StepState.to_dict` / :meth:`StepState.from_dict` are the stored form (store schema 3);
@@ -20,6 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
+
+from nasviz.fidelity.decisions import RungDecision
 
 #: Version of :meth:`StepState.to_dict`'s layout.
 STATE_VERSION = 3
@@ -154,6 +158,7 @@ class StepState:
     features: FeatureGradients | None = None
     timings: dict[str, float] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)
+    decisions: tuple[RungDecision, ...] = ()
 
     # ------------------------------------------------------------------ stored form
     def to_dict(self) -> dict[str, Any]:
@@ -186,6 +191,7 @@ class StepState:
                 tuple(int(d) for d in features.get("depths") or ())),
             timings={k: float(v) for k, v in (data.get("timings") or {}).items()},
             notes=dict(data.get("notes") or {}),
+            decisions=tuple(RungDecision.from_dict(d) for d in data.get("decisions") or ()),
         )
 
     @classmethod

@@ -80,6 +80,8 @@ def random_pool(
     """
     if n < 0:
         raise ValueError(f"pool size must be non-negative, got {n}")
+    if n == 0:
+        return []
     out: list[Architecture] = []
     taken: set[Architecture] = set()
     if domain is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
 from nasviz.arch import Architecture
+from nasviz.fidelity.ladder import FidelityOutcome
 
 OK = "ok"
 FAILED = "failed"
@@ -17,8 +18,11 @@ class Evaluation:
     """The result of evaluating one architecture.
 
     ``value`` is the metric (higher is better) or ``None`` when ``status`` is ``"failed"``, in
-    which case ``error`` says why. ``cost`` is in seconds. ``info`` holds extra plain data
-    (training curves, parameter counts, ...).
+    which case ``error`` says why. ``cost`` is in seconds (or in the cost units of a table without a
+    cost column: epochs). ``info`` holds extra plain data (training curves, parameter counts, ...).
+    ``fidelity`` is the budget the evaluation reached (multi-fidelity searches,
+    :class:`~nasviz.fidelity.FidelityOutcome`); ``None`` for a full evaluation of a
+    single-fidelity search. The run store keeps it in ``info["fidelity"]``.
     """
 
     arch: Architecture
@@ -27,10 +31,18 @@ class Evaluation:
     status: str = OK
     error: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    fidelity: FidelityOutcome | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == OK
+
+    @property
+    def full(self) -> bool:
+        """Whether this is a full-fidelity result (what the best architecture and the regret are
+        taken over): every evaluation of a single-fidelity search, and those that reached their
+        ladder's top."""
+        return self.fidelity is None or self.fidelity.full
 
 
 class Objective(Protocol):

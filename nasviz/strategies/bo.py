@@ -351,6 +351,11 @@ class BayesianOptimisation:
     def state(self) -> StepState:
         return self._state
 
+    def exclude(self, archs: Sequence[Architecture]) -> None:
+        """Never propose ``archs``: evaluated elsewhere (at another budget of a multi-fidelity
+        search, :mod:`nasviz.strategies.multi_fidelity.bohb`) though not told here."""
+        self._remember(archs)
+
     # ------------------------------------------------------------------ bookkeeping
     def _remember(self, archs: Sequence[Architecture]) -> None:
         self.seen.update(archs)

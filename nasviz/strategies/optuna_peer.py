@@ -211,6 +211,11 @@ class _Rows:
         return self.archs[int(best[self.rng.integers(len(best))])]
 
 
+#: The domain as parameter codes, for projecting a proposal outside it onto its nearest row (also
+#: used by the multi-fidelity peers, :mod:`nasviz.strategies.multi_fidelity.optuna_pruned`).
+DomainRows = _Rows
+
+
 def optuna_tpe(space: "SearchSpace", seed: int = 0, domain: Sequence[Architecture] | None = None) -> OptunaPeer:
     """Optuna's ``TPESampler(seed=seed)`` with its defaults (registry entry ``optuna-tpe``)."""
     return OptunaPeer(space, seed, domain, sampler="tpe")
@@ -226,5 +231,5 @@ def optuna_random(space: "SearchSpace", seed: int = 0, domain: Sequence[Architec
     return OptunaPeer(space, seed, domain, sampler="random")
 
 
-__all__ = ["INSTALL_HINT", "OptunaPeer", "SAMPLERS", "make_sampler", "optuna_available", "optuna_gp", "optuna_random",
+__all__ = ["DomainRows", "INSTALL_HINT", "OptunaPeer", "SAMPLERS", "make_sampler", "optuna_available", "optuna_gp", "optuna_random",
            "optuna_tpe", "parameter_distributions", "require_optuna"]
