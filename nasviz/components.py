@@ -298,7 +298,7 @@ STRATEGIES.register(Entry("hyperband", "Hyperband: successive-halving brackets f
                           capabilities={"model": False, "fidelity": True}, paper="Li et al. 2018, Alg. 1"))
 STRATEGIES.register(Entry("bohb", "BOHB with the project's GP: Hyperband brackets whose cells come from a GP (any "
                           "kernel, EI, Thompson batches) fitted at the largest budget with enough data; 1/3 random",
-                          f"{_MF}.bohb:bohb", (
+                          f"{_MF}.bohb:BOHB", (
     Option("kernel", "choice", "GP kernel", choices_from=KERNELS),
     Option("rho", "float", "fraction of each bracket's cells drawn at random", minimum=0),
     Option("n_min", "int", "observations a budget needs before its model proposes", minimum=2),
@@ -306,7 +306,7 @@ STRATEGIES.register(Entry("bohb", "BOHB with the project's GP: Hyperband bracket
 ), preset={"kernel": "tw2g-hamming"}, capabilities={"model": True, "fidelity": True}, paper="Falkner et al. 2018, Alg. 2"))
 STRATEGIES.register(Entry("mf-gp", "multi-fidelity GP (cell kernel x budget kernel) choosing cell and budget by "
                           "expected improvement per unit cost (augmented EI), after one successive-halving bracket",
-                          f"{_MF}.mf_gp:mf_gp", (
+                          f"{_MF}.mf_gp:MultiFidelityGP", (
     Option("kernel", "choice", "the cell kernel of the product", choices_from=KERNELS),
     _ETA,
     Option("pool_size", "int", "new cells scored per step", minimum=1, page_range=(None, 2000)),
@@ -502,9 +502,18 @@ def check_compatible(space: str, strategy: str, options: Mapping[str, Any] | Non
         raise ConfigError("; ".join(found))
 
 
-def strategies_for(space: str) -> list[str]:
-    """Strategies that can search ``space`` with their own settings."""
-    return [s for s in STRATEGIES.names() if not problems(space, s, batch_size=default_batch_size(s))]
+def strategies_for(space: str, fidelity: bool = False) -> list[str]:
+    """Strategies that can search ``space`` with their own settings. Multi-fidelity strategies
+    (``capabilities["fidelity"]``) ask for budgets and need an objective with a fidelity ladder:
+    listed only with ``fidelity=True`` (every other strategy evaluates such an objective at its
+    full budget)."""
+    return [s for s in STRATEGIES.names() if not problems(space, s, batch_size=default_batch_size(s))
+            and (fidelity or not STRATEGIES.get(s).capabilities.get("fidelity"))]
+
+
+def is_multi_fidelity(strategy: str) -> bool:
+    """Whether ``strategy`` asks for budgets (needs an objective with a fidelity ladder)."""
+    return bool(STRATEGIES.get(strategy).capabilities.get("fidelity"))
 
 
 def default_strategy(space: str) -> str:

@@ -21,7 +21,7 @@ draws from its density, diverse where the model is unsure.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from nasviz.arch import Architecture
 from nasviz.candidates import random_pool
@@ -123,9 +123,4 @@ class BOHB(BracketSearch):
                          notes={**base.notes, "model": dict(model.notes)}, decisions=base.decisions)
 
 
-def bohb(space: "SearchSpace", seed: int = 0, domain: Sequence[Architecture] | None = None, **options: Any) -> BOHB:
-    """Registry entry ``bohb``."""
-    return BOHB(space, seed, domain, **options)
-
-
-__all__ = ["BOHB", "GPProposer", "bohb"]
+__all__ = ["BOHB", "GPProposer"]

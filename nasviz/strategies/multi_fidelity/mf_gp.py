@@ -312,10 +312,4 @@ def _pair_moments(gp: GaussianProcess, kernel: FidelityProductKernel, archs: lis
     return mean, var_u, var_top, cov
 
 
-def mf_gp(space: "SearchSpace", seed: int = 0, domain: Sequence[Architecture] | None = None,
-          **options) -> MultiFidelityGP:
-    """Registry entry ``mf-gp``."""
-    return MultiFidelityGP(space, seed, domain, **options)
-
-
-__all__ = ["MultiFidelityGP", "augmented_ei", "mf_gp"]
+__all__ = ["MultiFidelityGP", "augmented_ei"]
