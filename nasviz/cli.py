@@ -233,8 +233,9 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
                         store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease,
                         overlap=bool(cfg.get("overlap")))
-    out = result.to_dict(space.format)
+    out = _in_metric_units(result.to_dict(space.format), cfg.get("direction"))
     out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
+                "direction": cfg.get("direction") or "maximise",
                 "objective": cfg["objective"], "strategy": cfg["strategy"],
                 "seed": cfg["seed"], "budget": cfg["budget"], "skipped_rows": skipped or None})
     if args.json:
@@ -243,6 +244,20 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
         print(file=sys.stderr)
         print(f"best {out['best_value']} ({out['best_arch']}), optimum {out['optimum']}, regret {out['regret']}, {out['seconds']:.2f} s")
     return 0
+
+
+def _in_metric_units(out: dict, direction: str | None) -> dict:
+    """A run's result with its values (scores: minus a minimised metric) as the metric's own
+    values; regret is the same either way."""
+    from nasviz.objectives.schema import shown_value
+
+    if direction != "minimise":
+        return out
+    flip = lambda v: shown_value(v, direction) if isinstance(v, (int, float)) else v  # noqa: E731 - NaN stays NaN
+    out.update(best_value=flip(out["best_value"]), optimum=flip(out["optimum"]),
+               trajectory=[flip(v) for v in out["trajectory"]],
+               evaluations=[{**e, "value": flip(e["value"])} for e in out["evaluations"]])
+    return out
 
 
 def _add_table_parser(sub: argparse._SubParsersAction) -> None:
@@ -337,7 +352,12 @@ def cmd_table_info(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(info)
     else:
-        print(f"{info['source']}: {info['rows']} rows, metrics {', '.join(info['metrics'])}")
+        print(f"{info['source']}: {info['rows']} rows, metrics "
+              + ", ".join(m + (" (minimised)" if info["directions"][m] == "minimise" else "") for m in info["metrics"]))
+        print(f"  column roles, as declared by {info['schema']}:" if info["schema"] else
+              "  column roles, guessed (declare them in a schema: '# nasviz:' lines or a <table>.schema.toml file):")
+        for role in table.roles:
+            print(f"    {role}")
         dup = info["duplicates"]
         if dup["policy"] == "average" and dup["rows_merged"]:
             print(f"  {dup['rows_merged']} row(s) of {dup['architectures_with_repeats']} architecture(s) seen before "

@@ -11,6 +11,7 @@ from nasviz.dashboard import launching
 from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, url_selectbox
 from nasviz.dashboard.ui import store_path as default_store
 from nasviz.dashboard.watching import export_bytes
+from nasviz.objectives.schema import run_direction, shown_value
 from nasviz.store import MAX_NOTES_CHARS, RUNNING, StoreError
 
 run_through_app()
@@ -27,7 +28,8 @@ def _when(t: float | None) -> str:
 
 table = pd.DataFrame([{
     "id": r["id"], "name": r["name"], "status": r["status"], "strategy": r["strategy"], "metric": r["metric"],
-    "best value": r["best_value"], "evaluations": f"{r['n_evaluations']} / {r['budget']}",
+    "best value": shown_value(r["best_value"], run_direction(r["config"])),
+    "evaluations": f"{r['n_evaluations']} / {r['budget']}",
     "created": _when(r["created"]), "updated": _when(r["updated"]),
     "notes": (r["notes"][:60] + "…") if len(r["notes"]) > 60 else r["notes"],
 } for r in runs])
@@ -40,7 +42,8 @@ run_id = url_selectbox(st, "Run", list(by_id), key="selected_run", param="run", 
                       format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['status']})")
 run = by_id[run_id]
 st.subheader(f"Run {run_id}: {run['name']}")
-best = "-" if run["best_value"] is None else f"{run['best_value']:.4g}"
+best_value = shown_value(run["best_value"], run_direction(run["config"]))
+best = "-" if best_value is None else f"{best_value:.4g}"
 st.caption(f"Status: {run['status']} · {run['n_evaluations']}/{run['budget']} evaluations · best {best}"
            + (f" (`{run['best_arch']}`)" if run["best_arch"] else ""))  # code span: '~' is markdown
 if run.get("error"):

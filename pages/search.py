@@ -148,7 +148,8 @@ def render(w: RunWatcher) -> None:
     m2.metric("Evaluations", f"{progress.n_evaluations} / {progress.budget}")
     m3.metric("Elapsed", viz.format_seconds(w.elapsed()))
     m4.metric("Time per step", viz.format_seconds(progress.seconds_per_step))
-    m5.metric("Best", "-" if progress.best_value is None else f"{progress.best_value:.4g}")
+    best = w.shown(progress.best_value)
+    m5.metric("Best", "-" if best is None else f"{best:.4g}")
     st.caption(f"Status: {progress.status_line}" + (" · view paused (the search goes on)"
                                                      if st.session_state.get("paused") else ""))
     if w.run.get("error"):
@@ -156,7 +157,8 @@ def render(w: RunWatcher) -> None:
     fit = w.last_fit()
     if fit is not None and fit.bounds_hit:
         st.warning(bounds_message(fit), icon=":material/warning:")
-    st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value")), key="chart_history")
+    st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value"),
+                                     minimise=w.direction == "minimise"), key="chart_history")
     shown = step_shown(w)
     explain(shown)
     registered = views()

@@ -237,7 +237,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tables = []
     for pair, path, table in resolved:
         entry: dict[str, Any] = {"table": table.source, "metric": pair.metric, "space": pair.space,
-                                 "optimum": table.optimum(pair.metric), "strategies": {}}
+                                 "direction": table.direction(pair.metric), "optimum": table.optimum(pair.metric),
+                                 "strategies": {}}
         for name in names:
             mine = [r for r in results if r["strategy"] == name and r["pair"] == pair.label]
             runs = [r for r in mine if not search_runs.crashed(r)]

@@ -102,7 +102,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "distinct": len({ev.arch for ev in result.evaluations}),
         "steps": steps,
         "seconds": time.perf_counter() - start,
-        "best": None if best is None else {"arch": result.best_arch, "value": result.best_value,
+        "best": None if best is None else {"arch": result.best_arch, "value": objective.shown(result.best_value),
                                            "row": best_row(tab, best)},
     }
 

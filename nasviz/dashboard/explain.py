@@ -42,11 +42,13 @@ def _fmt(x: float | None) -> str:
 
 
 def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str, Any]],
-                 best_before: float | None = None, max_listed: int = 5) -> list[str]:
+                 best_before: float | None = None, max_listed: int = 5, sign: float = 1.0) -> list[str]:
     """Sentences (Markdown) saying what step ``step`` did.
 
     ``evaluations`` are the step's own evaluations (dicts with ``arch``, ``value``, ``status``),
-    ``best_before`` the best value measured before it (``None`` if none).
+    ``best_before`` the best value measured before it (``None`` if none). Values are scores
+    (higher is better); ``sign`` -1 says the metric is minimised: measured and predicted values
+    are then shown as the metric's own (minus the score).
     """
     lines: list[str] = []
     gp, pool, batch = state.gp, state.pool, state.batch
@@ -110,7 +112,8 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
             for i in list(batch.indices)[:max_listed]:
                 parts = []
                 if len(pool.mean) == n:
-                    parts.append(f"predicted {_fmt(pool.mean[i])} ± {_fmt(pool.std[i] if len(pool.std) == n else None)}")
+                    parts.append(f"predicted {_fmt(sign * pool.mean[i])} ± "
+                                 f"{_fmt(pool.std[i] if len(pool.std) == n else None)}")
                 if ranks is not None:
                     parts.append(f"{acq} {_fmt(pool.acquisition[i])} (rank {int(np.flatnonzero(ranks == i)[0]) + 1} "
                                  f"of {len(pool)})")
@@ -125,11 +128,11 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
         best = max(ok, key=lambda e: float(e["value"])) if ok else None
         text = f"Measured: {len(ok)} value{'s' if len(ok) != 1 else ''}"
         if best is not None:
-            text += f", the best {_fmt(float(best['value']))} ({_code(best['arch'])})"
+            text += f", the best {_fmt(sign * float(best['value']))} ({_code(best['arch'])})"
             if best_before is None or float(best["value"]) > best_before:
                 text += " — a new best so far" if best_before is not None else " — the first measurement"
             else:
-                text += f"; the best so far stays {_fmt(best_before)}"
+                text += f"; the best so far stays {_fmt(sign * best_before)}"
         if failed:
             text += f"; {failed} evaluation{'s' if failed != 1 else ''} failed"
         lines.append(text + ".")
@@ -142,4 +145,5 @@ def explain_run_step(run: "RunWatcher") -> list[str]:
     before = [float(e["value"]) for e in run.evaluations
               if int(e["step"]) < step and e["status"] == "ok" and e["value"] is not None]
     own = [e for e in run.evaluations if int(e["step"]) == step]
-    return explain_step(step, run.state, own, max(before) if before else None)
+    sign = -1.0 if run.direction == "minimise" else 1.0  # stored values are scores: show a minimised metric's own
+    return explain_step(step, run.state, own, max(before) if before else None, sign=sign)

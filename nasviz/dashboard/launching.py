@@ -90,14 +90,15 @@ def stored_config(config: SearchConfig | Mapping[str, Any], source: DataSource |
     config = config if isinstance(config, SearchConfig) else SearchConfig.from_dict(config)
     if config.objective != TABLE:
         return config.to_dict()
-    if source is not None and source.kind == TABLE and source.path == config.table and config.metric:
-        return {**config.to_dict(), "skipped_rows": source.skipped_rows()}
     try:  # not known to be the visitor's own file: its rows are named by line, never quoted
         table = table_from_path(config.table, config.space)
     except InputError:
         return config.to_dict()  # unreadable now: the worker fails the run with the (redacted) reason
     config = config if config.metric else config.with_metric(table.metrics[0])
-    return {**config.to_dict(), "skipped_rows": table.skipped_rows(redact=True)}
+    direction = table.direction(config.metric)  # values are stored as scores; displays turn them back
+    if source is not None and source.kind == TABLE and source.path == config.table:
+        return {**config.to_dict(), "skipped_rows": source.skipped_rows(), "direction": direction}
+    return {**config.to_dict(), "skipped_rows": table.skipped_rows(redact=True), "direction": direction}
 
 
 # ----------------------------------------------------------------------------- run management

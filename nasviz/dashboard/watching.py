@@ -21,6 +21,7 @@ from typing import Any, Callable, TypeVar
 from nasviz.dashboard.kernels import KernelSet
 from nasviz.dashboard.sources import table_from_path
 from nasviz.objectives import TableError
+from nasviz.objectives.schema import run_direction, shown_value
 from nasviz.spaces.base import SearchSpace
 from nasviz.state import FeatureGradients, GPFit, StepState
 from nasviz.store import RUNNING, RunStore, to_json
@@ -175,13 +176,25 @@ class RunWatcher:
         """The evaluations that produced a value."""
         return [e for e in self.evaluations if e["status"] == "ok" and e["value"] is not None]
 
+    @property
+    def direction(self) -> str:
+        """``"maximise"`` or ``"minimise"``: the run's metric's. Stored values are scores (higher is
+        better: minus a minimised metric); :meth:`shown` gives the metric's own value."""
+        return run_direction(self.config)
+
+    def shown(self, score: float | None) -> float | None:
+        """A stored value (a score) as the metric's own value, for display."""
+        return shown_value(score, self.direction)
+
     def optimum(self) -> float | None:
-        """The table's optimum for the run's metric (``None`` for live training)."""
+        """The best score the table holds for the run's metric, in the stored values' units
+        (``None`` for live training); :meth:`shown` of it is the table's optimum."""
         cfg = self.config
         if cfg.get("objective", "table") != "table" or not cfg.get("table"):
             return None
         try:
-            return table_from_path(cfg["table"], self.space_name).optimum(cfg["metric"])
+            table = table_from_path(cfg["table"], self.space_name)
+            return table.sign(cfg["metric"]) * table.optimum(cfg["metric"])
         except (TableError, KeyError, ValueError):
             return None
 

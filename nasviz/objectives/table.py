@@ -17,15 +17,22 @@ how many rows it merged or refused. Architectures are compared as the space pars
 rows of the same cell written in two vertex orders are one architecture when ``parse``
 canonicalises (NAS-Bench-101 does).
 
-Higher metric values are better (accuracies). Columns whose name says they measure time
-(``time``, ``seconds``, ``cost``, or ending in ``_time`` / ``_seconds``, also with a training
-budget after it: NAS-Bench-101's ``train_seconds_108``) are read as the cost of an evaluation
-instead of as metrics. A space may name the metrics it leads with
-(:attr:`~nasviz.spaces.base.SearchSpace.lead_metrics`): the first of them a table has becomes its
-first metric, the one chosen when none is named. Numeric columns that describe an architecture or a
-measurement rather than score it (``params``, ``flops``, ``macs``, and spreads ending in ``_std``,
-``_sd`` or ``_se``) are kept in ``Table.descriptive`` and are never offered as objectives; a
-missing value there is NaN, not a bad row.
+A table may declare its columns' roles (:mod:`nasviz.objectives.schema`: a sidecar
+``<table>.schema.toml`` / ``.json`` or ``# nasviz:`` lines at its top): the architecture column(s),
+its metrics with their direction (maximise or minimise), the cost column, columns to ignore. What it
+does not declare is guessed (:mod:`nasviz.objectives.columns`, which says how): columns whose name
+says they measure time are the cost of an evaluation; ``params``, ``flops``, ``macs`` and spreads
+(``_std``, ``_sd``, ``_se``) are kept in ``Table.descriptive`` and never offered as objectives (a
+missing value there is NaN, not a bad row); identifiers and text are ignored; other numeric columns
+are metrics, maximised unless their name says loss, error, latency, energy or memory. A space may
+name the metrics it leads with (:attr:`~nasviz.spaces.base.SearchSpace.lead_metrics`); a constant
+column is never the first metric (the one chosen when none is named). ``Table.roles`` says, column
+by column, what was declared and what was guessed.
+
+A minimised metric is looked up as it is (:meth:`Table.lookup`); :meth:`Table.optimum` and
+:meth:`Table.best_index` follow its direction, and :meth:`Table.score` gives the value every
+strategy maximises (the metric, or minus it): :class:`~nasviz.objectives.base.TableObjective`
+reports scores, so regret (optimum's score minus the best score) is the same for both directions.
 """
 
 from __future__ import annotations
@@ -43,7 +50,9 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.errors import InputError, TableError
+from nasviz.objectives.columns import ColumnRole, ColumnRoles, column_roles
 from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
+from nasviz.objectives.schema import MAXIMISE, MINIMISE, TableSchema, find_schema, split_header_schema
 from nasviz.spaces import get_space
 from nasviz.spaces.base import SearchSpace
 from nasviz.spaces.strings import parse_architecture, parse_architecture_columns
@@ -101,20 +110,6 @@ class BadRow:
         return f"{where}: {self.reason or self.problem}"
 
 
-def _is_cost_column(name: str) -> bool:
-    n = re.sub(r"_\d+$", "", name.strip().lower())  # a budget suffix: train_seconds_108 is seconds at 108 epochs
-    return n in {"time", "seconds", "cost", "train_time", "runtime"} or n.endswith(("_time", "_seconds"))
-
-
-#: Names of numeric columns that describe rather than score (see the module docstring).
-DESCRIPTIVE_COLUMNS = frozenset({"params", "n_params", "parameters", "flops", "mflops", "macs"})
-
-
-def _is_descriptive_column(name: str) -> bool:
-    n = name.strip().lower()
-    return n in DESCRIPTIVE_COLUMNS or n.endswith(("_std", "_sd", "_se"))
-
-
 def parse_number(text: str) -> float | None:
     """The value of a plain ASCII decimal number (see :data:`_NUMBER`), else ``None``.
 
@@ -161,6 +156,12 @@ class Table:
         The policy for several rows of one architecture (:data:`DUPLICATE_POLICIES`).
     repeats : ndarray (n,) of int
         How many rows each architecture had (all 1 under ``"refuse"``).
+    directions : dict metric -> str
+        ``"maximise"`` or ``"minimise"`` (a metric missing here is maximised).
+    roles : list of ColumnRole
+        Every column's role, declared or guessed, and why (header order).
+    schema_source : str or None
+        Where the table's schema was declared (``None``: every role is a guess).
     """
 
     source: str
@@ -177,6 +178,9 @@ class Table:
     arch_columns: tuple[str, ...] = ()
     duplicates: str = "refuse"
     repeats: np.ndarray | None = None
+    directions: dict[str, str] = field(default_factory=dict)
+    roles: list[ColumnRole] = field(default_factory=list)
+    schema_source: str | None = None
 
     def __post_init__(self) -> None:
         if not self.arch_columns:
@@ -219,11 +223,26 @@ class Table:
     def cost(self, arch: Architecture) -> float | None:
         return None if self.costs is None else float(self.costs[self.index_of(arch)])
 
+    def direction(self, metric: str) -> str:
+        """``"maximise"`` or ``"minimise"``."""
+        return self.directions.get(self.check_metric(metric), MAXIMISE)
+
+    def sign(self, metric: str) -> float:
+        """+1 for a maximised metric, -1 for a minimised one: ``score = sign * value``."""
+        return -1.0 if self.direction(metric) == MINIMISE else 1.0
+
+    def score(self, arch: Architecture, metric: str) -> float:
+        """The value a search maximises: the metric, or minus a minimised one."""
+        return self.sign(metric) * self.lookup(arch, metric)
+
     def optimum(self, metric: str) -> float:
-        return float(np.max(self.values[self.check_metric(metric)]))
+        """The best value of ``metric`` in its own units: the largest, or the smallest of a minimised one."""
+        values = self.values[self.check_metric(metric)]
+        return float(np.min(values) if self.direction(metric) == MINIMISE else np.max(values))
 
     def best_index(self, metric: str) -> int:
-        return int(np.argmax(self.values[self.check_metric(metric)]))
+        values = self.values[self.check_metric(metric)]
+        return int(np.argmin(values) if self.direction(metric) == MINIMISE else np.argmax(values))
 
     def skipped_rows(self, first: int = 5, *, redact: bool = False) -> dict:
         """``{"count": n, "first": [...]}``: how many rows were skipped and the first few as text
@@ -252,8 +271,9 @@ class Table:
         if not v.size:
             return {"rows": 0}
         q25, median, q75 = (float(x) for x in np.quantile(v, [0.25, 0.5, 0.75]))
+        score = self.sign(metric) * v
         return {"rows": int(v.size), "q25": q25, "median": median, "q75": q75,
-                f"within_{near:g}_of_optimum": int(np.sum(v >= v.max() - near))}
+                f"within_{near:g}_of_optimum": int(np.sum(score >= score.max() - near))}
 
     def info(self) -> dict:
         """Plain-data summary: rows, metrics, optimum per metric, the duplicate policy and the bad rows."""
@@ -265,6 +285,10 @@ class Table:
             "arch_columns": list(self.arch_columns),
             "duplicates": self.duplicates_info(),
             "metrics": self.metrics,
+            "directions": {m: self.direction(m) for m in self.metrics},
+            "schema": self.schema_source,
+            "column_roles": [{"column": r.column, "role": r.role, "direction": r.direction, "declared": r.declared,
+                              "why": r.why} for r in self.roles],
             "cost_column": self.cost_column,
             "ignored_columns": self.ignored_columns,
             "descriptive_columns": list(self.descriptive),
@@ -304,6 +328,7 @@ def load_table(
     name: str | None = None,
     max_bytes: int | None = None,
     duplicates: str | None = None,
+    schema: TableSchema | None = None,
 ) -> Table:
     """Load a benchmark CSV from a path, from its bytes (an upload) or from an iterable of lines.
 
@@ -324,6 +349,9 @@ def load_table(
     duplicates : {"refuse", "average"}, optional
         Several rows of one architecture: later ones are bad rows, or all are averaged into
         one (module docstring). Default: the space's ``table_duplicates``.
+    schema : TableSchema, optional
+        The columns' roles; by default the table's own (its ``# nasviz:`` lines, else a sidecar
+        ``<table>.schema.toml`` / ``.json`` beside a path), else guesses.
 
     Raises
     ------
@@ -333,7 +361,7 @@ def load_table(
         no metric column, no usable row.
     """
     if _PRELOADED and isinstance(source, (str, os.PathLike)) and arch_column is None and name is None \
-            and max_bytes is None and duplicates is None:
+            and max_bytes is None and duplicates is None and schema is None:
         try:
             table = _PRELOADED.get(_file_key(source, space))
         except OSError:
@@ -345,8 +373,9 @@ def load_table(
     if policy not in DUPLICATE_POLICIES:
         raise TableError(f"duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, got {policy!r}",
                          source=name or "table")
+    path = None
     if isinstance(source, (str, os.PathLike)):
-        label = name or str(source)
+        label, path = name or str(source), Path(source)
         text = decode(read_bytes(source, max_bytes=max_bytes, label=label), label)
     elif isinstance(source, (bytes, bytearray)):
         label = name or "uploaded table"
@@ -354,14 +383,20 @@ def load_table(
     else:
         label = name or "uploaded table"
         text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in source)
-    return _parse_rows(records(physical_lines(text), label), space_module, arch_column, label, policy)
+    lines, header_lines = split_header_schema(physical_lines(text))
+    if schema is None:
+        schema = find_schema(path, header_lines, label)
+    return _parse_rows(records(lines, label), space_module, arch_column, label, policy, schema)
 
 
 def _architecture_columns(header: list[str], space: SearchSpace, arch_column: str | Sequence[str] | None,
-                          line: int, label: str) -> tuple[str, ...]:
-    """The header names the architectures are read from (see :func:`load_table`)."""
+                          line: int, label: str, declared: Sequence[str] = ()) -> tuple[str, ...]:
+    """The header names the architectures are read from (see :func:`load_table`): the caller's,
+    the schema's (``declared``), the space's, a known name, else the first column."""
     if arch_column is not None:
         chosen = (arch_column,) if isinstance(arch_column, str) else tuple(arch_column)
+    elif declared:
+        chosen = tuple(declared)
     else:
         groups = (*space.table_columns, *((c,) for c in ARCH_COLUMNS))
         chosen = next((g for g in groups if all(c in header for c in g)), (header[0],))
@@ -372,47 +407,11 @@ def _architecture_columns(header: list[str], space: SearchSpace, arch_column: st
     return chosen
 
 
-@dataclass
-class _Columns:
-    """Roles of the columns of a table: architecture, metric, cost, descriptive, ignored (indices)."""
-
-    arch: list[int]
-    metrics: list[int]
-    cost: int | None
-    descriptive: list[int]
-    ignored: list[int]
-
-
-def _column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx: list[int], label: str,
-                  lead: tuple[str, ...] = ()) -> _Columns:
-    """A column is numeric if most of its non-empty cells parse as numbers; the rest is text
-    (names, notes) and is ignored rather than reported row by row. The first metric named in
-    ``lead`` (the space's :attr:`~nasviz.spaces.base.SearchSpace.lead_metrics`) goes first."""
-    numeric_cols, ignored = [], []
-    for c, name in enumerate(header):
-        if c in arch_idx:
-            continue
-        cells = [row[c] for _, row in body if c < len(row) and row[c].strip()]
-        numeric = sum(_NUMBER.fullmatch(x.strip()) is not None for x in cells)  # 1e308 is a number, if too large
-        (numeric_cols if cells and numeric * 2 >= len(cells) else ignored).append(c)
-    cost_cols = [c for c in numeric_cols if _is_cost_column(header[c])]
-    descriptive = [c for c in numeric_cols if c not in cost_cols and _is_descriptive_column(header[c])]
-    metrics = [c for c in numeric_cols if c not in cost_cols and c not in descriptive]
-    first = next((c for name in lead for c in metrics if header[c] == name), None)
-    if first is not None:
-        metrics = [first, *(c for c in metrics if c != first)]
-    if not metrics:
-        where = ", ".join(str(c + 1) for c in arch_idx)
-        raise TableError(f"no numeric metric column besides the architecture column (column {where})",
-                         source=label,
-                         detail="non-numeric columns: " + ", ".join(header[c] for c in ignored) if ignored else None)
-    return _Columns(arch_idx, metrics, cost_cols[0] if cost_cols else None, descriptive, ignored)
-
-
 def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_column: str | Sequence[str] | None,
-                label: str, policy: str = "refuse") -> Table:
-    """The table of ``(line, fields)`` records (see :func:`~nasviz.objectives.csvfile.records`)."""
-    first = next(rows, None)
+                label: str, policy: str = "refuse", schema: TableSchema | None = None) -> Table:
+    """The table of ``(line, fields)`` records (see :func:`~nasviz.objectives.csvfile.records`);
+    blank lines before the header (where ``# nasviz:`` lines stood) are skipped."""
+    first = next((r for r in rows if any(cell.strip() for cell in r[1])), None)
     if first is None or not any(cell.strip() for cell in first[1]):
         raise TableError("is empty: expected a header line such as 'arch,cifar10'", source=label, line=1)
     header = [h.strip() for h in first[1]]
@@ -420,12 +419,12 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_
         dup = sorted({h for h in header if header.count(h) > 1})
         raise TableError("duplicate column name(s) in the header", source=label, line=first[0],
                          detail=", ".join(dup))
-    names = _architecture_columns(header, space, arch_column, first[0], label)
+    names = _architecture_columns(header, space, arch_column, first[0], label, schema.architecture if schema else ())
     body = [(line, row) for line, row in rows if any(cell.strip() for cell in row)]
     if not body:
         raise TableError("has a header but no data rows", source=label)
-    cols = _column_roles(header, body, [header.index(c) for c in names], label, space.lead_metrics)
-    rows_read = _RowReader(header, names, cols, space, policy)
+    cols = column_roles(header, body, [header.index(c) for c in names], label, space.lead_metrics, schema)
+    rows_read = _RowReader(header, names, cols, space, policy, schema.source if schema else None)
     for line, row in body:
         rows_read.add(line, row)
     if not rows_read.archs:
@@ -439,9 +438,10 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_
 class _RowReader:
     """Reads data rows one by one into architectures and values, applying the duplicate policy."""
 
-    def __init__(self, header: list[str], names: tuple[str, ...], cols: _Columns, space: SearchSpace,
-                 policy: str) -> None:
+    def __init__(self, header: list[str], names: tuple[str, ...], cols: ColumnRoles, space: SearchSpace,
+                 policy: str, schema_source: str | None = None) -> None:
         self.header, self.names, self.cols, self.space, self.policy = header, names, cols, space, policy
+        self.schema_source = schema_source
         self.archs: list[Architecture] = []
         self.strings: list[str] = []
         self.values: list[list[list[float]]] = []  # per arch, per row: metric values then the cost
@@ -530,6 +530,9 @@ class _RowReader:
             arch_columns=self.names,
             duplicates=self.policy,
             repeats=repeats,
+            directions={header[c]: cols.directions.get(c, MAXIMISE) for c in cols.metrics},
+            roles=list(cols.roles),
+            schema_source=self.schema_source,
         )
 
 
@@ -542,6 +545,10 @@ def write_table(path: str | os.PathLike, table: Table) -> None:
     from several columns are written as one ``arch`` column in the space's string form (which
     ``parse`` reads); an averaged table is written with its means, one row per architecture."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
+        minimised = [m for m in table.metrics if table.direction(m) == MINIMISE]
+        if minimised:  # the directions travel with the table (its schema line, nasviz.objectives.schema)
+            pairs = ", ".join(f'"{m}" = "{table.direction(m)}"' for m in table.metrics)
+            handle.write(f"# nasviz: metrics = {{ {pairs} }}\n")
         writer = csv.writer(handle)
         extra = [table.cost_column] if table.costs is not None else []
         column = table.arch_column if len(table.arch_columns) == 1 else "arch"

@@ -39,6 +39,7 @@ def _get_history_info(
     optimum: float | None = None,
     metric: str = "value",
     max_points: int = MAX_SCATTER_POINTS,
+    minimise: bool = False,
 ) -> HistoryInfo:
     """Compute the history plot's data from evaluation records in evaluation order.
 
@@ -52,6 +53,9 @@ def _get_history_info(
     max_points : int
         Cap on plotted evaluations; beyond it an evenly spaced subset plus every improvement
         is kept and ``note`` says so.
+    minimise : bool
+        The values (and ``optimum``) are scores of a minimised metric, minus its values: the best
+        so far is found on the scores and the plot shows the metric's own values (lower is better).
     """
     if max_points < 2:
         raise ValueError(f"max_points must be at least 2, got {max_points}")
@@ -70,17 +74,19 @@ def _get_history_info(
     shown_pos = even_subsample(len(ok), max_points, keep=[int(np.searchsorted(ok, i)) for i in improved])
     shown = ok[shown_pos] if len(ok) else ok
     note = f"showing {len(shown):,} of {len(ok):,} evaluations" if len(shown) < len(ok) else None
+    sign = -1.0 if minimise else 1.0
+    best_optimum = finite_or_none(optimum)
     return HistoryInfo(
         x=shown + 1,
-        values=values[shown],
+        values=sign * values[shown],
         archs=[str(evaluations[i].get("arch", "")) for i in shown],
         best_x=np.asarray(best_idx, dtype=int) + 1,
-        best=running[best_idx] if best_idx else np.array([]),
-        optimum=finite_or_none(optimum),
+        best=sign * running[best_idx] if best_idx else np.array([]),
+        optimum=None if best_optimum is None else sign * best_optimum,
         n_total=n,
         n_ok=len(ok),
         n_failed=n - len(ok),
-        metric=metric,
+        metric=f"{metric} (lower is better)" if minimise else metric,
         note=note,
     )
 
@@ -111,6 +117,7 @@ def _get_history_plot(info: HistoryInfo, height: int = 380) -> go.Figure:
     return add_note(fig, info.note)
 
 
-def plot_history(evaluations, optimum=None, metric="value", max_points=MAX_SCATTER_POINTS) -> go.Figure:
+def plot_history(evaluations, optimum=None, metric="value", max_points=MAX_SCATTER_POINTS,
+                 minimise: bool = False) -> go.Figure:
     """Optimisation history figure from evaluation records (see :func:`_get_history_info`)."""
-    return _get_history_plot(_get_history_info(evaluations, optimum, metric, max_points))
+    return _get_history_plot(_get_history_info(evaluations, optimum, metric, max_points, minimise))

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from nasviz.dashboard.sources import table_from_path
+from nasviz.objectives.schema import MINIMISE, run_direction
 from nasviz.spaces.base import OPERATION_SLOTS
 
 #: Runs compared when the visitor has chosen none.
@@ -78,12 +79,20 @@ class RunCurve:
 
 
 def _optimum(cfg: Mapping[str, Any]) -> float | None:
+    """The table's best score for the run's metric (stored values are scores: minus a minimised metric)."""
     if cfg.get("objective", "table") != "table" or not cfg.get("table"):
         return None
     try:
-        return table_from_path(cfg["table"], cfg.get("space", "nb201")).optimum(cfg["metric"])
+        table = table_from_path(cfg["table"], cfg.get("space", "nb201"))
+        return table.sign(cfg["metric"]) * table.optimum(cfg["metric"])
     except (ValueError, KeyError, OSError):
         return None
+
+
+def _metric_label(cfg: Mapping[str, Any]) -> str:
+    """What a curve's values are: the metric, or ``-latency`` for a minimised one (curves are scores)."""
+    metric = str(cfg.get("metric") or "value")
+    return f"−{metric} (minimised: higher is better)" if run_direction(cfg) == MINIMISE else metric
 
 
 def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[RunCurve]:
@@ -105,7 +114,7 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
         values = np.array([float(e["value"]) if e["status"] == "ok" and e["value"] is not None else np.nan
                            for e in evals], dtype=float)
         curves.append(RunCurve(int(rid), str(run.get("name") or ""), str(cfg.get("strategy", "?")),
-                               int(cfg.get("seed") or 0), str(cfg.get("metric") or "value"), values,
+                               int(cfg.get("seed") or 0), _metric_label(cfg), values,
                                [e["arch"] for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
                                str(cfg.get("space") or "nb201")))
     for curve, group in zip(curves, configuration_groups(configs)):

@@ -61,12 +61,15 @@ class PoolView(View):
         D = run.memo(("pool", step, kernel, len(evaluated)), embed)
         n = len(pool)
         batch = state.batch
-        fig = viz.plot_pool(list(pool.candidates), D, pool.mean if len(pool.mean) == n else None,
+        sign = -1.0 if run.direction == "minimise" else 1.0  # scores -> a minimised metric's own values
+        fig = viz.plot_pool(list(pool.candidates), D, [sign * m for m in pool.mean] if len(pool.mean) == n else None,
                             pool.std if len(pool.std) == n else None, batch.indices if batch else (),
                             batch.qualities if batch and batch.qualities and len(batch.qualities) == n else None,
-                            step, f"the {kernel} kernel's distance", evaluated, values)
+                            step, f"the {kernel} kernel's distance", evaluated, [sign * v for v in values])
         parts = ["Crosses: the architectures evaluated before this step, embedded with the pool"
                  + (f" (the best {len(evaluated)}; {left_out} more are not drawn)" if left_out else "") + "."]
+        if sign < 0:
+            parts.append(f"The metric, {run.config.get('metric')}, is minimised: lower means and values are better.")
         if batch is not None:
             parts.append(f"Batch selector: {batch.method}" + ("; hover a point for its k-DPP quality." if batch.qualities
                                                               else "."))
