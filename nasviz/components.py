@@ -546,24 +546,33 @@ def _provides(entry: Entry) -> str:
     return ", ".join(sorted(entry.load().provided_representations()))
 
 
-def _searches(entry: Entry) -> str:
-    return ", ".join(s for s in SPACES.names() if not problems(s, entry.name, batch_size=default_batch_size(entry.name)))
+def _searcher(built_in_only: bool):
+    """The "searches" column: the spaces a strategy can search (the built-in ones only, for the README)."""
+
+    def searches(entry: Entry) -> str:
+        spaces = SPACES.names(lambda e: e.built_in) if built_in_only else SPACES.names()
+        return ", ".join(s for s in spaces if not problems(s, entry.name, batch_size=default_batch_size(entry.name)))
+
+    return searches
 
 
-#: Extra Markdown columns per registry.
-_COLUMNS = {
-    "search space": (("representations", _provides),),
-    "kernel": (("reads", _reads), ("paper", lambda e: e.paper)),
-    "strategy": (("searches", _searches), ("paper", lambda e: e.paper)),
-    "dashboard view": (("tab", lambda e: str(e.capabilities.get("title", ""))),),
-}
+def _columns(built_in_only: bool) -> dict[str, tuple]:
+    """Extra Markdown columns per registry."""
+    return {
+        "search space": (("representations", _provides),),
+        "kernel": (("reads", _reads), ("paper", lambda e: e.paper)),
+        "strategy": (("searches", _searcher(built_in_only)), ("paper", lambda e: e.paper)),
+        "dashboard view": (("tab", lambda e: str(e.capabilities.get("title", ""))),),
+    }
 
 
 def catalogue_markdown(built_in_only: bool = False) -> str:
-    """The component tables, generated from the registries (the README's: ``built_in_only``)."""
+    """The component tables, generated from the registries (the README's: ``built_in_only``, so
+    that the plugins of whoever regenerates it stay out of it)."""
+    columns = _columns(built_in_only)
     parts = []
     for heading, registry in CATALOGUE:
-        parts.append(f"#### {heading}\n\n{registry.markdown(_COLUMNS.get(registry.kind, ()), built_in_only)}")
+        parts.append(f"#### {heading}\n\n{registry.markdown(columns.get(registry.kind, ()), built_in_only)}")
     return "\n\n".join(parts)
 
 

@@ -108,7 +108,8 @@ def is_file_item(item: str) -> bool:
 
 
 def load_item(item: str, groups: Mapping[str, Registry], *, export: bool = False) -> tuple[list[str], PluginProblem | None]:
-    """Load one ``NASVIZ_PLUGINS`` item: ``(names it registered, problem or None)``.
+    """Load one ``NASVIZ_PLUGINS`` item: ``(names it registered or, for a space file, declares;
+    problem or None)``.
 
     ``export``: add it (as an absolute path when it is a file) to this process's
     ``NASVIZ_PLUGINS``, so that processes started from here load it too (``--space FILE``).
@@ -118,11 +119,12 @@ def load_item(item: str, groups: Mapping[str, Registry], *, export: bool = False
         f"spec file {item}" if suffix in (".toml", ".json") else f"table columns {item}" if suffix == ".csv"
         else f"NASVIZ_PLUGINS file {item}")
     before = _snapshot(groups)
+    declared: list[str] = []
     try:
         with registering_from(origin):
             if suffix in FILE_LOADERS:
                 loader = Entry("file loader", "loads a space file", FILE_LOADERS[suffix]).load()
-                loader(Path(item), groups[SPACES_GROUP], origin)
+                declared.append(loader(Path(item), groups[SPACES_GROUP], origin).name)  # new, or the same again
             elif suffix == ".py":
                 _import_file(Path(item))
             else:
@@ -131,7 +133,7 @@ def load_item(item: str, groups: Mapping[str, Registry], *, export: bool = False
         return [], PluginProblem(f"{item!r} ({PLUGINS_ENV})", _one_line(err))
     if export:
         _export([str(Path(item).resolve()) if is_file_item(item) else item], replace=False)
-    return _added(groups, before), None
+    return list(dict.fromkeys([*declared, *_added(groups, before)])), None
 
 
 def _entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
