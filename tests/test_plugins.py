@@ -156,3 +156,27 @@ def test_an_entry_point_may_name_a_class_an_entry_or_a_module_and_nothing_else()
     assert registry.get("from-entry").origin == "entry point e (pkg==1)"
     with pytest.raises(TypeError, match="names a int; a thing entry point names a class"):
         plugins._register(3, "three", registry, "entry point three (pkg==1)")
+
+
+@pytest.mark.slow
+def test_the_page_shows_a_broken_plugin_once_as_text(monkeypatch, tmp_path):
+    """The Streamlit process loads plugins in its sidebar; one that fails is a line of plain text
+    (no traceback, no exception on the page)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests_app_helpers import APP
+
+    monkeypatch.setenv("NASVIZ_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "no_such_plugin_module")
+    plugins.reset_for_tests()
+    try:
+        at = AppTest.from_file(APP, default_timeout=120).run()
+        assert not at.exception
+        assert [e.label for e in at.sidebar.expander] [:1] == ["1 plugin(s) could not be loaded and are skipped"]
+        texts = [t.value for t in at.sidebar.text]
+        assert texts == ["plugin 'no_such_plugin_module' (NASVIZ_PLUGINS) was skipped: ModuleNotFoundError: No module "
+                         "named 'no_such_plugin_module'"]
+        assert not any("Traceback" in t for t in texts)
+    finally:
+        monkeypatch.delenv(plugins.PLUGINS_ENV)
+        plugins.reset_for_tests()
