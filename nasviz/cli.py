@@ -4,7 +4,7 @@ Plugins (:mod:`nasviz.plugins`) are loaded before the parser is built, so their 
 strategies, kernels, ... are choices like the built-in ones; ``--space`` also takes a space spec
 file (``.toml`` / ``.json``) or a table whose columns declare a space (``.csv``).
 
-Exit status: 0 done; 2 bad input (:class:`~nasviz.errors.NasvizError`: a file, a setting, a
+Exit statuses (:mod:`nasviz.cli_common`): 0 done; 2 bad input (:class:`~nasviz.errors.NasvizError`: a file, a setting, a
 request; the message says what and where) or a file the system refused (``OSError``); 3 an
 internal error, a bug in nasviz or in a plugin, never reported as bad input: its message says so
 and the traceback follows.
@@ -24,15 +24,12 @@ import numpy as np
 from nasviz import defaults
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, DATASETS, KERNELS, POOLS, STRATEGIES
 from nasviz.config import SearchConfig
-from nasviz.errors import InputError, NasvizError
-from nasviz.objectives import TableError, UnknownArchitectureError, load_table
+from nasviz.cli_common import (BAD_INPUT, EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, add_space_argument, in_metric_units,
+                               internal_error_message)
+from nasviz.errors import InputError
+from nasviz.objectives import TableError, load_table
 from nasviz.objectives import default_table_path as objectives_default_table
 from nasviz.runner import run_search
-
-#: Exit status of bad input (and of a file the system refused) and of an internal error.
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL_ERROR = 3
-
 
 def default_table_path() -> Path:
     """The table every command uses when none is given (:func:`nasviz.objectives.default_table_path`)."""
@@ -45,47 +42,6 @@ def default_table_path() -> Path:
 def _print_json(obj) -> None:
     json.dump(obj, sys.stdout, allow_nan=False, default=float)
     sys.stdout.write("\n")
-
-
-class _Registered:
-    """argparse ``choices`` read from a registry when asked, not when the parser is built: a
-    space registered while parsing (``--space FILE``) is a choice too."""
-
-    def __init__(self, registry) -> None:
-        self.registry = registry
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.registry
-
-    def __iter__(self):
-        return iter(self.registry.names())
-
-
-def _space_argument(text: str) -> str:
-    """argparse type of ``--space``: a registered name, or a space file (a spec ``.toml`` /
-    ``.json``, or a ``.csv`` table whose columns declare the space) registered now and passed on
-    to the processes this one starts (``NASVIZ_PLUGINS``)."""
-    from nasviz.components import PLUGIN_GROUPS, SPACES
-    from nasviz.plugins import FILE_LOADERS, load_item
-
-    if text in SPACES or Path(text).suffix.lower() not in FILE_LOADERS:
-        return text
-    if not Path(text).is_file():
-        raise argparse.ArgumentTypeError(f"no space called {text!r} and no such file")
-    names, problem = load_item(text, PLUGIN_GROUPS, export=True)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(problem.error)
-    spaces = [n for n in names if n in SPACES]
-    return spaces[0] if spaces else text
-
-
-def add_space_argument(parser: argparse.ArgumentParser, default: str | None = "nb201", help: str | None = None) -> None:
-    from nasviz.components import SPACES
-
-    parser.add_argument("--space", default=default, type=_space_argument, choices=_Registered(SPACES),
-                        metavar="SPACE", help=help or (
-                            f"search space: {', '.join(SPACES.names())}; or a space spec file (.toml / .json) or a "
-                            f"table whose columns declare the space (.csv) (default: {default})"))
 
 
 def _non_negative_int(text: str) -> int:
@@ -233,7 +189,7 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
                         store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease,
                         overlap=bool(cfg.get("overlap")))
-    out = _in_metric_units(result.to_dict(space.format), cfg.get("direction"))
+    out = in_metric_units(result.to_dict(space.format), cfg.get("direction"))
     out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
                 "direction": cfg.get("direction") or "maximise",
                 "objective": cfg["objective"], "strategy": cfg["strategy"],
@@ -244,20 +200,6 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
         print(file=sys.stderr)
         print(f"best {out['best_value']} ({out['best_arch']}), optimum {out['optimum']}, regret {out['regret']}, {out['seconds']:.2f} s")
     return 0
-
-
-def _in_metric_units(out: dict, direction: str | None) -> dict:
-    """A run's result with its values (scores: minus a minimised metric) as the metric's own
-    values; regret is the same either way."""
-    from nasviz.objectives.schema import shown_value
-
-    if direction != "minimise":
-        return out
-    flip = lambda v: shown_value(v, direction) if isinstance(v, (int, float)) else v  # noqa: E731 - NaN stays NaN
-    out.update(best_value=flip(out["best_value"]), optimum=flip(out["optimum"]),
-               trajectory=[flip(v) for v in out["trajectory"]],
-               evaluations=[{**e, "value": flip(e["value"])} for e in out["evaluations"]])
-    return out
 
 
 def _add_table_parser(sub: argparse._SubParsersAction) -> None:
@@ -696,17 +638,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - anything else is a bug, and must not look like bad input
         print(internal_error_message(err), file=sys.stderr)
         return EXIT_INTERNAL_ERROR
-
-
-#: What ``main`` reports as bad input: the errors nasviz raises on purpose, and a table or store
-#: lookup of something that is not there.
-BAD_INPUT: tuple[type[BaseException], ...] = (NasvizError, UnknownArchitectureError)
-
-
-def internal_error_message(err: BaseException) -> str:
-    """The traceback of an internal error, then one line saying it is one (not bad input)."""
-    import traceback
-
-    trace = "".join(traceback.format_exception(err))
-    return (f"{trace}internal error: {type(err).__name__}: {err}\n"
-            "This is a bug in nasviz or in a plugin, not a problem with the input; the traceback above says where.")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from nasviz.bench import search
-from nasviz.cli import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, main
+from nasviz.cli import main
+from nasviz.cli_common import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR
 from nasviz.components import STRATEGIES
 from nasviz.registry import Entry
 from nasviz.strategies.random_search import RandomSearch

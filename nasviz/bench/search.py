@@ -53,7 +53,7 @@ BATCH_PEER = "optuna-tpe"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from nasviz.bench.protocol import PROTOCOLS
-    from nasviz.cli import add_space_argument
+    from nasviz.cli_common import add_space_argument
     from nasviz.strategies.factory import strategy_names
 
     parser.add_argument("--table", type=Path, help="benchmark CSV (default: the embedded NAS-Bench-201 CIFAR table, as "
