@@ -6,6 +6,10 @@ API (every executor)
     Start evaluating one architecture; returns at once. ``future.result()`` is an
     :class:`~nasviz.objectives.base.Evaluation` (never an exception for a bad architecture: a
     failed training is a failed Evaluation).
+``submit_group(archs, plans) -> futures``
+    Start evaluating several architectures in one worker with one ``evaluate`` call, one future
+    each (a training objective with ``SpeedOptions(networks_together=k)`` trains them at once);
+    :class:`ExecutorObjective` groups a step this way. Dask submits them one by one.
 ``wait_first(futures) -> (done, pending)``
     Block until at least one of ``futures`` has finished; two sets. This is the asynchronous
     mode of paper 001 §4.2 / paper 003 §4.3: when a worker frees up, the search proposes the
@@ -71,10 +75,8 @@ def _set_single_thread() -> None:
         _THREADS_SET = True
 
 
-def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture, plan: Any = None) -> Evaluation:
-    """Evaluate one architecture in a worker process (one torch thread; objective cached);
-    ``plan`` is the strategy's :class:`~nasviz.objectives.network_store.NetworkPlan` (warm starts
-    from, and trained networks kept in, a network store folder the processes share). A spawned
+def _worker_objective(spec: ObjectiveSpec) -> Any:
+    """The objective of ``spec`` in this worker process, built once (one torch thread). A spawned
     process or a Dask worker starts without plugins: they are loaded first (once per process), so
     a plugin's space or dataset is found here as in the process that started the search."""
     from nasviz.components import load_plugins
@@ -85,10 +87,44 @@ def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture, plan: Any = None
     if objective is None:
         _OBJECTIVES.clear()  # one spec at a time per worker keeps memory bounded
         objective = _OBJECTIVES[spec] = spec.build()
+    return objective
+
+
+def evaluate_in_worker(spec: ObjectiveSpec, arch: Architecture, plan: Any = None) -> Evaluation:
+    """Evaluate one architecture in a worker process (one torch thread; objective cached);
+    ``plan`` is the strategy's :class:`~nasviz.objectives.network_store.NetworkPlan` (warm starts
+    from, and trained networks kept in, a network store folder the processes share)."""
+    objective = _worker_objective(spec)
     try:
         return objective.evaluate([arch], [plan])[0] if plan is not None else objective.evaluate([arch])[0]
     except Exception as err:  # noqa: BLE001 - objectives should not raise; if one does, record it
         return Evaluation(arch, None, 0.0, FAILED, f"{type(err).__name__}: {err}")
+
+
+def evaluate_group_in_worker(spec: ObjectiveSpec, archs: Sequence[Architecture], plans: Sequence[Any]) -> list[Evaluation]:
+    """Evaluate several architectures in one worker with one ``evaluate`` call (a training
+    objective with ``networks_together > 1`` trains them at once, interleaved on the device)."""
+    objective = _worker_objective(spec)
+    try:
+        return list(objective.evaluate(list(archs), list(plans)))
+    except Exception as err:  # noqa: BLE001
+        return [Evaluation(a, None, 0.0, FAILED, f"{type(err).__name__}: {err}") for a in archs]
+
+
+def _split(group: cf.Future, n: int) -> list[cf.Future]:
+    """One future per member of a group whose future returns a list of ``n`` results."""
+    parts: list[cf.Future] = [cf.Future() for _ in range(n)]
+
+    def resolve(done: cf.Future) -> None:
+        err = done.exception()
+        for i, part in enumerate(parts):
+            if err is not None:
+                part.set_exception(err)
+            else:
+                part.set_result(done.result()[i])
+
+    group.add_done_callback(resolve)
+    return parts
 
 
 class _Base:
@@ -96,6 +132,11 @@ class _Base:
 
     def submit(self, arch: Architecture, plan: Any = None):  # pragma: no cover - interface
         raise NotImplementedError
+
+    def submit_group(self, archs: Sequence[Architecture], plans: Sequence[Any]) -> list:
+        """Start evaluating ``archs`` together in one worker where the executor can (one future
+        each); by default one by one."""
+        return [self.submit(a, p) for a, p in zip(archs, plans)]
 
     def wait_first(self, futures: Iterable) -> tuple[set, set]:
         done, pending = cf.wait(set(futures), return_when=cf.FIRST_COMPLETED)
@@ -138,6 +179,16 @@ class SerialExecutor(_Base):
             fut.set_result(Evaluation(arch, None, 0.0, FAILED, f"{type(err).__name__}: {err}"))
         return fut
 
+    def submit_group(self, archs: Sequence[Architecture], plans: Sequence[Any]) -> list[cf.Future]:
+        try:
+            evaluations = list(self.objective.evaluate(list(archs), list(plans)))
+        except Exception as err:  # noqa: BLE001
+            evaluations = [Evaluation(a, None, 0.0, FAILED, f"{type(err).__name__}: {err}") for a in archs]
+        futures = [cf.Future() for _ in archs]
+        for fut, ev in zip(futures, evaluations):
+            fut.set_result(ev)
+        return futures
+
 
 class LocalExecutor(_Base):
     """``n_workers`` local processes (``spawn`` start method, one torch thread each)."""
@@ -153,6 +204,11 @@ class LocalExecutor(_Base):
 
     def submit(self, arch: Architecture, plan: Any = None) -> cf.Future:
         return self._pool.submit(evaluate_in_worker, self.spec, arch, plan)
+
+    def submit_group(self, archs: Sequence[Architecture], plans: Sequence[Any]) -> list[cf.Future]:
+        if len(archs) == 1:
+            return [self.submit(archs[0], plans[0])]
+        return _split(self._pool.submit(evaluate_group_in_worker, self.spec, list(archs), list(plans)), len(archs))
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -242,8 +298,20 @@ class ExecutorObjective:
         self.planner: Any = None
 
     def submit(self, archs: Sequence[Architecture]) -> list:
-        """Start evaluating ``archs`` (with their plans); one future per architecture."""
-        return [self.executor.submit(a, self.planner(a) if self.planner is not None else None) for a in archs]
+        """Start evaluating ``archs`` (with their plans); one future per architecture. An
+        objective that trains ``networks_together = k > 1`` networks at once gets its
+        architectures in groups of up to ``k``, spread over the workers (``ceil(len / workers)``
+        each when fewer than ``k`` per worker are asked for)."""
+        plans = [self.planner(a) if self.planner is not None else None for a in archs]
+        speed = getattr(self.objective, "speed", None)
+        k = int(getattr(speed, "networks_together", 1) or 1)
+        if k <= 1 or len(archs) <= 1:
+            return [self.executor.submit(a, p) for a, p in zip(archs, plans)]
+        size = max(1, min(k, -(-len(archs) // max(1, self.executor.n_workers))))
+        futures: list = []
+        for i in range(0, len(archs), size):
+            futures.extend(self.executor.submit_group(archs[i : i + size], plans[i : i + size]))
+        return futures
 
     def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
         return [f.result() for f in self.submit(archs)]

@@ -85,3 +85,24 @@ def test_bad_options_are_named():
     custom = TrainingObjective(get_space("nb201"), "digits", builder=lambda a, d: None)
     with pytest.raises(ValueError, match="custom builder"):
         custom.spec()
+
+
+@pytest.mark.slow
+def test_a_step_is_sent_in_groups_trained_together_with_the_same_results(local_results):
+    """networks_together = 2 on two workers: the three networks go out as groups (one worker trains
+    two at once), and every value equals the one-network-at-a-time result."""
+    from dataclasses import replace
+
+    from nasviz.objectives.speed import SpeedOptions
+
+    spec = replace(SPEC, speed=SpeedOptions(networks_together=2))
+    objective = spec.build()
+    with LocalExecutor(spec, n_workers=2) as ex:
+        wrapped = ExecutorObjective(objective, ex)
+        futures = wrapped.submit(ARCHS)
+        grouped = [f.result() for f in futures]
+    assert _values(grouped) == _values(local_results)
+    pids = [e.info["worker"]["pid"] for e in grouped]
+    assert pids[0] == pids[1]  # the first group of two went to one worker
+    serial = ExecutorObjective(objective, SerialExecutor(objective))
+    assert _values([f.result() for f in serial.submit(ARCHS)]) == _values(local_results)

@@ -31,4 +31,5 @@ BENCHMARKS: dict[str, str] = {
     "browser": "nasviz.bench.browser",
     "gp-bounds": "nasviz.bench.gp_bounds",
     "top-cells": "nasviz.bench.top_cells",
+    "accelerator-check": "nasviz.bench.accelerator_check",
 }

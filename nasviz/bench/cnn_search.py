@@ -33,7 +33,12 @@ Each finished run is appended to ``--results`` (JSON lines) at once; running the
 again skips the (method, seed) runs already there, so an interrupted comparison resumes. Each
 record carries the ``provenance`` of its own run (:mod:`nasviz.bench.provenance`): a comparison
 that resumes over days may span several commits, and the records say which.
-``--device cuda`` trains on the GPU (the two workers share it).
+``--device cuda`` trains on the GPU (the workers share it). ``--workers auto`` plans the workers
+for the device (:func:`~nasviz.objectives.accelerator.plan_concurrency`: one per core on a CPU;
+on a GPU from its free memory and the cores), ``--networks-per-worker k`` trains ``k`` networks
+at once in each worker (a step then proposes ``workers x k`` networks), and ``--speed name=value``
+sets the trainer's :class:`~nasviz.objectives.speed.SpeedOptions`. Each run records its plan,
+networks and epochs per minute.
 """
 
 from __future__ import annotations
@@ -73,10 +78,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=900.0, help="wall clock per run (default: 900)")
     parser.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds (default: 0,1,2,3,4)")
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes per run (default: 2)")
+    parser.add_argument("--workers", default="2", help="worker processes per run, or auto (default: 2)")
+    parser.add_argument("--networks-per-worker", default="1",
+                        help="networks each worker trains at once, or auto (default: 1)")
+    parser.add_argument("--speed", action="append", default=[], metavar="NAME=VALUE",
+                        help="a trainer speed option, e.g. bf16=true (repeatable; see nasviz.objectives.speed)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--results", type=Path, default=None,
                         help="JSON-lines file: each run is appended when it ends; runs already there are skipped")
+
+
+def plan(args: argparse.Namespace) -> dict[str, Any]:
+    """Workers, networks per worker and speed options of every run, from ``--workers``,
+    ``--networks-per-worker`` (numbers or ``auto``), ``--speed`` and ``--device``."""
+    from dataclasses import replace
+
+    from nasviz.objectives.accelerator import plan_concurrency, resolve_device
+    from nasviz.objectives.speed import SpeedOptions
+
+    device = resolve_device(args.device)
+    workers = None if str(args.workers) == "auto" else int(args.workers)
+    together = None if str(getattr(args, "networks_per_worker", "1")) == "auto" else int(args.networks_per_worker)
+    reason = "as asked"
+    if workers is None or together is None:
+        chosen = plan_concurrency(device, _network_bytes(args.dataset, args.data_folder) if device.type == "cuda" else 0,
+                                  processes=workers, networks_per_process=together)
+        workers, together, reason = chosen.processes, chosen.networks_per_process, chosen.reason
+    if workers < 1 or together < 1:
+        raise ValueError(f"--workers and --networks-per-worker must be at least 1, got {workers} and {together}")
+    speed = replace(SpeedOptions.parse(getattr(args, "speed", None)), networks_together=together)
+    return {"workers": workers, "networks_per_worker": together, "batch_size": workers * together,
+            "speed": speed, "reason": reason}
+
+
+def _network_bytes(dataset: str, folder: str | None) -> int:
+    """Training memory (bytes) of the largest network of the CNN space's initial pool on ``dataset``."""
+    from nasviz.objectives.datasets import load_dataset
+    from nasviz.objectives.trainer import estimate_size
+    from nasviz.spaces import get_space
+
+    space, data = get_space("cnn"), load_dataset(dataset, seed=0, folder=folder)
+    batch = space.training_defaults()["batch_size"]
+    return 4 * max(estimate_size(space.build_network(a, data.input_shape, data.n_outputs), data.input_shape, batch)
+                   for a in space.initial_pool())
 
 
 def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -89,15 +133,17 @@ def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
 
     space = get_space("cnn")
     name, options, _ = METHODS[method]
+    chosen = plan(args)
     spec = TrainingSpec(space="cnn", dataset=args.dataset, dataset_seed=0, metric="valid_accuracy", seed=seed,
-                        device=args.device, data_folder=args.data_folder)
-    with LocalExecutor(spec, n_workers=args.workers) as executor:
+                        device=args.device, data_folder=args.data_folder, speed=chosen["speed"])
+    batch = chosen["batch_size"]
+    with LocalExecutor(spec, n_workers=chosen["workers"]) as executor:
         objective = ExecutorObjective(spec.build(), executor)
-        strategy = make_strategy(name, space=space, seed=seed, batch_size=args.workers, **options)
+        strategy = make_strategy(name, space=space, seed=seed, batch_size=batch, **options)
         if hasattr(strategy, "attach"):
             strategy.attach(objective)
         start = time.perf_counter()
-        result = run_search(strategy, objective, 10**6, format_arch=space.format, batch_size=args.workers,
+        result = run_search(strategy, objective, 10**6, format_arch=space.format, batch_size=batch,
                             overlap=True, should_stop=lambda: time.perf_counter() - start > args.seconds)
         networks = getattr(strategy, "networks", None)
         store_summary = networks.summary() if networks is not None else None
@@ -105,6 +151,8 @@ def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
             networks.close()
     ok = [e for e in result.evaluations if e.ok]
     best = max(ok, key=lambda e: e.value) if ok else None
+    epochs = sum(int((e.info or {}).get("epochs_run", 0)) for e in result.evaluations)
+    minutes = max(result.seconds, 1e-9) / 60.0
     return {
         "method": method, "strategy": name, "options": options, "seed": seed, "seconds": result.seconds,
         "n_trained": len(result.evaluations), "n_failed": len(result.evaluations) - len(ok),
@@ -114,6 +162,9 @@ def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
         "warm_started": sum(1 for e in result.evaluations if (e.info or {}).get("warm_start")),
         "network_store": store_summary,
         "trajectory": [v if math.isfinite(v) else None for v in result.trajectory],
+        "device": args.device, "workers": chosen["workers"], "networks_per_worker": chosen["networks_per_worker"],
+        "plan_reason": chosen["reason"], "speed": chosen["speed"].to_dict(), "epochs_trained": epochs,
+        "networks_per_minute": len(result.evaluations) / minutes, "epochs_per_minute": epochs / minutes,
     }
 
 
@@ -132,8 +183,10 @@ def summarise(runs: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
         test, test_se = _mean_se([r["best_test"] for r in rs])
         valid, valid_se = _mean_se([r["best_valid"] for r in rs])
         trained, trained_se = _mean_se([r["n_trained"] for r in runs if r["method"] == m])
+        rates = {key: _mean_se([r[key] for r in runs if r["method"] == m and key in r])[0]
+                 for key in ("networks_per_minute", "epochs_per_minute")}
         out[m] = {"label": METHODS[m][2], "runs": len(rs), "test": test, "test_se": test_se, "valid": valid,
-                  "valid_se": valid_se, "trained": trained, "trained_se": trained_se,
+                  "valid_se": valid_se, "trained": trained, "trained_se": trained_se, **rates,
                   "per_seed_test": {r["seed"]: r["best_test"] for r in rs}}
     return out
 

@@ -80,6 +80,23 @@ class SpeedOptions:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def parse(cls, items: list[str] | tuple[str, ...] | None) -> "SpeedOptions":
+        """From ``name=value`` strings (the command line's ``--speed bf16=true``); values read as
+        JSON where they parse (``true``, ``4``, ``null``), else as text (``reduce-overhead``)."""
+        import json
+
+        values: dict[str, Any] = {}
+        for item in items or ():
+            name, sep, text = str(item).partition("=")
+            if not sep or not name.strip():
+                raise ValueError(f"--speed takes name=value, got {item!r}")
+            try:
+                values[name.strip()] = json.loads(text)
+            except ValueError:
+                values[name.strip()] = text.strip()
+        return cls.from_dict(values)
+
     def host_reads_each_step(self, device: torch.device) -> bool:
         """Whether the loss is read on the host every step (``metrics``, resolved for ``device``)."""
         return self.metrics == "step" or (self.metrics == "auto" and device.type == "cpu")
