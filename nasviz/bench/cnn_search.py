@@ -105,7 +105,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
                                   processes=workers, networks_per_process=together)
         workers, together, reason = chosen.processes, chosen.networks_per_process, chosen.reason
     if workers < 1 or together < 1:
-        raise ValueError(f"--workers and --networks-per-worker must be at least 1, got {workers} and {together}")
+        raise InputError(f"--workers and --networks-per-worker must be at least 1, got {workers} and {together}")
     speed = replace(SpeedOptions.parse(getattr(args, "speed", None)), networks_together=together)
     return {"workers": workers, "networks_per_worker": together, "batch_size": workers * together,
             "speed": speed, "reason": reason}

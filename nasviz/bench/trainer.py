@@ -278,8 +278,6 @@ def _whole_machine(args, device: torch.device, together: int | None) -> dict[str
     from nasviz.objectives.trainer import estimate_size
     from nasviz.objectives.training import TrainingSpec
 
-from nasviz.errors import InputError
-
     work = _workload(args, args.scale_networks, seed_offset=2)
     spec = TrainingSpec(space="cnn", dataset="mnist1d", dataset_seed=0, seed=0, device=device.type,
                         training=tuple(sorted(work.training().items())))
@@ -352,8 +350,6 @@ def _goals(out: dict[str, Any]) -> dict[str, Any]:
     return goals
 
 
-from nasviz.errors import InputError
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     for name in ("networks", "epochs", "repeats"):
         if getattr(args, name) < 1:
@@ -363,11 +359,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     started = time.perf_counter()
-    from nasviz.bench.provenance import KEY, collect
+    from nasviz.bench.provenance import KEY, collect, portable
 
     started_provenance = collect(getattr(args, "argv", None))
     out: dict[str, Any] = {"machine": _machine(), "protocol": {
-        k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("func", "argv")}}
+        k: (portable(str(v)) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("func", "argv")}}
 
     def save(final: bool = False) -> None:
         """Write what is measured so far to ``--out`` (a run stopped from outside keeps its parts)."""
