@@ -27,8 +27,9 @@ from nasviz.config import SearchConfig
 from nasviz.cli_common import (BAD_INPUT, EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, add_space_argument, in_metric_units,
                                internal_error_message)
 from nasviz.errors import InputError
-from nasviz.objectives import TableError, load_table
+from nasviz.objectives import Table, TableError, load_table
 from nasviz.objectives import default_table_path as objectives_default_table
+from nasviz.rounding import format_value, round_value, run_decimals
 from nasviz.runner import run_search
 
 def default_table_path() -> Path:
@@ -158,7 +159,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             if not config.data_folder or not config.dataset:
                 raise InputError("--download needs --dataset and --data-folder DIR")
             download(config.dataset, config.data_folder)
-        setup = build_search(config)
+        try:
+            setup = build_search(config)
+        except TableError as err:
+            if config.table and "no usable row" in str(err):
+                load_with_space_hint(config.table, config.space)  # raises naming the --space to add
+            raise
         if store is not None:
             run_id = store.create_run(setup.config)
     try:
@@ -190,15 +196,21 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
                         store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease,
                         overlap=bool(cfg.get("overlap")))
     out = in_metric_units(result.to_dict(space.format), cfg.get("direction"))
+    decimals = run_decimals(cfg)
+    for key in ("best_value", "optimum", "regret"):  # at the table's resolution (a regret of 0.0799999 is 0.08)
+        out[key] = round_value(out.get(key), decimals)
     out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
                 "direction": cfg.get("direction") or "maximise",
                 "objective": cfg["objective"], "strategy": cfg["strategy"],
-                "seed": cfg["seed"], "budget": cfg["budget"], "skipped_rows": skipped or None})
+                "seed": cfg["seed"], "budget": cfg["budget"], "skipped_rows": skipped or None,
+                "value_decimals": decimals})
     if args.json:
         _print_json(out)
     else:
         print(file=sys.stderr)
-        print(f"best {out['best_value']} ({out['best_arch']}), optimum {out['optimum']}, regret {out['regret']}, {out['seconds']:.2f} s")
+        print(f"best {format_value(out['best_value'], decimals)} ({out['best_arch']}), optimum "
+              f"{format_value(out['optimum'], decimals)}, regret {format_value(out['regret'], decimals)}, "
+              f"{out['seconds']:.2f} s")
     return 0
 
 
@@ -281,8 +293,25 @@ def rank_against(table, other, other_metric: str) -> dict[str, dict[str, float |
     return out
 
 
+def load_with_space_hint(path: Path | str, space: str, **options) -> "Table":
+    """:func:`load_table`, but a table whose rows are architectures of another space is refused
+    with one line that names the ``--space`` to add, not a list of rows the space cannot parse."""
+    from nasviz.objectives.table import suggest_space
+
+    try:
+        return load_table(path, space=space, **options)
+    except TableError as err:
+        if "no usable row" not in str(err):
+            raise
+        hint = suggest_space(path, space)
+        if hint is None:
+            raise
+        raise InputError(f"no row is an architecture of the {space} space, but the rows parse in the {hint} "
+                         f"space: add --space {hint}", source=str(path)) from None
+
+
 def cmd_table_info(args: argparse.Namespace) -> int:
-    table = load_table(args.table or default_table_path(), space=args.space, duplicates=args.duplicates)
+    table = load_with_space_hint(args.table or default_table_path(), args.space, duplicates=args.duplicates)
     info = table.info()
     if args.rank_against:
         path, _, metric = str(args.rank_against).partition(":")
@@ -294,7 +323,7 @@ def cmd_table_info(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(info)
     else:
-        print(f"{info['source']}: {info['rows']} rows, metrics "
+        print(f"{info['source']}: {info['rows']} architectures, metrics "
               + ", ".join(m + (" (minimised)" if info["directions"][m] == "minimise" else "") for m in info["metrics"]))
         print(f"  column roles, as declared by {info['schema']}:" if info["schema"] else
               "  column roles, guessed (declare them in a schema: '# nasviz:' lines or a <table>.schema.toml file):")
@@ -305,7 +334,7 @@ def cmd_table_info(args: argparse.Namespace) -> int:
             print(f"  {dup['rows_merged']} row(s) of {dup['architectures_with_repeats']} architecture(s) seen before "
                   "were averaged into them")
         for m, v in info["optimum"].items():
-            print(f"  optimum {m}: {v} ({info['best_arch'][m]})")
+            print(f"  optimum {m}: {format_value(v, info['decimals'].get(m))} ({info['best_arch'][m]})")
             d = info["distribution"][m]
             if d.get("rows"):
                 print(f"    median {d['median']:.4g} (q25 {d['q25']:.4g}, q75 {d['q75']:.4g}); "
@@ -552,11 +581,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     store = RunStore(args.store)
     if args.runs_command == "list":
         runs = store.list_runs()
-        if args.json:
-            _print_json([{k: v for k, v in r.items()} for r in runs])
+        if args.json:  # best values at each run's resolution (nasviz.rounding), as on the page
+            _print_json([{**r, "best_value": round_value(r["best_value"], run_decimals(r["config"]))} for r in runs])
         for r in runs if not args.json else []:
             print(f"{r['id']:>4}  {r['status']:<11} {r['strategy'] or '-':<18} {r['n_evaluations']:>5}/{r['budget'] or '?':<5} "
-                  f"best {r['best_value']}  {r['name']}")
+                  f"best {format_value(r['best_value'], run_decimals(r['config']))}  {r['name']}")
     elif args.runs_command == "export":
         if args.csv is None and args.json_out is None:
             raise InputError("runs export needs --csv FILE and/or --json-out FILE")

@@ -414,6 +414,7 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
         config = config.with_metric(objective.metric)
         extras.setdefault("skipped_rows", table.skipped_rows())
         extras["direction"] = objective.direction  # values are scores; displays turn them back
+        extras.setdefault("value_decimals", table.decimals.get(objective.metric))  # nasviz.rounding
     try:
         strategy = make_strategy(config.strategy, space=space, seed=config.seed, domain=objective.domain(),
                                  batch_size=config.batch_size, **dict(config.strategy_options))

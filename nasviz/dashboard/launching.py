@@ -96,9 +96,10 @@ def stored_config(config: SearchConfig | Mapping[str, Any], source: DataSource |
         return config.to_dict()  # unreadable now: the worker fails the run with the (redacted) reason
     config = config if config.metric else config.with_metric(table.metrics[0])
     direction = table.direction(config.metric)  # values are stored as scores; displays turn them back
+    extra = {"direction": direction, "value_decimals": table.decimals.get(config.metric)}  # nasviz.rounding
     if source is not None and source.kind == TABLE and source.path == config.table:
-        return {**config.to_dict(), "skipped_rows": source.skipped_rows(), "direction": direction}
-    return {**config.to_dict(), "skipped_rows": table.skipped_rows(redact=True), "direction": direction}
+        return {**config.to_dict(), "skipped_rows": source.skipped_rows(), **extra}
+    return {**config.to_dict(), "skipped_rows": table.skipped_rows(redact=True), **extra}
 
 
 # ----------------------------------------------------------------------------- run management

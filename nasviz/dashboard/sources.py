@@ -252,7 +252,7 @@ class DataSource:
         rows were averaged into them (a table of 500 rows may hold 292 architectures)."""
         if not self.rows:
             return self.label
-        text = f"{self.label}: {self.rows:,} architectures"
+        text = f"{self.label}: {self.rows:,} architecture{'s' if self.rows != 1 else ''}"
         if self.rows_averaged:
             text += (f" ({self.rows + self.rows_averaged:,} rows: {self.rows_averaged:,} repeated an architecture "
                      "and were averaged into it)")

@@ -53,6 +53,7 @@ from nasviz.errors import InputError, TableError
 from nasviz.objectives.columns import ColumnRole, ColumnRoles, column_roles
 from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
 from nasviz.objectives.schema import MAXIMISE, MINIMISE, TableSchema, find_schema, split_header_schema
+from nasviz.rounding import decimals_of
 from nasviz.spaces import get_space
 from nasviz.spaces.base import SearchSpace
 from nasviz.spaces.strings import parse_architecture, parse_architecture_columns
@@ -162,6 +163,9 @@ class Table:
         Every column's role, declared or guessed, and why (header order).
     schema_source : str or None
         Where the table's schema was declared (``None``: every role is a guess).
+    decimals : dict metric -> int
+        The resolution of each metric: the most decimals a row writes (:mod:`nasviz.rounding`);
+        values are shown with that many.
     """
 
     source: str
@@ -181,6 +185,7 @@ class Table:
     directions: dict[str, str] = field(default_factory=dict)
     roles: list[ColumnRole] = field(default_factory=list)
     schema_source: str | None = None
+    decimals: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.arch_columns:
@@ -293,6 +298,7 @@ class Table:
             "ignored_columns": self.ignored_columns,
             "descriptive_columns": list(self.descriptive),
             "optimum": {m: self.optimum(m) for m in self.metrics},
+            "decimals": dict(self.decimals),
             "best_arch": {m: self.strings[self.best_index(m)] for m in self.metrics},
             "distribution": {m: self.distribution(m) for m in self.metrics},
             "bad_rows": [{"line": b.line, "column": b.column, "position": b.position, "problem": b.problem}
@@ -450,6 +456,7 @@ class _RowReader:
         self.seen: dict[Architecture, tuple[int, int]] = {}  # arch -> (first line, index)
         self.positions = [header.index(c) for c in names]
         self.where = "+".join(names)
+        self.decimals = [0] * len(cols.metrics)  # per metric: the most decimals a row writes
 
     def _architecture(self, line: int, row: list[str]) -> Architecture | None:
         texts = tuple(row[c] for c in self.positions)
@@ -472,6 +479,8 @@ class _RowReader:
                 self.bad.append(BadRow(line, self.header[c], full, c + 1, why))
                 return None
             parsed.append(float(row[c]))
+        for k, c in enumerate(self.cols.metrics):
+            self.decimals[k] = max(self.decimals[k], decimals_of(row[c]))
         return parsed
 
     def add(self, line: int, row: list[str]) -> None:
@@ -533,6 +542,7 @@ class _RowReader:
             directions={header[c]: cols.directions.get(c, MAXIMISE) for c in cols.metrics},
             roles=list(cols.roles),
             schema_source=self.schema_source,
+            decimals={header[c]: self.decimals[k] for k, c in enumerate(cols.metrics)},
         )
 
 
@@ -593,3 +603,42 @@ def default_table_path() -> Path | None:
     from nasviz.defaults import DEFAULT_TABLE
 
     return DEFAULT_TABLE if DEFAULT_TABLE.is_file() else shared_nb201_table_path()
+
+
+#: Data rows read to guess which space a table's rows belong to (:func:`suggest_space`).
+SPACE_PROBE_ROWS = 20
+
+
+def suggest_space(path: str | os.PathLike, tried: str) -> str | None:
+    """The registered space (other than ``tried``) whose parser reads most of the first
+    :data:`SPACE_PROBE_ROWS` rows of the table at ``path``, for an error that suggests ``--space``
+    instead of listing every row the wrong space could not parse; None when none does.
+
+    Spaces whose architecture columns the table does not have are not tried, nor NAS-Bench-101's
+    ``hash`` column (reading it enumerates all 423,624 cells first).
+    """
+    from nasviz.spaces import space_names
+
+    try:
+        text = decode(read_bytes(path, max_bytes=None, label=str(path)), str(path))
+    except TableError:
+        return None
+    lines = physical_lines(text)
+    if len(lines) < 2:
+        return None
+    header = [h.strip() for h in next(records(lines[:1], str(path)))[1]]
+    probe = lines[: SPACE_PROBE_ROWS + 1]
+    for name in space_names():
+        if name == tried:
+            continue
+        space = get_space(name)
+        groups = [g for g in space.table_columns if g != ("hash",) and all(c in header for c in g)]
+        if not groups and not any(c in header for c in ARCH_COLUMNS):
+            continue
+        try:
+            table = load_table(probe, space=name, arch_column=groups[0] if groups else None, name=str(path))
+        except (TableError, ValueError):
+            continue
+        if len(table) * 2 > SPACE_PROBE_ROWS or len(table) * 2 > len(probe) - 1:
+            return name
+    return None

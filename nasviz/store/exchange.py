@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from nasviz.errors import StoreError
+from nasviz.rounding import round_value, run_decimals
 from nasviz.store.database import SQLiteFile
 from nasviz.store.records import (CSV_COLUMNS, INTERRUPTED, MAX_NOTES_CHARS, RUNNING, STOPPED, check_status, csv_cell,
                                   to_json)
@@ -22,10 +23,12 @@ class Exchange(SQLiteFile):
     def export_csv(self, run_id: int, path: str | os.PathLike) -> int:
         """Write a run's evaluations as CSV (columns :data:`CSV_COLUMNS`); return the row count.
 
-        ``value``/``cost`` are written with ``repr`` so they read back bit for bit; empty cells
-        mean ``None``; ``info`` is a JSON object.
+        ``value`` is written at the run's resolution (:func:`nasviz.rounding.run_decimals`: a
+        table's values as the table writes them, a trained score without its float32 noise), with
+        ``repr`` so it reads back bit for bit; ``cost`` with ``repr``; empty cells mean ``None``;
+        ``info`` is a JSON object.
         """
-        rows = self.evaluations(run_id)
+        rows = self._at_resolution(run_id, self.evaluations(run_id))
         with open(path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(CSV_COLUMNS)
@@ -45,12 +48,19 @@ class Exchange(SQLiteFile):
             "format": "nasviz-run",
             "version": SCHEMA_VERSION,
             "run": {k: run[k] for k in ("id", "name", "created", "updated", "status", "error", "config", "notes")},
-            "evaluations": self.evaluations(run_id),
+            "evaluations": self._at_resolution(run_id, self.evaluations(run_id)),
             "snapshots": self.snapshots(run_id) if snapshots else [],
         }
         if path is not None:
             Path(path).write_text(to_json(doc), encoding="utf-8")
         return doc
+
+    def _at_resolution(self, run_id: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``rows`` with each ``value`` rounded to the run's resolution (unchanged when unknown)."""
+        decimals = run_decimals(self.get_run(run_id)["config"])
+        if decimals is None:
+            return rows
+        return [{**r, "value": round_value(r["value"], decimals) if r["value"] is not None else None} for r in rows]
 
     def import_json(self, source: str | os.PathLike | Mapping[str, Any]) -> int:
         """Add a run exported by :meth:`export_json` (a path or the dict) as a new run; return its id.

@@ -79,3 +79,18 @@ def streamlit_server(store: Path, log_path: Path) -> Iterator[str]:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def whole_page_screenshot(page, path, settle: float = 0.5) -> None:
+    """A screenshot of the whole app: Streamlit scrolls inside its main container, so Playwright's
+    ``full_page`` stops at the viewport; the viewport is stretched to the content's height for the
+    shot and restored after."""
+    size = page.viewport_size
+    height = page.evaluate("""() => {
+        const main = document.querySelector('[data-testid="stMain"]') || document.body;
+        return Math.max(main.scrollHeight, document.documentElement.scrollHeight);
+    }""")
+    page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 16000)})
+    time.sleep(settle)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
