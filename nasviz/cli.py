@@ -22,7 +22,8 @@ from typing import Sequence
 import numpy as np
 
 from nasviz import defaults
-from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, DATASETS, KERNELS, POOLS, STRATEGIES
+from nasviz.components import (ACQUISITIONS, BATCH_SELECTORS, DATASETS, KERNELS, POOLS, STRATEGIES,
+                               model_never_fitted)
 from nasviz.config import SearchConfig
 from nasviz.cli_common import (BAD_INPUT, EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, add_space_argument, in_metric_units,
                                internal_error_message)
@@ -178,12 +179,16 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
 
     def progress(snap) -> None:
         if not args.json:
-            print(f"\rstep {snap.step}: {snap.n_evaluations}/{snap.budget} evaluations, best {snap.best_value}", end="", file=sys.stderr)
+            print(f"\rstep {snap.step}: {snap.n_evaluations}/{snap.budget} evaluations, best "
+                  f"{format_value(snap.best_value, run_decimals(cfg))}", end="", file=sys.stderr)
         if args.step_delay > 0:
             time.sleep(args.step_delay)
 
     if store is not None and not args.json:
         print(f"run {run_id} in {args.store}" + (" (resumed)" if args.resume is not None else ""), file=sys.stderr)
+    never = model_never_fitted(cfg["strategy"], cfg.get("strategy_options") or {}, int(cfg["budget"]))
+    if never:
+        print(f"note: {never}", file=sys.stderr)
     skipped = cfg.get("skipped_rows") or {}
     if skipped.get("count"):
         print(f"skipped {skipped['count']} bad row(s) of {setup.table.source}"

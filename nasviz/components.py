@@ -524,6 +524,21 @@ def default_strategy(space: str) -> str:
     return next((name for name in defaults.STRATEGY_PREFERENCE if name in offered), offered[0] if offered else "random")
 
 
+def model_never_fitted(strategy: str, options: Mapping[str, Any], budget: int) -> str | None:
+    """Why a model-based ``strategy`` would never fit its model within ``budget`` evaluations (its
+    random start-up, ``n_init``, takes all of them), in one sentence; None when it will fit one.
+    The page and ``run`` say it before the search starts (issue 46: such a search said nothing)."""
+    entry = STRATEGIES.get(strategy)
+    if not entry.capabilities.get("model"):
+        return None
+    n_init = options.get("n_init", entry.defaults().get("n_init"))
+    if n_init is None or int(budget) > int(n_init):
+        return None
+    return (f"{strategy} spends its first {int(n_init)} evaluations on a random start-up before it fits its model, "
+            f"so with a budget of {int(budget)} it never fits one: this search is a random search. Raise the budget "
+            f"above {int(n_init)}, or lower n_init in the strategy's settings.")
+
+
 def default_batch_size(strategy: str) -> int:
     """The batch a strategy was designed for (5 for ``bo-tw2g-kdpp5``), else 1."""
     return int(STRATEGIES.get(strategy).preset.get("batch_size", 1))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from nasviz import defaults, viz
-from nasviz.components import problems
+from nasviz.components import model_never_fitted, problems
 from nasviz.config import MAX_STEP_DELAY
 from nasviz.dashboard import forms, launching
 from nasviz.dashboard.explain import explain_run_step
@@ -21,6 +21,7 @@ from nasviz.dashboard.views import views
 from nasviz.dashboard.views.hyperparameters import bounds_message
 from nasviz.dashboard.watching import RunWatcher
 from nasviz.objectives import TableError
+from nasviz.rounding import format_value
 from nasviz.spaces import get_space
 from nasviz.store import RUNNING, StoreError, UnknownRunError
 
@@ -70,6 +71,9 @@ def new_search_form() -> None:
     found = problems(space, strategy, options, max(int(batch_size), 1))
     if found:  # impossible combinations are named, never started
         st.error("This combination cannot run: " + "; ".join(found) + ".")
+    never = model_never_fitted(strategy, options, int(budget))
+    if never and not found:  # it runs, but would show none of what the views are for
+        st.warning(never, icon=":material/warning:")
     c3.write("")
     if c3.button("Start", type="primary", key="start", disabled=bool(found)):
         try:
@@ -147,9 +151,10 @@ def render(w: RunWatcher) -> None:
     m1.metric("Step", progress.step)
     m2.metric("Evaluations", f"{progress.n_evaluations} / {progress.budget}")
     m3.metric("Elapsed", viz.format_seconds(w.elapsed()))
-    m4.metric("Time per step", viz.format_seconds(progress.seconds_per_step))
-    best = w.shown(progress.best_value)
-    m5.metric("Best", "-" if best is None else f"{best:.4g}")
+    # wall clock per step, the pause included (it once read 6 ms during a 2 s pause)
+    m4.metric("Time per step", viz.step_time_text(progress),
+              help=viz.step_time_detail(progress) if progress.seconds_per_step is not None else None)
+    m5.metric("Best", format_value(w.shown(progress.best_value), w.decimals))
     st.caption(f"Status: {progress.status_line}" + (" · view paused (the search goes on)"
                                                      if st.session_state.get("paused") else ""))
     if w.run.get("error"):
@@ -157,9 +162,11 @@ def render(w: RunWatcher) -> None:
     fit = w.last_fit()
     if fit is not None and fit.bounds_hit:
         st.warning(bounds_message(fit), icon=":material/warning:")
-    st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value"),
-                                     minimise=w.direction == "minimise"), key="chart_history")
     shown = step_shown(w)
+    replayed = shown.steps[-1].step if shown is not w and shown.steps else None
+    st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value"),
+                                     minimise=w.direction == "minimise", marked_step=replayed, decimals=w.decimals),
+                    key="chart_history")
     explain(shown)
     registered = views()
     titles = [title for _, title, _ in registered]
@@ -175,17 +182,21 @@ def render(w: RunWatcher) -> None:
 
 
 def step_shown(w: RunWatcher) -> RunWatcher:
-    """Teaching: the views show the newest step, or, with "Follow the newest step" off, any past
-    step chosen on the slider, as it was then (:meth:`RunWatcher.at_step`)."""
+    """Teaching: the views show the newest step, or any past step chosen on the slider, as it was
+    then (:meth:`RunWatcher.at_step`); the history marks it. While the search runs, "Follow the
+    newest step" (off) brings the slider; once it has ended the slider is there at once."""
     steps = [s.step for s in w.steps]
     if len(steps) < 2:
         return w
     c1, c2 = st.columns([2, 3])
-    follow = c1.toggle("Follow the newest step", value=True, key="follow_latest",
-                       help="Off: replay any past step of the run with the slider.")
-    if follow:
-        c2.caption(f"Showing step {steps[-1]} (the newest).")
-        return w
+    if w.status == RUNNING:
+        follow = c1.toggle("Follow the newest step", value=True, key="follow_latest",
+                           help="Off: replay any past step of the run with the slider.")
+        if follow:
+            c2.caption(f"Showing step {steps[-1]} (the newest).")
+            return w
+    else:
+        c1.caption("Replay any step of the run: move the slider (the history marks the step).")
     chosen = c2.select_slider("Step shown", options=steps, value=steps[-1], key="replay_step")
     return w if chosen == steps[-1] else w.at_step(int(chosen))
 

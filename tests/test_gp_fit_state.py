@@ -93,3 +93,16 @@ def test_a_component_rate_at_its_low_end_is_switched_off_not_a_warning():
                                    log_marginal_likelihood=0.0, jitter=0.0, seconds=0.0, n_obs=40), gp, "tw2g-hamming")
     assert upper.bounds_hit == ("l[hamming]",) and upper.switched_off == ("lambda_3",)
     assert "l[hamming]" in bounds_message(upper)
+
+
+def test_the_explainer_names_a_prediction_above_100_and_a_spread_below_resolution():
+    """Issue 46: the step explainer said "predicted 100.8 ± 0" for an accuracy."""
+    from nasviz.state import BatchChoice, PoolState
+
+    pool = PoolState(candidates=("a", "b"), mean=(100.8, 93.614), std=(0.00002, 1.2513), acquisition=(2.0, 1.0),
+                     acquisition_name="ei", origin=("mutation", "mutation"))
+    state = StepState("bo", "bo", pool=pool, batch=BatchChoice(method="topk", indices=(0, 1)))
+    text = "\n".join(explain_step(12, state, [], decimals=2, metric="valid_accuracy"))
+    assert "predicted 100.8 ± 0" not in text
+    assert "predicted above the largest possible value (100.00; the GP's mean, 100.80, is not bounded) ± < 0.01" in text
+    assert "predicted 93.61 ± 1.25" in text

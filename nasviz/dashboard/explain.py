@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from nasviz.rounding import format_spread, format_value, percent_ceiling
 from nasviz.state import StepState
 
 if TYPE_CHECKING:
@@ -41,15 +42,31 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None or not np.isfinite(x) else f"{x:.4g}"
 
 
+def prediction_text(mean: float, std: float | None, decimals: int | None, ceiling: float | None) -> str:
+    """``"predicted 93.61 ± 1.25"`` at the values' resolution. A spread below it reads ``< 0.01``,
+    not ``0``; a mean above the largest value the metric can take (100 for an accuracy: the GP's
+    mean is not bounded) is named as such, not passed off as a prediction of 100.8."""
+    spread = "" if std is None else f" ± {format_spread(std, decimals)}"
+    if ceiling is not None and np.isfinite(mean) and mean > ceiling:
+        return (f"predicted above the largest possible value ({format_value(ceiling, decimals)}; the GP's mean, "
+                f"{format_value(mean, decimals)}, is not bounded){spread}")
+    return f"predicted {format_value(mean, decimals)}{spread}"
+
+
 def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str, Any]],
-                 best_before: float | None = None, max_listed: int = 5, sign: float = 1.0) -> list[str]:
+                 best_before: float | None = None, max_listed: int = 5, sign: float = 1.0,
+                 decimals: int | None = None, metric: str | None = None) -> list[str]:
     """Sentences (Markdown) saying what step ``step`` did.
 
     ``evaluations`` are the step's own evaluations (dicts with ``arch``, ``value``, ``status``),
     ``best_before`` the best value measured before it (``None`` if none). Values are scores
     (higher is better); ``sign`` -1 says the metric is minimised: measured and predicted values
-    are then shown as the metric's own (minus the score).
+    are then shown as the metric's own (minus the score). ``decimals`` is the values' resolution
+    (:mod:`nasviz.rounding`), ``metric`` their name (an accuracy is at most 100).
     """
+    def value(x: float | None) -> str:
+        return format_value(x, decimals)
+
     lines: list[str] = []
     gp, pool, batch = state.gp, state.pool, state.batch
     if gp is None:
@@ -112,8 +129,9 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
             for i in list(batch.indices)[:max_listed]:
                 parts = []
                 if len(pool.mean) == n:
-                    parts.append(f"predicted {_fmt(sign * pool.mean[i])} ± "
-                                 f"{_fmt(pool.std[i] if len(pool.std) == n else None)}")
+                    parts.append(prediction_text(sign * float(pool.mean[i]),
+                                                 float(pool.std[i]) if len(pool.std) == n else None,
+                                                 decimals, percent_ceiling(metric) if sign > 0 else None))
                 if ranks is not None:
                     parts.append(f"{acq} {_fmt(pool.acquisition[i])} (rank {int(np.flatnonzero(ranks == i)[0]) + 1} "
                                  f"of {len(pool)})")
@@ -128,11 +146,11 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
         best = max(ok, key=lambda e: float(e["value"])) if ok else None
         text = f"Measured: {len(ok)} value{'s' if len(ok) != 1 else ''}"
         if best is not None:
-            text += f", the best {_fmt(sign * float(best['value']))} ({_code(best['arch'])})"
+            text += f", the best {value(sign * float(best['value']))} ({_code(best['arch'])})"
             if best_before is None or float(best["value"]) > best_before:
                 text += " — a new best so far" if best_before is not None else " — the first measurement"
             else:
-                text += f"; the best so far stays {_fmt(sign * best_before)}"
+                text += f"; the best so far stays {value(sign * best_before)}"
         if failed:
             text += f"; {failed} evaluation{'s' if failed != 1 else ''} failed"
         lines.append(text + ".")
@@ -146,4 +164,5 @@ def explain_run_step(run: "RunWatcher") -> list[str]:
               if int(e["step"]) < step and e["status"] == "ok" and e["value"] is not None]
     own = [e for e in run.evaluations if int(e["step"]) == step]
     sign = -1.0 if run.direction == "minimise" else 1.0  # stored values are scores: show a minimised metric's own
-    return explain_step(step, run.state, own, max(before) if before else None, sign=sign)
+    return explain_step(step, run.state, own, max(before) if before else None, sign=sign, decimals=run.decimals,
+                        metric=run.config.get("metric"))

@@ -138,6 +138,13 @@ class RunWatcher:
         return str(self.run.get("status", "unknown"))
 
     @property
+    def decimals(self) -> int | None:
+        """The resolution of the run's values (:func:`nasviz.rounding.run_decimals`)."""
+        from nasviz.rounding import run_decimals
+
+        return run_decimals(self.config)
+
+    @property
     def space_name(self) -> str:
         return str(self.config.get("space") or "nb201")
 

@@ -12,11 +12,28 @@ import plotly.graph_objects as go
 MAX_SCATTER_POINTS = 2000
 #: Heatmaps show at most this many rows/columns by default (n^2 cells are sent to the browser).
 MAX_HEATMAP_SIZE = 150
+#: Okabe & Ito's palette (Color Universal Design, 2008): eight colours told apart with every common
+#: colour-vision deficiency. Every categorical colour of the figures comes from here; continuous
+#: scales are Viridis / Cividis (also safe), diverging ones blue-orange.
+OKABE_ITO = {
+    "black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
+    "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7",
+}
+#: The palette in the order traces take it (black left out: invisible on the dark theme).
+SAFE_SEQUENCE = tuple(OKABE_ITO[c] for c in ("blue", "orange", "bluish green", "vermillion", "sky blue",
+                                              "reddish purple", "yellow"))
 #: Marker outlines: a mid grey that stays visible on the light and on the dark theme.
 OUTLINE = "#8a8a8a"
 #: Legends go under the plot, left-aligned: the top right corner is where the chart toolbar
-#: (zoom, download, full screen) appears, and a legend there is hidden under it.
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0)
+#: (zoom, download, full screen) appears, and a legend there is hidden under it. They are placed
+#: against the bottom of the figure (``yref="container"``), under the x axis's title: placed by a
+#: fraction of the plot's height they sat on the title whenever the plot was short.
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0.0)
+#: Pixels at the top of a figure kept for the chart toolbar (about 25 px tall): the title starts
+#: below them, so at 390 px, where the toolbar spans the width, it no longer covers the title.
+TOOLBAR_ROOM = 30
+#: Pixels under the plot area for the x axis's ticks and title, then the legend below them.
+AXIS_TITLE_ROOM, LEGEND_ROOM = 55, 30
 
 
 def log_axis(values: Any) -> dict[str, Any]:
@@ -56,11 +73,20 @@ def even_subsample(n: int, k: int, keep: Sequence[int] = ()) -> np.ndarray:
 
 
 def add_note(fig: go.Figure, text: str | None) -> go.Figure:
-    """Write ``text`` (e.g. "showing 2,000 of 10,000 points") in the figure's top-right corner."""
-    if text:
+    """Write ``text`` (e.g. "showing 2,000 of 10,000 points") under the figure's title, as its
+    subtitle, or, in a figure without a title, in the top-right corner. In the corner a note sat
+    on the subplot titles (it hid the last kernel's Spearman rho on the Kernels page)."""
+    if not text:
+        return fig
+    title = fig.layout.title.text if fig.layout.title is not None else None
+    if title:
+        old = fig.layout.title.subtitle.text if fig.layout.title.subtitle is not None else None
+        fig.update_layout(title=dict(subtitle=dict(text="; ".join(t for t in (old, text) if t),
+                                                   font=dict(size=11, color="#888"))))
+    else:
         fig.add_annotation(
             text=text, xref="paper", yref="paper", x=1.0, y=1.02, xanchor="right", yanchor="bottom",
-            showarrow=False, font=dict(size=11, color="#666"),
+            showarrow=False, font=dict(size=11, color="#888"),
         )
     return fig
 
@@ -74,3 +100,51 @@ def empty_figure(message: str, height: int = 300) -> go.Figure:
     fig.update_yaxes(visible=False)
     fig.update_layout(height=height, margin=dict(l=20, r=20, t=30, b=20))
     return fig
+
+
+def tidy_layout(fig: go.Figure) -> go.Figure:
+    """Keep a figure's title clear of the chart toolbar and its legend clear of the x axis's title.
+
+    The title is pinned :data:`TOOLBAR_ROOM` pixels below the figure's top (the toolbar's strip),
+    the top margin grows to hold both, and a horizontal legend moves to the figure's bottom edge
+    with room for the axis title above it (:data:`LEGEND_BELOW`). Figures call it last.
+    """
+    layout = fig.layout
+    title = layout.title.text if layout.title is not None else None
+    margin = {k: getattr(layout.margin, k) for k in ("l", "r", "t", "b")}
+    if title:
+        fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=TOOLBAR_ROOM)))
+        subtitle = layout.title.subtitle is not None and bool(layout.title.subtitle.text)
+        margin["t"] = max(margin["t"] or 0, TOOLBAR_ROOM + 45 + (20 if subtitle else 0))
+    legend_shown = layout.showlegend is not False and len(fig.data) > 1
+    if legend_shown and (layout.legend.orientation == "h" or layout.legend.y is not None):
+        fig.update_layout(legend=LEGEND_BELOW)
+        has_x_title = bool(layout.xaxis.title.text) if layout.xaxis is not None else False
+        margin["b"] = max(margin["b"] or 0, (AXIS_TITLE_ROOM if has_x_title else 30) + LEGEND_ROOM)
+    fig.update_layout(margin={k: v for k, v in margin.items() if v is not None})
+    return fig
+
+
+def identical_groups(series: Sequence[np.ndarray], rtol: float = 1e-6) -> list[list[int]]:
+    """Indices of ``series`` (1-d arrays) grouped by equal values (NaN equal to NaN, lengths
+    equal): each group is drawn as one line, so a chart can say how many lines lie on top of each
+    other instead of showing 2 lines for 15 curves. Groups in first-seen order."""
+    groups: list[list[int]] = []
+    for i, a in enumerate(series):
+        a = np.asarray(a, dtype=float)
+        for group in groups:
+            b = np.asarray(series[group[0]], dtype=float)
+            if a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=0.0, equal_nan=True):
+                group.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def stacked_note(n_items: int, n_marks: int, what: str, marks: str = "lines") -> str | None:
+    """``"15 curves drawn as 2 lines: identical ones lie on top of each other"`` (None when every
+    item has its own mark): a chart that draws fewer marks than its data says so."""
+    if n_marks >= n_items:
+        return None
+    return f"{n_items:,} {what} drawn as {n_marks:,} {marks}: identical ones lie on top of each other"

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from nasviz.viz._common import LEGEND_BELOW, empty_figure, log_axis
+from nasviz.viz._common import SAFE_SEQUENCE, tidy_layout, LEGEND_BELOW, empty_figure, log_axis
 
 #: Parallel coordinates draw at most this many lines (a random sample beyond it): thousands of
 #: WebGL lines take seconds to draw on a small machine and read as one colour anyway.
 MAX_PARALLEL_LINES = 1000
 
-_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac")
+_COLOURS = SAFE_SEQUENCE  # Okabe-Ito: the old Tableau palette put red next to green
 
 
 def best_so_far(values: np.ndarray) -> np.ndarray:
@@ -133,7 +133,7 @@ def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
                       title=dict(text=f"{'Regret' if info.regret else 'Best so far'}: mean ± standard error across seeds", x=0))
     if info.regret and all(np.all(m > 0) for m in info.mean):
         fig.update_yaxes(**log_axis(np.concatenate(info.mean)))
-    return fig
+    return tidy_layout(fig)
 
 
 def plot_curves(curves, regret: bool = False) -> go.Figure:
@@ -198,7 +198,7 @@ def _get_final_values_plot(info: FinalValuesInfo, height: int = 340) -> go.Figur
     fig.update_layout(height=height, xaxis_title=f"final best {info.metric}", yaxis_title="fraction of runs ≤ x",
                       yaxis_range=[0, 1.05], margin=dict(l=50, r=20, t=50, b=80), legend=LEGEND_BELOW,
                       title=dict(text="Empirical distribution of the final best value", x=0))
-    return fig
+    return tidy_layout(fig)
 
 
 def plot_final_values(curves) -> go.Figure:
@@ -248,8 +248,10 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
     index = {op: i for i, op in enumerate(info.operations)}
     short = [op.replace("nor_conv_", "conv ").replace("avg_pool_3x3", "pool").replace("skip_connect", "skip")
              for op in info.operations]
-    dims = [dict(label=e, values=f[e].map(index).to_numpy(), tickvals=list(range(len(short))), ticktext=short,
-                 range=[-0.3, len(short) - 0.7]) for e in info.edges]
+    # Axis labels short ("0→1": the title says they are edges) and tilted: full-width labels ran
+    # into each other on a narrow screen.
+    dims = [dict(label=e.removeprefix("edge "), values=f[e].map(index).to_numpy(), tickvals=list(range(len(short))),
+                 ticktext=short, range=[-0.3, len(short) - 0.7]) for e in info.edges]
     dims.append(dict(label=info.metric, values=f["value"].to_numpy()))
     values = f["value"].to_numpy()
     # Colour from the 10th percentile up: a few diverged trainings (NB201: ~10% accuracy) would
@@ -257,11 +259,12 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
     cmin = float(np.quantile(values, 0.1)) if len(values) > 9 else float(values.min())
     fig = go.Figure(go.Parcoords(line=dict(color=values, colorscale="Viridis", showscale=True, cmin=cmin,
                                            cmax=float(values.max()), colorbar=dict(title=info.metric)),
-                                 dimensions=dims))
-    fig.update_layout(height=height, margin=dict(l=60, r=40, t=110, b=30),
-                      title=dict(text=f"Evaluated cells by edge operation ({shown})<br>"
-                                      f"<sup>colour: {info.metric}, from its 10th percentile up</sup>", x=0))
-    return fig
+                                 dimensions=dims, labelangle=-30, labelside="top"))
+    fig.update_layout(height=height, margin=dict(l=60, r=40, t=130, b=30),
+                      title=dict(text=f"Evaluated cells by edge operation ({shown})", x=0,
+                                 subtitle=dict(text=f"axes: the edges, then {info.metric}; colour: {info.metric}, from its "
+                                                    "10th percentile up")))
+    return tidy_layout(fig)
 
 
 def plot_parallel(curves, space: str = "nb201") -> go.Figure:

@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import empty_figure
+from nasviz.viz._common import add_note, empty_figure, identical_groups, stacked_note, tidy_layout
 
 
 @dataclass
@@ -41,17 +41,23 @@ def _get_learning_curve_plot(info: LearningCurveInfo, height: int = 380) -> go.F
         return empty_figure("no learning curve recorded", height)
     fig = go.Figure()
     lo, hi = float(info.finals.min()), float(info.finals.max())
-    for label, curve, final in zip(info.labels, info.curves, info.finals):
+    # Equivalent cells of a table share their curve: one trace per group of identical curves,
+    # its hover naming how many architectures it stands for (15 curves once showed as 2 lines).
+    groups = identical_groups(info.curves)
+    for group in groups:
+        label, curve, final = info.labels[group[0]], info.curves[group[0]], info.finals[group[0]]
         shade = 0.0 if hi == lo else (final - lo) / (hi - lo)
         colour = f"hsl({int(220 - 180 * shade)}, 70%, 50%)"  # blue (worst shown) to orange (best)
-        fig.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, mode="lines+markers", name=label,
-                                 line=dict(color=colour, width=1.5), marker=dict(size=4),
-                                 hovertemplate="epoch %{x}: %{y:.4g}<extra>" + label + "</extra>"))
+        name = label if len(group) == 1 else f"{label} and {len(group) - 1} more with this curve"
+        fig.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, mode="lines+markers", name=name,
+                                 line=dict(color=colour, width=1.5 + min(len(group) - 1, 4) * 0.75),
+                                 marker=dict(size=4),
+                                 hovertemplate="epoch %{x}: %{y:.4g}<extra>" + name + "</extra>"))
     fig.update_layout(height=height, showlegend=False, margin=dict(l=50, r=20, t=50, b=40),
                       xaxis=dict(title="epoch", dtick=1), yaxis=dict(title=info.metric),
-                      title=dict(text="Learning curves (colour: final value, orange = best)" +
-                                 (f" — {info.note}" if info.note else ""), x=0))
-    return fig
+                      title=dict(text="Learning curves (colour: final value, orange = best)", x=0))
+    notes = [n for n in (info.note, stacked_note(len(info.labels), len(groups), "curves")) if n]
+    return tidy_layout(add_note(fig, "; ".join(notes) or None))
 
 
 def plot_learning_curves(curves: Mapping[str, Sequence[float]], metric: str = "validation accuracy",

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import OUTLINE, add_note, empty_figure
+from nasviz.viz._common import LEGEND_BELOW, OKABE_ITO, stacked_note, tidy_layout, OUTLINE, add_note, empty_figure
 
 
 def classical_mds(distances: np.ndarray, dim: int = 2) -> np.ndarray:
@@ -116,14 +116,36 @@ def _get_pool_info(
     return info
 
 
+def positions_shared(x: np.ndarray, y: np.ndarray, resolution: float = 0.005) -> np.ndarray:
+    """For each point, how many points of ``(x, y)`` (each ``(n,)``) share its spot: equal within
+    ``resolution`` of the larger axis span (well below a marker's size). Candidates at the same
+    kernel distance from every other one (equivalent cells) are drawn on one spot, and a late
+    pool of 100 candidates looked like 2 circles. Shape ``(n,)``, int."""
+    if not len(x):
+        return np.zeros(0, dtype=int)
+    span = max(float(np.ptp(x)), float(np.ptp(y)), 1e-12)
+    keys = [(round(a / (resolution * span)), round(b / (resolution * span))) for a, b in zip(x, y)]
+    counts: dict[tuple[int, int], int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return np.array([counts[key] for key in keys], dtype=int)
+
+
+def _distinct_spots(shared: np.ndarray) -> int:
+    """How many spots the points occupy: each point on a spot of k counts 1/k."""
+    return int(round(float(np.sum(1.0 / shared)))) if len(shared) else 0
+
+
 def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
-    """Pool members as points: colour = GP mean, size = GP std, selected batch as red stars."""
+    """Pool members as points: colour = GP mean, size = GP std, selected batch as stars; the
+    subtitle says how many candidates share a spot."""
     n = len(info.archs)
     if n == 0:
         return empty_figure("no candidate pool in this step (random search keeps none)", height)
+    shared = positions_shared(info.x, info.y)
     hover = []
     for i, a in enumerate(info.archs):
-        parts = [a]
+        parts = [a] + ([f"{shared[i]} candidates on this spot"] if shared[i] > 1 else [])
         if info.mean is not None:
             parts.append(f"GP mean {info.mean[i]:.4g}")
         if info.std is not None:
@@ -155,7 +177,7 @@ def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
     if len(sel):
         fig.add_trace(go.Scatter(
             x=info.x[sel], y=info.y[sel], mode="markers", name="selected batch",
-            marker=dict(symbol="star", size=18, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#d62728")),
+            marker=dict(symbol="star", size=18, color="rgba(0,0,0,0)", line=dict(width=2.5, color=OKABE_ITO["vermillion"])),
             hoverinfo="skip",
         ))
     title = "Candidate pool (classical MDS" + (f" of {info.distance_name}" if info.distance_name else "") + ")"
@@ -163,9 +185,11 @@ def _get_pool_plot(info: PoolInfo, height: int = 420) -> go.Figure:
         title += f", step {info.step}"
     fig.update_layout(height=height, margin=dict(l=40, r=20, t=50, b=30), title=dict(text=title, x=0),
                       xaxis=dict(title="MDS 1", zeroline=False), yaxis=dict(title="MDS 2", zeroline=False),
-                      legend=dict(orientation="h", y=-0.12), showlegend=bool(len(sel)) or bool(info.evaluated_archs))
-    note = "size = GP std" if info.std is not None else None
-    return add_note(fig, info.note or note)
+                      legend=LEGEND_BELOW, showlegend=bool(len(sel)) or bool(info.evaluated_archs))
+    spots = _distinct_spots(shared)
+    notes = [info.note or ("size = GP std" if info.std is not None else None),
+             stacked_note(n, spots, "candidates", "spots")]
+    return tidy_layout(add_note(fig, "; ".join(t for t in notes if t) or None))
 
 
 def plot_pool(archs, distances, mean=None, std=None, selected=(), qualities=None, step=None, distance_name="",

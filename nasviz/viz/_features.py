@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import empty_figure
+from nasviz.viz._common import OKABE_ITO, empty_figure
 
 
 @dataclass
@@ -41,12 +41,13 @@ def _get_feature_gradient_info(features: Sequence[str], gradients: Sequence[floa
 
 
 def _get_feature_gradient_plot(info: FeatureGradientInfo, height: int = 380) -> go.Figure:
-    """Horizontal bars: positive features in green (top), negative in red (bottom)."""
+    """Horizontal bars: positive features in blue (top), negative in vermillion (bottom): Okabe-Ito
+    colours, told apart with every common colour-vision deficiency (red against green is not)."""
     if not info.positive and not info.negative:
         return empty_figure("no WL feature gradients in this step", height)
     names = info.negative[::-1] + info.positive[::-1]  # plotly draws the first bar at the bottom
     vals = np.concatenate([info.negative_gradients[::-1], info.positive_gradients[::-1]])
-    colors = ["#d62728" if v < 0 else "#2ca02c" for v in vals]
+    colors = [OKABE_ITO["vermillion"] if v < 0 else OKABE_ITO["blue"] for v in vals]
     short = [n if len(n) <= 48 else n[:45] + "..." for n in names]
     # Names as axis labels beside the bars, not text inside them: Plotly shrinks in-bar text to
     # the bar's length, so short bars (small gradients) had unreadable labels.

@@ -9,17 +9,20 @@ import numpy as np
 import plotly.graph_objects as go
 
 from nasviz.arch import Architecture
-from nasviz.viz._common import OUTLINE
+from nasviz.viz._common import OKABE_ITO, OUTLINE
 
 #: Graphs with more nodes than this show their labels on hover only (written out they overlap).
 MAX_LABELLED_NODES = 16
 
 #: Fixed colours for the operations people look for; others get a palette colour by first use.
+#: All from Okabe & Ito's colour-blind-safe palette (no red against green: the two convolutions
+#: are two blues, pooling orange, skip bluish green).
 OP_COLOURS: dict[str, str] = {
-    "input": "#7f7f7f", "output": "#7f7f7f", "none": "#e0e0e0", "skip_connect": "#bcbd22",
-    "nor_conv_1x1": "#1f77b4", "nor_conv_3x3": "#d62728", "avg_pool_3x3": "#2ca02c",
+    "input": "#7f7f7f", "output": "#7f7f7f", "none": "#e0e0e0", "skip_connect": OKABE_ITO["bluish green"],
+    "nor_conv_1x1": OKABE_ITO["sky blue"], "nor_conv_3x3": OKABE_ITO["blue"], "avg_pool_3x3": OKABE_ITO["orange"],
 }
-_PALETTE = ("#9467bd", "#8c564b", "#e377c2", "#17becf", "#ff7f0e", "#aec7e8", "#98df8a")
+_PALETTE = tuple(OKABE_ITO[c] for c in ("reddish purple", "vermillion", "yellow", "sky blue", "blue", "orange",
+                                         "bluish green"))
 
 
 @dataclass
@@ -94,14 +97,28 @@ def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
         marker=dict(size=14 if crowded else 22, color=info.colours, line=dict(width=1, color=OUTLINE)),
         hovertext=info.labels, hovertemplate="%{hovertext}<extra></extra>",
     ))
-    pad = 0.15
-    fig.update_xaxes(visible=False, range=[info.x.min() - pad, info.x.max() + pad] if len(info.x) else None)
-    span = float(np.ptp(info.y)) if len(info.y) else 0.0
-    fig.update_yaxes(visible=False, range=[info.y.min() - 2 * pad - 0.4 * span, info.y.max() + 2 * pad + 0.4 * span]
-                     if len(info.y) else None)
+    x_range, y_range = graph_ranges(info, ex, ey)
+    fig.update_xaxes(visible=False, range=x_range)
+    fig.update_yaxes(visible=False, range=y_range)
     fig.update_layout(height=height, showlegend=False, margin=dict(l=10, r=10, t=40, b=10),
                       title=dict(text=info.title, x=0, font=dict(size=12)), plot_bgcolor="rgba(0,0,0,0)")
     return fig
+
+
+#: Room around the drawing, in data units: the node markers' radius, and above the top node its label.
+_PAD, _LABEL_ROOM = 0.15, 0.25
+
+
+def graph_ranges(info: GraphInfo, ex: list, ey: list) -> tuple[list[float] | None, list[float] | None]:
+    """Axis ranges that hold every node, its label and every drawn edge point (``ex``/``ey``,
+    ``None`` between edges): an arc that bows past the outermost nodes (a cell drawn in one row)
+    was clipped when the range followed the nodes alone."""
+    if not len(info.x):
+        return None, None
+    xs = np.array([v for v in ex if v is not None] + list(info.x), dtype=float)
+    ys = np.array([v for v in ey if v is not None] + list(info.y), dtype=float)
+    return ([float(xs.min()) - _PAD, float(xs.max()) + _PAD],
+            [float(ys.min()) - 2 * _PAD, float(ys.max()) + 2 * _PAD + _LABEL_ROOM])
 
 
 def plot_architecture(arch: Architecture, title: str = "") -> go.Figure:

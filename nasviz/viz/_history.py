@@ -8,7 +8,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import LEGEND_BELOW, MAX_SCATTER_POINTS, add_note, empty_figure, even_subsample, finite_or_none
+from nasviz.rounding import format_value
+from nasviz.viz._common import (LEGEND_BELOW, MAX_SCATTER_POINTS, OKABE_ITO, add_note, empty_figure, even_subsample,
+                                finite_or_none, tidy_layout)
 
 
 @dataclass
@@ -32,6 +34,11 @@ class HistoryInfo:
     metric: str = "value"
     note: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the step a replay shows and its evaluation numbers (first, last), marked on the plot
+    marked_step: int | None = None
+    marked_range: tuple[int, int] | None = None
+    #: decimals of the values (their resolution) for the hover text; None: 6 significant digits
+    decimals: int | None = None
 
 
 def _get_history_info(
@@ -40,6 +47,8 @@ def _get_history_info(
     metric: str = "value",
     max_points: int = MAX_SCATTER_POINTS,
     minimise: bool = False,
+    marked_step: int | None = None,
+    decimals: int | None = None,
 ) -> HistoryInfo:
     """Compute the history plot's data from evaluation records in evaluation order.
 
@@ -56,6 +65,10 @@ def _get_history_info(
     minimise : bool
         The values (and ``optimum``) are scores of a minimised metric, minus its values: the best
         so far is found on the scores and the plot shows the metric's own values (lower is better).
+    marked_step : int, optional
+        A step to mark (the one a replay shows): its evaluations (``step`` field) get a band.
+    decimals : int, optional
+        The values' resolution, for the hover and the optimum's label.
     """
     if max_points < 2:
         raise ValueError(f"max_points must be at least 2, got {max_points}")
@@ -76,6 +89,7 @@ def _get_history_info(
     note = f"showing {len(shown):,} of {len(ok):,} evaluations" if len(shown) < len(ok) else None
     sign = -1.0 if minimise else 1.0
     best_optimum = finite_or_none(optimum)
+    in_step = [i + 1 for i, ev in enumerate(evaluations) if marked_step is not None and ev.get("step") == marked_step]
     return HistoryInfo(
         x=shown + 1,
         values=sign * values[shown],
@@ -88,6 +102,9 @@ def _get_history_info(
         n_failed=n - len(ok),
         metric=f"{metric} (lower is better)" if minimise else metric,
         note=note,
+        marked_step=marked_step if in_step else None,
+        marked_range=(min(in_step), max(in_step)) if in_step else None,
+        decimals=decimals,
     )
 
 
@@ -100,24 +117,35 @@ def _get_history_plot(info: HistoryInfo, height: int = 380) -> go.Figure:
     trace = go.Scatter if len(info.x) <= 1000 else go.Scattergl
     fig.add_trace(trace(
         x=info.x, y=info.values, mode="markers", name="evaluation",
-        marker=dict(size=6, color="#1f77b4", opacity=0.6), text=info.archs,
-        hovertemplate="evaluation %{x}<br>%{y:.4g}<br>%{text}<extra></extra>",
+        marker=dict(size=6, color=OKABE_ITO["blue"], opacity=0.6), text=info.archs,
+        hovertemplate="evaluation %{x}<br>%{y:" + _hover_format(info.decimals) + "}<br>%{text}<extra></extra>",
     ))
+    if info.marked_range is not None:  # the replayed step: a band over its evaluations
+        first, last = info.marked_range
+        fig.add_vrect(x0=first - 0.5, x1=last + 0.5, fillcolor=OKABE_ITO["orange"], opacity=0.25, line_width=0, layer="below",
+                      annotation_text=f"step {info.marked_step}", annotation_position="top left")
     fig.add_trace(go.Scatter(
-        x=info.best_x, y=info.best, mode="lines", name="best so far", line=dict(color="#d62728", width=2, shape="hv"),
+        x=info.best_x, y=info.best, mode="lines", name="best so far", line=dict(color=OKABE_ITO["vermillion"], width=2, shape="hv"),
     ))
     if info.optimum is not None:
-        fig.add_hline(y=info.optimum, line=dict(color="#2ca02c", dash="dash"),
-                      annotation_text=f"optimum {info.optimum:.4g}", annotation_position="top left")
+        fig.add_hline(y=info.optimum, line=dict(color=OKABE_ITO["bluish green"], dash="dash"),
+                      annotation_text=f"optimum {format_value(info.optimum, info.decimals)}",
+                      annotation_position="top left")
     fig.update_layout(
         height=height, margin=dict(l=50, r=20, t=40, b=70), xaxis_title="evaluation", yaxis_title=info.metric,
         legend=LEGEND_BELOW,
         title=dict(text="Optimisation history", x=0, xanchor="left"),
     )
-    return add_note(fig, info.note)
+    return tidy_layout(add_note(fig, info.note))
+
+
+def _hover_format(decimals: int | None) -> str:
+    """A d3 number format for the values: their resolution, else 6 significant digits."""
+    return ".6~g" if decimals is None else f".{int(decimals)}f"
 
 
 def plot_history(evaluations, optimum=None, metric="value", max_points=MAX_SCATTER_POINTS,
-                 minimise: bool = False) -> go.Figure:
+                 minimise: bool = False, marked_step=None, decimals=None) -> go.Figure:
     """Optimisation history figure from evaluation records (see :func:`_get_history_info`)."""
-    return _get_history_plot(_get_history_info(evaluations, optimum, metric, max_points, minimise))
+    return _get_history_plot(_get_history_info(evaluations, optimum, metric, max_points, minimise, marked_step,
+                                               decimals))

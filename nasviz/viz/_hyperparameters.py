@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure, even_subsample, finite_or_none, log_axis
+from nasviz.viz._common import (MAX_SCATTER_POINTS, SAFE_SEQUENCE, add_note, empty_figure, even_subsample, finite_or_none,
+                                identical_groups, log_axis, stacked_note, tidy_layout)
 
 
 @dataclass
@@ -70,16 +71,24 @@ def _get_hyperparameter_plot(info: HyperparameterInfo, height: int = 320) -> go.
     if not info.series:
         return empty_figure("no learned hyperparameters yet (the GP is fitted after the initial design)", height)
     fig = go.Figure()
-    for name, values in info.series.items():
-        gp_level = name in ("amplitude", "noise")  # the GP's own scale, dashed beside the kernel's theta
-        fig.add_trace(go.Scatter(x=info.steps, y=values, mode="lines+markers", name=name, marker=dict(size=4),
-                                 line=dict(dash="dot" if gp_level else "solid")))
+    names = list(info.series)
+    # Hyperparameters with the same values at every step (three at 0.001 on the default's
+    # NAS-Bench-201 runs) would be one visible line under three legend entries: one trace each group.
+    groups = identical_groups([info.series[n] for n in names], rtol=1e-3)
+    for k, group in enumerate(groups):
+        members = [names[i] for i in group]
+        gp_level = all(m in ("amplitude", "noise") for m in members)  # the GP's own scale, dashed
+        label = members[0] if len(members) == 1 else " = ".join(members) + " (one line)"
+        fig.add_trace(go.Scatter(x=info.steps, y=info.series[members[0]], mode="lines+markers", name=label,
+                                 marker=dict(size=4), line=dict(dash="dot" if gp_level else "solid",
+                                                                color=SAFE_SEQUENCE[k % len(SAFE_SEQUENCE)])))
     allv = np.concatenate([v[np.isfinite(v)] for v in info.series.values()])
     log = allv.size > 0 and np.all(allv > 0) and allv.max() / allv.min() > 100
     fig.update_layout(height=height, margin=dict(l=50, r=20, t=40, b=40), xaxis_title="step",
                       yaxis=dict(title="value", **(log_axis(allv) if log else {"type": "linear"})),
                       title=dict(text="Learned hyperparameters", x=0), legend=dict(orientation="h", y=-0.25))
-    return add_note(fig, info.note)
+    notes = [n for n in (info.note, stacked_note(len(names), len(groups), "hyperparameters")) if n]
+    return tidy_layout(add_note(fig, "; ".join(notes) or None))
 
 
 def plot_hyperparameters(snapshots, key="hyperparameters") -> go.Figure:

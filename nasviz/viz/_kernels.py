@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from nasviz.viz._common import MAX_SCATTER_POINTS, add_note, empty_figure, log_axis
+from nasviz.viz._common import (MAX_SCATTER_POINTS, OKABE_ITO, SAFE_SEQUENCE, add_note, empty_figure, log_axis,
+                                tidy_layout)
 
 
 # ----------------------------------------------------------------------------- distance vs performance
@@ -70,7 +71,8 @@ def _get_distance_performance_plot(infos: Sequence[DistancePerformanceInfo], met
     fig.update_yaxes(title_text=f"|difference in {metric}|", row=1, col=1)
     fig.update_layout(height=height, showlegend=False, margin=dict(l=50, r=20, t=60, b=40),
                       title=dict(text="Pairwise distance vs performance difference", x=0))
-    return add_note(fig, infos[0].note)
+    note = infos[0].note and f"{infos[0].note} (ρ over all {infos[0].n_pairs:,} pairs)"
+    return tidy_layout(add_note(fig, note))
 
 
 def plot_distance_performance(distances: dict[str, np.ndarray], values, metric: str = "value") -> go.Figure:
@@ -114,6 +116,8 @@ def _get_kernel_quality_plot(infos: Sequence[KernelQualityInfo], height: int = 3
     if not infos:
         return empty_figure("choose at least one kernel", height)
     titles = [f"K: {i.kernel} (MSE vs P = {i.mse:.3f})" for i in infos] + ["P: performance similarity"]
+    # Lower MSE means K's scaled values lie closer to P's; it compares values entry by entry, not
+    # orders, so it can rank kernels opposite to Spearman's rho (the page's caption says why).
     fig = make_subplots(rows=1, cols=len(infos) + 1, subplot_titles=titles, horizontal_spacing=0.04)
     mats = [i.K for i in infos] + [infos[0].P]
     for c, M in enumerate(mats, start=1):
@@ -124,7 +128,9 @@ def _get_kernel_quality_plot(infos: Sequence[KernelQualityInfo], height: int = 3
     fig.update_layout(height=height, margin=dict(l=20, r=20, t=60, b=20),
                       title=dict(text="Kernel quality (Auto-Keras §5.4): both scaled to [-1, 1], ordered best first, "
                                       "lighter = more similar", x=0))
-    return fig
+    best = min(infos, key=lambda i: i.mse)
+    return tidy_layout(add_note(fig, f"lower MSE = closer to P (here {best.kernel}); it can disagree with ρ"
+                                if len(infos) > 1 else "lower MSE = closer to P"))
 
 
 def plot_kernel_quality(matrices: dict[str, np.ndarray], values) -> go.Figure:
@@ -168,7 +174,7 @@ def _get_surrogate_plot(info: SurrogateInfo, metric: str = "value", height: int 
                         subplot_titles=["Spearman ρ (mean ± s.e. over trials)",
                                         "Predicted vs true, last trial (± 1 s.d. of the GP posterior)"])
     fig.add_trace(go.Bar(x=info.kernels, y=info.rho_mean, error_y=dict(type="data", array=info.rho_se),
-                         marker_color="#4c78a8", showlegend=False,
+                         marker_color=OKABE_ITO["blue"], showlegend=False,
                          hovertemplate="%{x}: ρ = %{y:.3f}<extra></extra>"), row=1, col=1)
     lo, hi = np.inf, -np.inf
     for k, t, m, s in zip(info.kernels, info.truth, info.mean, info.std):
@@ -187,8 +193,9 @@ def _get_surrogate_plot(info: SurrogateInfo, metric: str = "value", height: int 
         shown = np.concatenate([np.concatenate([t, m]) for t, m in zip(info.truth, info.mean)] or [np.ones(1)])
         fig.update_xaxes(**log_axis(shown), row=1, col=2)
         fig.update_yaxes(**log_axis(shown), row=1, col=2)
-    fig.update_layout(height=height, margin=dict(l=50, r=20, t=60, b=40), legend=dict(orientation="h", y=-0.2))
-    return fig
+    fig.update_layout(height=height, margin=dict(l=50, r=20, t=60, b=40), legend=dict(orientation="h", y=-0.2),
+                      colorway=list(SAFE_SEQUENCE))
+    return tidy_layout(fig)
 
 
 def plot_surrogate_quality(results: Sequence, metric: str = "value") -> go.Figure:

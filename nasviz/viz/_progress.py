@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from nasviz.rounding import format_value, run_decimals
 from nasviz.viz._common import finite_or_none
 
 
@@ -22,6 +23,8 @@ class ProgressInfo:
     elapsed: float
     seconds_per_step: float | None
     last_step_seconds: float | None
+    #: seconds the search pauses after each step (teaching), not part of ``seconds_per_step``
+    pause: float
     best_value: float | None
     best_arch: str | None
     status_line: str
@@ -38,6 +41,20 @@ def format_seconds(s: float | None) -> str:
     return f"{int(s // 60)} min {int(s % 60):02d} s"
 
 
+def step_time_text(info: "ProgressInfo") -> str:
+    """What one step takes on the wall clock, e.g. ``"1.2 s"``; with a pause the computing time is
+    apart: the metric "Time per step" once read 6 ms during a 2 s pause."""
+    if info.seconds_per_step is None:
+        return "-"
+    return format_seconds(info.seconds_per_step + info.pause)
+
+
+def step_time_detail(info: "ProgressInfo") -> str:
+    """``"6 ms computing + 2.0 s pause"`` (or ``"6 ms computing"`` without a pause)."""
+    computing = f"{format_seconds(info.seconds_per_step)} computing"
+    return computing + (f" + {format_seconds(info.pause)} pause" if info.pause > 0 else "")
+
+
 def get_progress_info(
     run: Mapping[str, Any],
     snapshots: Sequence[Mapping[str, Any]] = (),
@@ -45,9 +62,11 @@ def get_progress_info(
 ) -> ProgressInfo:
     """Summarise a run from its store record and its snapshots (plain dicts, oldest first).
 
-    ``run`` needs ``status`` and ``config['budget']`` (or the snapshots' ``budget``);
-    ``n_evaluations`` overrides the count from the latest snapshot (the store counts
-    evaluations as they land, which can be ahead of the last snapshot).
+    ``run`` needs ``status`` and ``config['budget']`` (or the snapshots' ``budget``), and
+    ``config['step_delay']`` when the search pauses after each step; ``n_evaluations`` overrides
+    the count from the latest snapshot (the store counts evaluations as they land, which can be
+    ahead of the last snapshot). A snapshot's ``step_seconds`` is the step's computing time; the
+    pause comes on top of it.
     """
     last = snapshots[-1] if snapshots else {}
     config = run.get("config") or {}
@@ -62,9 +81,14 @@ def get_progress_info(
     best_arch = last.get("best_arch")
     status = str(run.get("status", "unknown"))
     fraction = min(1.0, n / budget) if budget > 0 else 0.0
+    pause = finite_or_none(config.get("step_delay")) or 0.0
+    info = ProgressInfo(status=status, step=step, n_evaluations=n, budget=budget, fraction=fraction, elapsed=elapsed,
+                        seconds_per_step=per_step, last_step_seconds=last_step, pause=pause, best_value=best,
+                        best_arch=best_arch, status_line="")
     parts = [status, f"step {step}", f"{n}/{budget} evaluations" if budget else f"{n} evaluations",
-             f"elapsed {format_seconds(elapsed)}", f"{format_seconds(per_step)} per step"]
+             f"elapsed {format_seconds(elapsed)}",
+             f"{step_time_detail(info)} per step" if per_step is not None else "- per step"]
     if best is not None:
-        parts.append(f"best {best:.4g}")
-    return ProgressInfo(status, step, n, budget, fraction, elapsed, per_step, last_step, best, best_arch,
-                        " · ".join(parts))
+        parts.append(f"best {format_value(best, run_decimals(config))}")
+    info.status_line = " · ".join(parts)
+    return info

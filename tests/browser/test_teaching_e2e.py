@@ -43,7 +43,8 @@ def test_replay_a_step_read_the_table_on_a_phone_and_share_a_link(server):  # no
         run_id = re.search(r"[?&]run=(\d+)", page.url).group(1)
 
         # teaching: replay the first step
-        page.locator(".st-key-follow_latest").get_by_text("Follow the newest step").click()
+        # the run has ended: the slider is there without a toggle (issue 46)
+        assert page.locator(".st-key-follow_latest").count() == 0
         slider = page.locator(".st-key-replay_step input[type='range']")
         wait_until(lambda: slider.count() > 0, 30, "the step slider")
         slider.first.focus()

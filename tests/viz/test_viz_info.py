@@ -231,7 +231,10 @@ def test_legends_sit_under_the_plots_not_under_the_chart_toolbar():
                                 for i in range(5)], optimum=5.0)
     curve = RunCurve(1, "r", "random", 0, "acc", np.array([1.0, 2.0, 3.0]), ["a", "b", "c"], 4.0, 3)
     for fig in (history, viz.plot_curves([curve]), viz.plot_final_values([curve])):
-        assert fig.layout.legend.orientation == "h" and fig.layout.legend.y == LEGEND_BELOW["y"] < 0
+        # at the figure's bottom edge, under the x axis's title, with room for both (issue 46)
+        assert fig.layout.legend.orientation == "h" and fig.layout.legend.yref == "container"
+        assert fig.layout.legend.y == LEGEND_BELOW["y"] == 0 and fig.layout.legend.yanchor == "bottom"
+        assert fig.layout.margin.b >= 80
 
 
 def test_large_graphs_show_their_labels_on_hover_only():

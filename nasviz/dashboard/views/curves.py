@@ -67,8 +67,8 @@ class LearningCurveView(View):
         if not run.successful():
             return "No successful evaluation yet."
         if run_curves_memo(run) is None:
-            return ("No learning curves: the run's table has no per-epoch columns (<metric>_epoch_<E>) and its "
-                    "evaluations were not trained here.")
+            return ("No learning curves: the run's table has no per-epoch columns (named like `cifar10_epoch_12`: "
+                    "a metric, `_epoch_`, the epoch) and its evaluations were not trained here.")
         return None
 
     def render(self, run: "RunWatcher", **choices: Any) -> ViewOutput:
