@@ -586,11 +586,16 @@ def cmd_runs(args: argparse.Namespace) -> int:
     store = RunStore(args.store)
     if args.runs_command == "list":
         runs = store.list_runs()
-        if args.json:  # best values at each run's resolution (nasviz.rounding), as on the page
-            _print_json([{**r, "best_value": round_value(r["best_value"], run_decimals(r["config"]))} for r in runs])
+        from nasviz.objectives.schema import run_direction, shown_value
+
+        def best(r: dict) -> float | None:  # the metric's own value, at the run's resolution (as on the page)
+            return round_value(shown_value(r["best_value"], run_direction(r["config"])), run_decimals(r["config"]))
+
+        if args.json:
+            _print_json([{**r, "best_value": best(r)} for r in runs])
         for r in runs if not args.json else []:
             print(f"{r['id']:>4}  {r['status']:<11} {r['strategy'] or '-':<18} {r['n_evaluations']:>5}/{r['budget'] or '?':<5} "
-                  f"best {format_value(r['best_value'], run_decimals(r['config']))}  {r['name']}")
+                  f"best {format_value(best(r), run_decimals(r['config']))}  {r['name']}")
     elif args.runs_command == "export":
         if args.csv is None and args.json_out is None:
             raise InputError("runs export needs --csv FILE and/or --json-out FILE")
