@@ -20,6 +20,10 @@ repository.
 ``all``         every shared table: ``shared``, ``nb101`` and the DARTS cells of ``darts_725.csv``
                 (NAS-Bench-301's surrogate validation accuracy), the nine pairs issue 21's goal is
                 measured on
+``fidelity``    the tables with fidelities, each with its ladder (issue 50): NAS-Bench-101 20k (4,
+                12, 36, 108 epochs, ``auto``), NAS-Bench-201 CIFAR-10 and CIFAR-100 (the 12-epoch
+                table's test accuracy below the 200-epoch one) and the embedded digits table (1
+                epoch below the 3-epoch mean, its ``valid_accuracy``)
 ==============  ===================================================================================
 
 Other tables are given as pairs with their space, ``--tables
@@ -49,6 +53,9 @@ class TablePair:
     table: str
     metric: str
     space: str = "nb201"
+    #: the fidelity ladder (:class:`~nasviz.objectives.fidelity_table.FidelitySpec` text) of a
+    #: multi-fidelity benchmark; ``None``: the table is looked up at its metric only
+    fidelity: str | None = None
 
     @property
     def label(self) -> str:
@@ -59,6 +66,10 @@ class TablePair:
         from nasviz.objectives.table import shared_data_path
 
         direct = Path(self.table).expanduser()
+        if not direct.is_absolute() and not direct.is_file():
+            from nasviz.objectives.table import REPO_ROOT
+
+            direct = REPO_ROOT / direct  # a file of the repository (data/nb201_digits.csv)
         if direct.is_file():
             return direct.resolve()
         shared = shared_data_path(self.table)
@@ -73,6 +84,15 @@ _NB201_12 = tuple(TablePair("nb201_12epoch.csv", m) for m in ("cifar10_valid", "
 
 _NB101 = (TablePair("nb101_hash_20k.csv", "valid_accuracy_108", "nb101"), TablePair("nb101_500.csv", "valid_accuracy", "nb101"))
 _DARTS = (TablePair("darts_725.csv", "valid_accuracy", "darts"),)
+#: Issue 50's tables with fidelities. The digits ladder takes epoch 1 below the 3-epoch value so that
+#: its ratio is 3, as NAS-Bench-101's (epoch 2 would make a ladder of ratio 1.7, where Hyperband's
+#: reduction factor would round to 2 and differ from the other tables').
+_FIDELITY = (
+    TablePair("nb101_hash_20k.csv", "valid_accuracy_108", "nb101", "auto"),
+    TablePair("nb201_test_accuracy.csv", "cifar10", "nb201", "12=cifar10_test@nb201_12epoch.csv,200=cifar10"),
+    TablePair("nb201_test_accuracy.csv", "cifar100", "nb201", "12=cifar100_test@nb201_12epoch.csv,200=cifar100"),
+    TablePair("data/nb201_digits.csv", "valid_accuracy", "nb201", "1=valid_accuracy_epoch_1,3=valid_accuracy"),
+)
 
 #: Named protocols (module docstring).
 PROTOCOLS: dict[str, tuple[TablePair, ...]] = {
@@ -81,6 +101,7 @@ PROTOCOLS: dict[str, tuple[TablePair, ...]] = {
     "nb201-12": _NB201_12,
     "nb101": _NB101,
     "all": _NB201_200 + _NB201_12 + _NB101 + _DARTS,
+    "fidelity": _FIDELITY,
 }
 
 

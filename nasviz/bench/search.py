@@ -13,6 +13,16 @@ six shared NAS-Bench-201 metrics, or ``TABLE:METRIC[@SPACE],...``; :mod:`nasviz.
 and reports ``{"tables": [{"table", "metric", "optimum", "strategies": {...}, "goal": {...}}]}``; with
 ``optuna-tpe`` in the run, every batch strategy gets a ``batch_goal`` entry (``search_report.batch_goal_check``).
 
+With fidelities (``--tables fidelity``, or ``--fidelity SPEC`` for one table: issue 50) every run
+looks the table up at the budgets its strategy asks for, multi-fidelity strategies and their peers
+(``hyperband``, ``bohb``, ``mf-gp``, ``optuna-tpe-hyperband``, ``smac-mf``, ``dehb``, ...) among
+them, and each strategy's entry gains ``cost``: its regret against cumulative cost, in full
+evaluations (:mod:`nasviz.bench.fidelity_report`). ``--cost-budget N`` stops every multi-fidelity
+run after N full evaluations' worth, while single-fidelity strategies (the default) run ``--budget``
+evaluations, so one command measures both sides of issue 50's goal; each table's
+``fidelity_goal`` then checks it for every multi-fidelity strategy of the run against the default
+and ``optuna-tpe-hyperband`` (:func:`~nasviz.bench.fidelity_report.fidelity_goal`).
+
 A run that raises does not stop the benchmark: it is counted in its strategy's ``crashes`` and
 listed, with its traceback, in the report's ``crashes`` (``crashed_runs`` counts them); the
 statistics are over the runs that finished. Each strategy's ``best_per_run`` gives every finished
@@ -29,6 +39,7 @@ with the batch size it was designed for (``bo-tw2g-kdpp5`` asks 5 per step). See
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -39,6 +50,7 @@ import numpy as np
 
 from nasviz import defaults
 from nasviz.bench import search_runs
+from nasviz.bench.fidelity_report import cost_summary
 from nasviz.bench.protocol import TablePair, parse_pairs, parse_spec, spec_batch_size
 from nasviz.bench.search_report import batch_goal_check, goal_check, regret_at, summarise
 from nasviz.errors import InputError
@@ -69,6 +81,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              f"(default: {','.join(defaults.BENCH_STRATEGIES)}); known: " + ", ".join(strategy_names()),
     )
     parser.add_argument("--budget", type=int, default=100, help="evaluations per run (default: 100)")
+    parser.add_argument("--fidelity", help="the fidelity ladder of --table (auto, or BUDGET=COLUMN[@TABLE],...); "
+                        "--tables fidelity gives each shared table with fidelities its own")
+    parser.add_argument("--cost-budget", type=float, help="with fidelities: stop each run after this many full "
+                        "evaluations' cost (default: only --budget)")
+    parser.add_argument("--cost-checkpoints", default="10,20,30",
+                        help="with fidelities: report regret at these costs in full evaluations (default: 10,20,30; "
+                             "the cost budget is added)")
     parser.add_argument("--seeds", type=int, default=5, help="runs per strategy (default: 5)")
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first run (default: 0)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes (default: 2)")
@@ -94,10 +113,12 @@ def time_step(job: dict[str, Any]) -> dict[str, Any]:
     preparing the exhaustive pool's candidate set happens there), then told one more and timed.
     """
     from nasviz.candidates import random_pool
-    from nasviz.objectives import TableObjective
+    from nasviz.components import is_multi_fidelity
 
+    if is_multi_fidelity(parse_spec(job["strategy"])[0]):
+        return _time_fidelity_step(job)
     table = search_runs.table(job["table"], job["space"])
-    objective = TableObjective(table, job["metric"])
+    objective = search_runs.objective_of(table, job)
     strategy = search_runs.make_strategy_of(job, objective)
     batch = spec_batch_size(job["strategy"])  # as run_one: a spec's batch_size option counts
     rng = np.random.default_rng(10_000 + job["seed"])
@@ -115,9 +136,28 @@ def time_step(job: dict[str, Any]) -> dict[str, Any]:
             "timings": dict(state.timings), "pool": len(state.pool) if state.pool is not None else 0}
 
 
+def _time_fidelity_step(job: dict[str, Any]) -> dict[str, Any]:
+    """A multi-fidelity strategy's step once its own search has made ``n_obs`` evaluations (its
+    observations are at the budgets it chose, so they cannot be drawn at random)."""
+    from nasviz.runner import run_search
+
+    table = search_runs.table(job["table"], job["space"])
+    objective = search_runs.objective_of(table, job)
+    strategy = search_runs.make_strategy_of(job, objective)
+    strategy.attach(objective)
+    run_search(strategy, objective, job["n_obs"], format_arch=table.space.format)
+    start, cpu = time.perf_counter(), time.process_time()
+    strategy.ask(1)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    state = strategy.state()
+    return {"strategy": job["strategy"], "batch_size": 1, "seconds": seconds, "cpu_seconds": cpu,
+            "first_seconds": math.nan, "timings": dict(state.timings),
+            "pool": len(state.pool) if state.pool is not None else 0}
+
+
 def _time_steps(args: argparse.Namespace, names: list[str], pair: TablePair, path: Path, metric: str) -> dict[str, Any]:
     jobs = [{"strategy": name, "seed": seed, "table": str(path), "space": pair.space, "metric": metric,
-             "n_obs": args.time_step_at, "n_init": args.n_init, "pair": pair.label}
+             "n_obs": args.time_step_at, "n_init": args.n_init, "pair": pair.label, "fidelity": pair.fidelity}
             for name in names for seed in range(args.first_seed, args.first_seed + args.seeds)]
     search_runs.init_worker()
     results = [time_step(job) for job in jobs]  # one process: timings must not compete with each other
@@ -142,7 +182,7 @@ def _time_steps(args: argparse.Namespace, names: list[str], pair: TablePair, pat
 
 def _check_names(names: list[str], pairs: list[TablePair]) -> None:
     """Unknown names, bad options or a missing optional package: one clear error before any run."""
-    from nasviz.components import STRATEGIES, problems
+    from nasviz.components import STRATEGIES, is_multi_fidelity, problems
     from nasviz.strategies.factory import strategy_names
 
     unknown = [s for s in names if parse_spec(s)[0] not in strategy_names()]
@@ -154,6 +194,9 @@ def _check_names(names: list[str], pairs: list[TablePair]) -> None:
         parsed = entry.parse_options(options, owner=f"strategy {name!r}")
         for pair in pairs:
             found = problems(pair.space, name, parsed, spec_batch_size(spec))
+            if is_multi_fidelity(name) and not pair.fidelity:
+                found.append(f"{name} asks for budgets: give the table a fidelity ladder (--fidelity, or --tables "
+                             "fidelity)")
             if found:
                 raise InputError(f"{spec} on {pair.label}: " + "; ".join(found))
 
@@ -175,14 +218,17 @@ def _pairs(args: argparse.Namespace) -> list[TablePair]:
     if args.tables:
         if args.table is not None or args.metric:
             raise InputError("give either --tables or --table/--metric, not both")
-        return parse_pairs(args.tables, args.space)
+        pairs = parse_pairs(args.tables, args.space)
+        if args.fidelity:
+            pairs = [TablePair(p.table, p.metric, p.space, args.fidelity) for p in pairs]
+        return pairs
     if args.table is not None:
         path = Path(args.table)
     else:
         from nasviz.cli import default_table_path
 
         path = default_table_path()  # the page's and run's default (nasviz.defaults)
-    return [TablePair(str(path), args.metric or "", args.space)]
+    return [TablePair(str(path), args.metric or "", args.space, args.fidelity)]
 
 
 def _progress_line(total: int, start: float) -> Callable[[int, dict[str, Any]], None]:
@@ -205,11 +251,47 @@ def _goal_candidate(args: argparse.Namespace, names: list[str]) -> str | None:
     return next((n for n in names if parse_spec(n)[0].startswith("bo")), None)
 
 
+def _budgets(args: argparse.Namespace, spec: str) -> dict[str, Any]:
+    """A multi-fidelity strategy runs to the cost budget when one is given; the others run ``--budget``."""
+    from nasviz.components import is_multi_fidelity
+
+    if args.cost_budget is not None and is_multi_fidelity(parse_spec(spec)[0]):
+        return {"budget": 10**7, "cost_budget": args.cost_budget}
+    return {"budget": args.budget, "cost_budget": None}
+
+
+def _fidelity_goals(results: list[dict[str, Any]], pair: TablePair, names: list[str]) -> dict[str, Any]:
+    """Issue 50's goal for every multi-fidelity strategy of the run on one table (needs the default
+    strategy and ``optuna-tpe-hyperband`` in the run; empty otherwise)."""
+    from nasviz.bench.fidelity_report import PEER, fidelity_goal
+    from nasviz.components import DEFAULT_STRATEGY, is_multi_fidelity
+
+    def runs(name: str) -> list[dict[str, Any]]:
+        return [r for r in results if r["strategy"] == name and r["pair"] == pair.label and not search_runs.crashed(r)]
+
+    if DEFAULT_STRATEGY not in names or PEER not in names or not runs(DEFAULT_STRATEGY) or not runs(PEER):
+        return {}
+    return {name: fidelity_goal(runs(DEFAULT_STRATEGY), runs(name), runs(PEER)) for name in names
+            if is_multi_fidelity(parse_spec(name)[0]) and runs(name)}
+
+
+def _cost_checkpoints(args: argparse.Namespace) -> list[float]:
+    try:
+        points = {float(c) for c in str(args.cost_checkpoints).split(",") if c.strip()}
+    except ValueError:
+        raise InputError(f"--cost-checkpoints must be comma-separated numbers, got {args.cost_checkpoints!r}") from None
+    if args.cost_budget is not None:
+        points.add(float(args.cost_budget))
+    return sorted(p for p in points if p > 0)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.budget < 1:
         raise InputError(f"--budget must be at least 1, got {args.budget}")
     if args.seeds < 1:
         raise InputError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.cost_budget is not None and not args.cost_budget > 0:
+        raise InputError(f"--cost-budget must be a positive number of full evaluations, got {args.cost_budget}")
     names = [s.strip() for s in args.strategies.split(",") if s.strip()]
     try:
         checkpoints = sorted({int(c) for c in args.checkpoints.split(",") if c.strip()} | {args.budget})
@@ -222,14 +304,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for pair in pairs:
         path = pair.path()
         table = search_runs.table(str(path), pair.space)
-        resolved.append((TablePair(pair.table, table.check_metric(pair.metric or table.metrics[0]), pair.space), path, table))
+        resolved.append((TablePair(pair.table, table.check_metric(pair.metric or table.metrics[0]), pair.space,
+                                   pair.fidelity), path, table))
     if args.time_step_at is not None:
         if args.time_step_at < 3:
             raise InputError(f"--time-step-at must be at least 3, got {args.time_step_at}")
         pair, path, _ = resolved[0]
         return _time_steps(args, names, pair, path, pair.metric)
     jobs = [{"pair": pair.label, "strategy": name, "seed": seed, "table": str(path), "space": pair.space,
-             "metric": pair.metric, "budget": args.budget, "n_init": args.n_init}
+             "metric": pair.metric, "n_init": args.n_init, "fidelity": pair.fidelity, **_budgets(args, name)}
             for pair, path, _ in resolved for seed in range(args.first_seed, args.first_seed + args.seeds) for name in names]
     start = time.perf_counter()
     results = search_runs.run_jobs(jobs, args.workers, None if args.no_progress else _progress_line(len(jobs), start))
@@ -249,7 +332,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 summary["final_regrets"] = [regret_at(r, args.budget) for r in runs]
                 summary["regrets_per_run"] = {str(t): [regret_at(r, t) for r in runs] for t in checkpoints}
                 summary["seeds_run"] = [r["seed"] for r in runs]
+            if pair.fidelity:
+                summary["cost"] = cost_summary(runs, _cost_checkpoints(args))
             entry["strategies"][name] = summary
+        if pair.fidelity:
+            entry["fidelity"] = pair.fidelity
+            entry["fidelity_goal"] = _fidelity_goals(results, pair, names)
         if candidate is not None:
             entry["goal"] = goal_check(entry["strategies"], candidate, GOAL_PEERS)
         batch_goals = {n: batch_goal_check(entry["strategies"], n, BATCH_PEER) for n in names if spec_batch_size(n) > 1}

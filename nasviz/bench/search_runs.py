@@ -16,6 +16,8 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable
 
+import numpy as np
+
 from nasviz.bench.protocol import parse_spec
 
 _TABLE_CACHE: dict[tuple[str, str], Any] = {}
@@ -74,26 +76,54 @@ def best_row(tab, arch) -> dict[str, float]:
     return {metric: float(values[i]) for metric, values in tab.values.items()}
 
 
-def run_one(job: dict[str, Any]) -> dict[str, Any]:
-    """One (table, strategy, seed) run; returns plain data (picklable). Raises what the run raises."""
+#: Step phases that fit a model or ask a peer (their seconds are reported as model steps).
+MODEL_PHASES = ("bo", "optuna", "mf-gp", "bohb")
+
+
+def objective_of(tab, job: dict[str, Any]) -> Any:
+    """The job's objective: the table at its metric, or at the budgets of its fidelity ladder."""
+    if job.get("fidelity"):
+        from nasviz.objectives.fidelity_table import FidelityTableObjective
+
+        return FidelityTableObjective(tab, job["metric"], job["fidelity"])
     from nasviz.objectives import TableObjective
+
+    return TableObjective(tab, job["metric"])
+
+
+def run_one(job: dict[str, Any]) -> dict[str, Any]:
+    """One (table, strategy, seed) run; returns plain data (picklable). Raises what the run raises.
+
+    With a fidelity ladder (``job["fidelity"]``) the run also records every evaluation's cumulative
+    ``costs`` in full evaluations and its budget (``budgets``), and stops at ``job["cost_budget"]``
+    full evaluations when given (:mod:`nasviz.bench.fidelity_report` reads them)."""
     from nasviz.runner import run_search
 
     tab = table(job["table"], job["space"])
-    objective = TableObjective(tab, job["metric"])
+    objective = objective_of(tab, job)
     strategy = make_strategy_of(job, objective)
+    if hasattr(strategy, "attach"):
+        strategy.attach(objective)
     batch_size = int(getattr(strategy, "batch_size", 1))
     steps: list[dict[str, float]] = []
 
     def on_step(snap) -> None:
         phase = snap.strategy.get("phase") if isinstance(snap.strategy, dict) else None
-        steps.append({"n": snap.n_evaluations, "seconds": snap.step_seconds, "bo": phase in ("bo", "optuna")})
+        steps.append({"n": snap.n_evaluations, "seconds": snap.step_seconds, "bo": phase in MODEL_PHASES})
 
+    unit = objective.full_cost_unit() if job.get("fidelity") else None
+    cost_budget = None if job.get("cost_budget") is None else float(job["cost_budget"]) * unit
     start = time.perf_counter()
     result = run_search(strategy, objective, job["budget"], format_arch=tab.space.format, batch_size=batch_size,
-                        on_step=on_step)
+                        on_step=on_step, cost_budget=cost_budget)
     best = next((ev.arch for ev in result.evaluations if ev.ok and result.best_arch == tab.space.format(ev.arch)), None)
-    return {
+    extra: dict[str, Any] = {}
+    if unit is not None:
+        extra = {"costs": [float(c) for c in np.cumsum([ev.cost for ev in result.evaluations]) / unit],
+                 "budgets": [ev.fidelity.fidelity if ev.fidelity is not None else None for ev in result.evaluations],
+                 "full_evaluations": sum(1 for ev in result.evaluations if ev.ok and ev.full),
+                 "cost_unit": objective.cost_unit, "full_cost_unit": unit}
+    return {**extra,
         "pair": job["pair"],
         "strategy": job["strategy"],
         "seed": job["seed"],
