@@ -110,6 +110,13 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
                         "(the official archives, checked by MD5)")
     p.add_argument("--overlap", action="store_true",
                    help="propose the next step while the current one trains (Auto-Keras's CPU/GPU parallelism)")
+    p.add_argument("--fidelity", metavar="LADDER",
+                   help="look the table up at several budgets: auto (its <metric>_<E> or <metric>_epoch_<E> columns) "
+                        "or BUDGET=COLUMN[@TABLE],... lowest first, the run's metric last; multi-fidelity strategies "
+                        "(hyperband, bohb, mf-gp, ...) need it")
+    p.add_argument("--cost-budget", type=float, metavar="N",
+                   help="with --fidelity: stop after N full evaluations' cost (or --budget evaluations, whichever "
+                        "comes first)")
     p.set_defaults(func=cmd_run)
 
 
@@ -117,7 +124,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
 #: set (e.g. --kernel, --acquisition) is passed to ``make_strategy`` and stored with the run.
 _RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget", "batch_size", "seed", "json",
              "store", "resume", "step_delay", "objective", "dataset", "workers", "dask", "train_seed", "data_folder",
-             "download", "overlap"}
+             "download", "overlap", "fidelity", "cost_budget"}
 
 
 def _run_config(args: argparse.Namespace) -> SearchConfig:
@@ -134,7 +141,8 @@ def _run_config(args: argparse.Namespace) -> SearchConfig:
         seed=args.seed, budget=args.budget, batch_size=args.batch_size,  # None: the strategy's own batch
         data_folder=str(Path(args.data_folder).expanduser().resolve()) if getattr(args, "data_folder", None) else None,
         overlap=bool(getattr(args, "overlap", False)),
-        **{k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed") if getattr(args, k, None) is not None},
+        **{k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed", "fidelity", "cost_budget")
+           if getattr(args, k, None) is not None},
     )
 
 
@@ -199,7 +207,7 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
     result = run_search(setup.strategy, setup.objective, cfg["budget"], format_arch=space.format,
                         parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
                         store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease,
-                        overlap=bool(cfg.get("overlap")))
+                        overlap=bool(cfg.get("overlap")), cost_budget=setup.cost_budget())
     out = in_metric_units(result.to_dict(space.format), cfg.get("direction"))
     decimals = run_decimals(cfg)
     for key in ("best_value", "optimum", "regret"):  # at the table's resolution (a regret of 0.0799999 is 0.08)

@@ -1,4 +1,5 @@
-"""Compare runs: best-so-far / regret vs evaluations (mean ± standard error across seeds), final
+"""Compare runs: best-so-far / regret vs evaluations, cumulative cost or wall clock (mean ± standard
+error across seeds), final
 regret table, distribution of final values, parallel coordinates of the evaluated architectures
 (spaces with operation slots); launch a study (strategies × seeds) in the background; export
 every figure's data as CSV; two runs side by side, step by step."""
@@ -98,7 +99,11 @@ has_optimum = all(c.optimum is not None for c in curves)
 regret = st.toggle("Regret (optimum − best so far)", value=has_optimum, disabled=not has_optimum, key="c_regret",
                    help=None if has_optimum else "Live-training runs have no known optimum.")
 regret = bool(regret and has_optimum)
-st.plotly_chart(viz.plot_curves(curves, regret), key="chart_curves")
+axis = st.radio("x axis", list(viz.X_AXES), format_func=viz.X_AXES.get, horizontal=True, key="c_axis",
+                help="Evaluations count every evaluation at any budget; cumulative cost adds what they cost (seconds, or "
+                     "epochs on a table without a cost column), so a multi-fidelity search's cheap evaluations count "
+                     "for little; wall clock is the time since each run started.")
+st.plotly_chart(viz.plot_curves(curves, regret, axis), key="chart_curves")
 finals = viz.final_table(curves)
 st.dataframe(finals, hide_index=True, key="c_final_table")
 left, right = st.columns(2)
@@ -114,7 +119,7 @@ elif not comparison.parallel_on_request(n_evaluations) or right.toggle(
     right.plotly_chart(viz.plot_parallel(curves, space), key="chart_parallel")
 
 d1, d2, d3 = st.columns(3)
-d1.download_button("Curves (CSV)", data=viz.curves_table(curves, regret).to_csv(index=False), file_name="nasviz-curves.csv",
+d1.download_button("Curves (CSV)", data=viz.curves_table(curves, regret, axis).to_csv(index=False), file_name="nasviz-curves.csv",
                    mime="text/csv", key="c_dl_curves")
 d2.download_button("Final values (CSV)", data=finals.to_csv(index=False), file_name="nasviz-final.csv",
                    mime="text/csv", key="c_dl_final")

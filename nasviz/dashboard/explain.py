@@ -140,9 +140,10 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
                 lines.append(f"- {_code(pool.candidates[i])}: " + ", ".join(parts))
             if k > max_listed:
                 lines.append(f"- ... and {k - max_listed} more.")
-    ok = [e for e in evaluations if e.get("status") == "ok" and e.get("value") is not None]
-    failed = len(evaluations) - len(ok)
-    if evaluations:
+    lines.extend(fidelity_lines(state, evaluations, max_listed))
+    ok = [e for e in evaluations if e.get("status") == "ok" and e.get("value") is not None and _full(e)]
+    failed = sum(1 for e in evaluations if e.get("status") != "ok" or e.get("value") is None)
+    if ok or failed:
         best = max(ok, key=lambda e: float(e["value"])) if ok else None
         text = f"Measured: {len(ok)} value{'s' if len(ok) != 1 else ''}"
         if best is not None:
@@ -157,11 +158,47 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
     return lines
 
 
+def _full(evaluation: Mapping[str, Any]) -> bool:
+    """An evaluation at the full budget (every evaluation of a single-fidelity search)."""
+    return bool((evaluation.get("fidelity") or {}).get("full", True))
+
+
+def fidelity_lines(state: StepState, evaluations: Sequence[Mapping[str, Any]], max_listed: int = 5) -> list[str]:
+    """A multi-fidelity step in words: the budgets it measured at, and each promotion and stop it
+    decided, with the trial's rank at that budget and the rule (:meth:`RungDecision.describe`)."""
+    lines: list[str] = []
+    measured = [e for e in evaluations if e.get("fidelity") and e.get("status") == "ok" and e.get("value") is not None]
+    for e in measured[:max_listed]:
+        fid = e["fidelity"]
+        unit = fid.get("unit", "epochs")
+        how = (f", continued from {fid['previous']:g}" if fid.get("previous") is not None else "")
+        where = "the full budget" if fid.get("full") else f"{fid['fidelity']:g} of {fid['top']:g} {unit}"
+        lines.append(f"{_code(e['arch'])} was measured at {where}{how}: {_fmt(float(e['value']))}"
+                     + ("." if fid.get("full") else " (a value below the full budget is not a result: the best so far "
+                        "counts full-budget values only)."))
+        if fid.get("stop"):
+            from nasviz.fidelity.decisions import RungDecision
+
+            lines.append(RungDecision.from_dict(fid["stop"]).describe(unit))
+    if len(measured) > max_listed:
+        lines.append(f"... and {len(measured) - max_listed} more measurements.")
+    if state.decisions:
+        promoted = [d for d in state.decisions if d.promoted]
+        lines.append(f"With this result the budget's comparison was complete: {len(promoted)} of "
+                     f"{len(state.decisions)} trials go on, the rest stop.")
+        for d in sorted(state.decisions, key=lambda d: (not d.promoted, d.rank))[:max_listed]:
+            lines.append(f"- {_code(d.arch)}: {d.describe()}")
+        if len(state.decisions) > max_listed:
+            lines.append(f"- ... and {len(state.decisions) - max_listed} more decisions (the Learning curves view "
+                         "marks every one).")
+    return lines
+
+
 def explain_run_step(run: "RunWatcher") -> list[str]:
     """:func:`explain_step` for a watched run's newest (or, after ``at_step``, replayed) step."""
     step = run.steps[-1].step
     before = [float(e["value"]) for e in run.evaluations
-              if int(e["step"]) < step and e["status"] == "ok" and e["value"] is not None]
+              if int(e["step"]) < step and e["status"] == "ok" and e["value"] is not None and _full(e)]
     own = [e for e in run.evaluations if int(e["step"]) == step]
     sign = -1.0 if run.direction == "minimise" else 1.0  # stored values are scores: show a minimised metric's own
     return explain_step(step, run.state, own, max(before) if before else None, sign=sign, decimals=run.decimals,

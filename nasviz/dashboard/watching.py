@@ -20,6 +20,7 @@ from typing import Any, Callable, TypeVar
 
 from nasviz.dashboard.kernels import KernelSet
 from nasviz.dashboard.sources import table_from_path
+from nasviz.fidelity.decisions import RungDecision
 from nasviz.objectives import TableError
 from nasviz.objectives.schema import run_direction, shown_value
 from nasviz.spaces.base import SearchSpace
@@ -80,6 +81,8 @@ class RunWatcher:
         self.state: StepState = StepState(strategy="", phase="")
         self.features: FeatureGradients | None = None
         self.kernels = KernelSet()
+        #: every promotion and stop a multi-fidelity strategy reported, with its step
+        self.decisions: list[tuple[int, RungDecision]] = []
         self._memo: dict[Any, Any] = {}
         #: When the newest snapshot was written (wall clock), for the live elapsed time.
         self.last_snapshot_at: float | None = None
@@ -88,11 +91,14 @@ class RunWatcher:
         self.run = self.store.get_run(self.run_id)
         new_evals = self.store.evaluations(self.run_id, since_index=len(self.evaluations))
         for ev in new_evals:
-            ev.pop("info", None)  # curves etc. are not drawn here; keep memory flat
+            info = ev.pop("info", None) or {}  # curves etc. are not drawn here; keep memory flat
+            if info.get("fidelity"):
+                ev["fidelity"] = info["fidelity"]  # the budget a multi-fidelity search asked for
         self.evaluations.extend(new_evals)
         last_step = self.steps[-1].step if self.steps else None
         for snap in self.store.snapshots(self.run_id, since_step=last_step):
             state = StepState.from_dict(snap.get("strategy"))
+            self.decisions.extend((int(snap.get("step") or 0), d) for d in state.decisions)
             self.steps.append(StepSummary.of(snap, state))
             self.features = state.features or self.features
             self.latest, self.state = snap, state
@@ -112,6 +118,7 @@ class RunWatcher:
         past = copy.copy(self)
         past.steps = [s for s in self.steps if s.step <= step]
         past.evaluations = [e for e in self.evaluations if int(e["step"]) <= step]
+        past.decisions = [(s, d) for s, d in self.decisions if s <= step]
         past.latest, past.state = snapshot, StepState.from_dict(snapshot.get("strategy"))
         past.features = past.state.features
         return past

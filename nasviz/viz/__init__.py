@@ -7,7 +7,7 @@ public ``plot_*`` does both. Large runs stay responsive: scatter traces are down
 """
 
 from nasviz.viz._common import MAX_HEATMAP_SIZE, MAX_SCATTER_POINTS, empty_figure
-from nasviz.viz._curves import LearningCurveInfo, plot_learning_curves
+from nasviz.viz._curves import FidelityCurveInfo, LearningCurveInfo, plot_fidelity_curves, plot_learning_curves
 from nasviz.viz._distances import DistanceMatrixInfo, distance_note, heatmap_indices, plot_distance_panels
 from nasviz.viz._embedding import PoolInfo, classical_mds, plot_pool
 from nasviz.viz._features import FeatureGradientInfo, plot_feature_gradients
@@ -20,20 +20,20 @@ from nasviz.viz._kernels import (DistancePerformanceInfo, KernelQualityInfo, Sur
 from nasviz.viz._pair import TransportPlanInfo, TreeMassInfo, plot_transport_plan, plot_tree_masses
 from nasviz.viz._interpret import (FeatureGraphInfo, MutationInfo, OperationProfileInfo, plot_feature_graph,
                                    plot_mutation, plot_operation_profile, plot_slot_importance)
-from nasviz.viz._compare import (CurvesInfo, FinalValuesInfo, ParallelInfo, best_so_far, curves_table, evaluations_table,
+from nasviz.viz._compare import (X_AXES, CurvesInfo, FinalValuesInfo, ParallelInfo, best_so_far, curves_table, evaluations_table,
                                  final_table, plot_curves, plot_final_values, plot_parallel)
 
 __all__ = [
     # explorer pages (kernels, architectures, interpretability, compare)
     "CurvesInfo", "DistancePerformanceInfo", "FeatureGraphInfo", "FinalValuesInfo", "KernelQualityInfo",
     "MutationInfo", "OperationProfileInfo", "ParallelInfo", "SurrogateInfo", "TransportPlanInfo", "TreeMassInfo",
-    "best_so_far", "curves_table", "evaluations_table", "final_table", "plot_curves", "plot_distance_performance", "plot_feature_graph",
+    "X_AXES", "best_so_far", "curves_table", "evaluations_table", "final_table", "plot_curves", "plot_distance_performance", "plot_feature_graph",
     "plot_final_values", "plot_kernel_quality", "plot_mutation", "plot_operation_profile", "plot_parallel",
     "plot_surrogate_quality", "plot_transport_plan", "plot_tree_masses", "scale_to_unit",
     "DistanceMatrixInfo",
     "plot_slot_importance",
-    "LearningCurveInfo",
-    "plot_learning_curves",
+    "FidelityCurveInfo", "LearningCurveInfo",
+    "plot_fidelity_curves", "plot_learning_curves",
     "FeatureGradientInfo",
     "GraphInfo",
     "HistoryInfo",

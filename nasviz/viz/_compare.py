@@ -15,6 +15,15 @@ from nasviz.viz._common import SAFE_SEQUENCE, tidy_layout, LEGEND_BELOW, empty_f
 #: WebGL lines take seconds to draw on a small machine and read as one colour anyway.
 MAX_PARALLEL_LINES = 1000
 
+#: What the curves' x axis may count: evaluations, cumulative cost (seconds, or a table's epochs),
+#: or wall-clock seconds since the run started. Runs read as ``RunCurve`` objects with ``costs`` and
+#: ``seconds`` ``(n,)`` beside ``values``.
+X_AXES = {"evaluations": "evaluations", "cost": "cumulative cost", "seconds": "wall clock (s)"}
+#: The run's field each axis reads.
+_AXIS_FIELD = {"cost": "costs", "seconds": "seconds"}
+#: Grid points of a cost or wall-clock axis.
+AXIS_POINTS = 200
+
 _COLOURS = SAFE_SEQUENCE  # Okabe-Ito: the old Tableau palette put red next to green
 
 
@@ -28,8 +37,9 @@ def best_so_far(values: np.ndarray) -> np.ndarray:
 
 @dataclass
 class CurvesInfo:
-    """Per group (strategy): ``x`` evaluation counts ``(L,)``, ``mean`` and ``se`` ``(L,)`` of the
-    best-so-far value (or regret = optimum - best) across runs, ``n`` runs reaching each x."""
+    """Per group (strategy): ``x`` evaluation counts (or costs, seconds: ``axis``) ``(L,)``, ``mean``
+    and ``se`` ``(L,)`` of the best-so-far value (or regret = optimum - best) across runs, ``n`` runs
+    reaching each x."""
 
     groups: list[str]
     x: list[np.ndarray]
@@ -38,11 +48,12 @@ class CurvesInfo:
     n: list[np.ndarray]
     regret: bool
     metric: str
+    axis: str = "evaluations"
 
     def to_frame(self) -> pd.DataFrame:
-        """Long table for export: group, evaluations, mean, se, runs."""
+        """Long table for export: group, evaluations (or cost, seconds), mean, se, runs."""
         y = "regret" if self.regret else "best"
-        return pd.concat([pd.DataFrame({"strategy": g, "evaluations": x, f"mean_{y}": m, f"se_{y}": s, "runs": n})
+        return pd.concat([pd.DataFrame({"strategy": g, self.axis: x, f"mean_{y}": m, f"se_{y}": s, "runs": n})
                           for g, x, m, s, n in zip(self.groups, self.x, self.mean, self.se, self.n)],
                          ignore_index=True) if self.groups else pd.DataFrame()
 
@@ -52,21 +63,38 @@ def _group(curve) -> str:
     return getattr(curve, "group", "") or curve.strategy
 
 
-def _stack(curves: Sequence, regret: bool) -> np.ndarray:
-    """``(runs, L)`` best-so-far (or regret) with NaN past a run's end."""
-    L = max(len(c.values) for c in curves)
-    M = np.full((len(curves), L), np.nan)
-    for i, c in enumerate(curves):
+def _stack(curves: Sequence, regret: bool, axis: str = "evaluations") -> tuple[np.ndarray, np.ndarray]:
+    """``(x (L,), M (runs, L))``: best-so-far (or regret) with NaN past a run's end, by evaluation,
+    or on a grid of ``AXIS_POINTS`` costs / seconds (a run's value at ``x`` is its best among the
+    evaluations made by then; NaN before its first and after its last)."""
+    bests = []
+    for c in curves:
         b = best_so_far(c.values)
         if regret:
             if c.optimum is None:
                 raise ValueError(f"run {c.run_id} has no known optimum (live training): plot best values instead")
             b = c.optimum - b
-        M[i, : len(b)] = b
-    return M
+        bests.append(b)
+    if axis == "evaluations":
+        L = max(len(b) for b in bests)
+        M = np.full((len(curves), L), np.nan)
+        for i, b in enumerate(bests):
+            M[i, : len(b)] = b
+        return np.arange(1, L + 1), M
+    if axis not in X_AXES:
+        raise ValueError(f"the x axis is one of {', '.join(X_AXES)}, got {axis!r}")
+    at = [np.asarray(getattr(c, _AXIS_FIELD[axis]), dtype=float) for c in curves]
+    top = max((float(a[-1]) for a in at if len(a)), default=0.0)
+    grid = np.linspace(top / AXIS_POINTS, top, AXIS_POINTS) if top > 0 else np.zeros(1)
+    M = np.full((len(curves), len(grid)), np.nan)
+    for i, (b, a) in enumerate(zip(bests, at)):
+        k = np.searchsorted(a, grid * (1 + 1e-9), side="right")  # evaluations made by each grid point
+        inside = (k > 0) & (grid <= a[-1] if len(a) else False)
+        M[i, inside] = b[k[inside] - 1]
+    return grid, M
 
 
-def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
+def _get_curves_info(curves: Sequence, regret: bool = False, axis: str = "evaluations") -> CurvesInfo:
     """Group :class:`nasviz.dashboard.explorer.comparison.RunCurve` by configuration (``group``); mean and standard error across the
     runs (seeds) that have reached each evaluation (s.e. 0 with a single run). Runs without a
     successful evaluation yet (a study's run waiting for its worker, a run whose every evaluation
@@ -77,19 +105,19 @@ def _get_curves_info(curves: Sequence, regret: bool = False) -> CurvesInfo:
             groups.setdefault(_group(c), []).append(c)
     xs, means, ses, ns = [], [], [], []
     for runs in groups.values():
-        M = _stack(runs, regret)
+        x, M = _stack(runs, regret, axis)
         n = np.sum(np.isfinite(M), axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(n > 0, np.nansum(M, axis=0) / np.maximum(n, 1), np.nan)
             dev = np.where(np.isfinite(M), (M - mean[None, :]) ** 2, 0.0).sum(axis=0)
             se = np.where(n > 1, np.sqrt(dev / np.maximum(n - 1, 1)) / np.sqrt(np.maximum(n, 1)), 0.0)
         keep = n > 0
-        xs.append(np.arange(1, M.shape[1] + 1)[keep])
+        xs.append(x[keep])
         means.append(mean[keep])
         ses.append(se[keep])
         ns.append(n[keep])
     metric = curves[0].metric if curves else "value"
-    return CurvesInfo(list(groups), xs, means, ses, ns, regret, metric)
+    return CurvesInfo(list(groups), xs, means, ses, ns, regret, metric, axis)
 
 
 def _corners(*series: np.ndarray) -> np.ndarray:
@@ -125,10 +153,10 @@ def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
                                  showlegend=False, legendgroup=g))
         fig.add_trace(go.Scatter(x=x, y=m, mode="lines", name=f"{g} ({int(info.n[k].max())} runs)", legendgroup=g,
                                  line=dict(color=c, width=2), customdata=np.stack([s, n], axis=1),
-                                 hovertemplate="%{x} evaluations: %{y:.4g} ± %{customdata[0]:.3g} "
+                                 hovertemplate="%{x:.4g} " + X_AXES[info.axis] + ": %{y:.4g} ± %{customdata[0]:.3g} "
                                                "(%{customdata[1]} runs)<extra>" + g + "</extra>"))
     y = "regret (optimum − best so far)" if info.regret else f"best {info.metric} so far"
-    fig.update_layout(height=height, xaxis_title="evaluations", yaxis_title=y, margin=dict(l=50, r=20, t=50, b=80),
+    fig.update_layout(height=height, xaxis_title=X_AXES[info.axis], yaxis_title=y, margin=dict(l=50, r=20, t=50, b=80),
                       legend=LEGEND_BELOW,
                       title=dict(text=f"{'Regret' if info.regret else 'Best so far'}: mean ± standard error across seeds", x=0))
     if info.regret and all(np.all(m > 0) for m in info.mean):
@@ -136,13 +164,14 @@ def _get_curves_plot(info: CurvesInfo, height: int = 400) -> go.Figure:
     return tidy_layout(fig)
 
 
-def plot_curves(curves, regret: bool = False) -> go.Figure:
-    return _get_curves_plot(_get_curves_info(curves, regret))
+def plot_curves(curves, regret: bool = False, axis: str = "evaluations") -> go.Figure:
+    """Best so far (or regret) against evaluations, cumulative cost or wall clock (:data:`X_AXES`)."""
+    return _get_curves_plot(_get_curves_info(curves, regret, axis))
 
 
-def curves_table(curves, regret: bool = False) -> pd.DataFrame:
-    """The curves figure's data (for CSV export): strategy, evaluations, mean, s.e., runs."""
-    return _get_curves_info(curves, regret).to_frame()
+def curves_table(curves, regret: bool = False, axis: str = "evaluations") -> pd.DataFrame:
+    """The curves figure's data (for CSV export): strategy, x, mean, s.e., runs."""
+    return _get_curves_info(curves, regret, axis).to_frame()
 
 
 def final_table(curves: Sequence) -> pd.DataFrame:

@@ -114,6 +114,22 @@ def test_curves_average_seeds_with_standard_error_and_regret():
         _get_curves_info([curve([1], optimum=None)], regret=True)
 
 
+def test_curves_against_cumulative_cost_on_a_shared_grid():
+    """Two runs, one cheap evaluations first: at cost x each contributes the best it had by then."""
+    cheap, dear = curve([np.nan, 5, 7], seed=0), curve([6, 8], seed=1)
+    cheap.costs, dear.costs = np.array([1.0, 2.0, 10.0]), np.array([5.0, 10.0])
+    info = _get_curves_info([cheap, dear], regret=True, axis="cost")
+    x, mean, n = info.x[0], info.mean[0], info.n[0]
+    assert x[-1] == pytest.approx(10.0) and len(x) <= 200
+    at = {round(float(v), 6): (m, k) for v, m, k in zip(x, mean, n)}
+    assert at[2.0] == (5.0, 1)          # only the cheap run has a result by cost 2 (regret 10 - 5)
+    assert at[5.0] == (4.5, 2)          # then both: regrets 5 and 4
+    assert at[10.0] == (2.5, 2)         # 3 and 2
+    assert info.to_frame().columns[1] == "cost"
+    with pytest.raises(ValueError, match="x axis"):
+        _get_curves_info([cheap], axis="steps")
+
+
 def test_curves_draw_only_the_corners_of_flat_stretches_and_lose_nothing():
     """A 5,000-evaluation run drew 5,000 points per trace; the drawn line must be the same line."""
     rng = np.random.default_rng(0)

@@ -4,7 +4,7 @@ their evaluated architectures, for spaces with operation slots."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -60,7 +60,10 @@ def configuration_groups(configs: Sequence[Mapping[str, Any]]) -> list[str]:
 
 @dataclass
 class RunCurve:
-    """One run's values in evaluation order: ``values`` ``(n,)`` (NaN where an evaluation failed),
+    """One run's values in evaluation order: ``values`` ``(n,)`` (NaN where an evaluation failed,
+    and where a multi-fidelity search measured a budget below the full one: those are not results),
+    ``costs`` ``(n,)`` the cumulative cost after each evaluation (seconds, or a table's epochs) and
+    ``seconds`` ``(n,)`` the wall clock since the run started when it was stored,
     ``strategy`` and ``seed`` from its configuration, ``optimum`` the table's optimum (or None),
     ``space`` the search space's name, ``group`` its configuration among the compared runs
     (:func:`configuration_groups`; the figures average runs of one group)."""
@@ -76,6 +79,8 @@ class RunCurve:
     budget: int
     space: str = "nb201"
     group: str = ""
+    costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def _optimum(cfg: Mapping[str, Any]) -> float | None:
@@ -95,6 +100,12 @@ def _metric_label(cfg: Mapping[str, Any]) -> str:
     return f"−{metric} (minimised: higher is better)" if run_direction(cfg) == MINIMISE else metric
 
 
+def _full_result(evaluation: Mapping[str, Any]) -> bool:
+    """A successful evaluation at the full budget (every evaluation of a single-fidelity search)."""
+    fidelity = (evaluation.get("info") or {}).get("fidelity") or {}
+    return evaluation["status"] == "ok" and evaluation["value"] is not None and bool(fidelity.get("full", True))
+
+
 def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[RunCurve]:
     """Read the chosen runs from the store (unknown ids raise ``ValueError``). A run that has no
     evaluation yet (a study's run waiting for its worker) has an empty curve."""
@@ -111,12 +122,14 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
             raise ValueError(f"run {rid} is not in the store") from None
         cfg = run.get("config") or {}
         configs.append(cfg)
-        values = np.array([float(e["value"]) if e["status"] == "ok" and e["value"] is not None else np.nan
-                           for e in evals], dtype=float)
+        values = np.array([float(e["value"]) if _full_result(e) else np.nan for e in evals], dtype=float)
+        costs = np.cumsum([float(e["cost"] or 0.0) for e in evals]) if evals else np.zeros(0)
+        started = float(run.get("created") or (evals[0]["created"] if evals else 0.0))
+        seconds = np.array([max(float(e["created"]) - started, 0.0) for e in evals])
         curves.append(RunCurve(int(rid), str(run.get("name") or ""), str(cfg.get("strategy", "?")),
                                int(cfg.get("seed") or 0), _metric_label(cfg), values,
                                [e["arch"] for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
-                               str(cfg.get("space") or "nb201")))
+                               str(cfg.get("space") or "nb201"), costs=costs, seconds=seconds))
     for curve, group in zip(curves, configuration_groups(configs)):
         curve.group = group
     return curves
