@@ -149,6 +149,12 @@ class FidelityTableObjective:
         self.full_costs = None if table.costs is None else np.asarray(table.costs, dtype=float)
         self.cost_unit = "seconds" if self.full_costs is not None else "epochs"
         self.name = f"table:{table.source}:{metric}@{self.spec.text()}"
+        self.direction = table.direction(self.metric)
+        self.sign = table.sign(self.metric)
+
+    def shown(self, score: float | None) -> float | None:
+        """The metric's own value of a score (``None`` stays ``None``), as :class:`TableObjective`'s."""
+        return None if score is None else self.sign * score
 
     def _rungs(self) -> tuple[tuple[FidelityRung, ...], str]:
         if not self.spec.rungs:
@@ -172,7 +178,8 @@ class FidelityTableObjective:
         values = np.full((len(rungs), n), np.nan)
         for k, rung in enumerate(rungs):
             source = self.table if rung.table is None else _load(rung.table, self.space.name, load)
-            column = np.asarray(source.values[source.check_metric(rung.column)], dtype=float)
+            # scores, higher is better: a minimised column (a table's schema says so) is negated
+            column = source.sign(rung.column) * np.asarray(source.values[source.check_metric(rung.column)], dtype=float)
             if source is self.table:
                 values[k] = column
             else:
