@@ -413,7 +413,8 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
     if table is not None:
         config = config.with_metric(objective.metric)
         extras.setdefault("skipped_rows", table.skipped_rows())
-        extras["direction"] = objective.direction  # values are scores; displays turn them back
+        # values are scores; displays turn them back (an objective without a direction maximises its values)
+        extras["direction"] = getattr(objective, "direction", "maximise")
         extras.setdefault("value_decimals", table.decimals.get(objective.metric))  # nasviz.rounding
     try:
         strategy = make_strategy(config.strategy, space=space, seed=config.seed, domain=objective.domain(),
