@@ -20,6 +20,7 @@ st.set_page_config(page_title="nasviz", page_icon=":material/hub:", layout="wide
 
 pages = [
     st.Page("pages/search.py", title="Search", icon=":material/travel_explore:", default=True),
+    st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
     st.Page("pages/runs.py", title="Runs", icon=":material/list:"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
     st.Page("pages/kernels.py", title="Kernels", icon=":material/grid_on:"),

@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[3]
 #: Modules that register tables (imported on first use of :data:`TABLES`).
 MODULES = (
     "nasviz.bench.tables.other_tables",
+    "nasviz.bench.tables.first_hour",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
