@@ -114,6 +114,9 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
                    help="look the table up at several budgets: auto (its <metric>_<E> or <metric>_epoch_<E> columns) "
                         "or BUDGET=COLUMN[@TABLE],... lowest first, the run's metric last; multi-fidelity strategies "
                         "(hyperband, bohb, mf-gp, ...) need it")
+    p.add_argument("--early-stopping", metavar="RULE",
+                   help="--objective train: stop trainings early, with any strategy: median (Golovin et al. 2017) "
+                        "or asha (asynchronous successive halving), e.g. asha:eta=3:min_epochs=1")
     p.add_argument("--cost-budget", type=float, metavar="N",
                    help="with --fidelity: stop after N full evaluations' cost (or --budget evaluations, whichever "
                         "comes first)")
@@ -124,7 +127,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
 #: set (e.g. --kernel, --acquisition) is passed to ``make_strategy`` and stored with the run.
 _RUN_ARGS = {"command", "func", "table", "metric", "space", "strategy", "budget", "batch_size", "seed", "json",
              "store", "resume", "step_delay", "objective", "dataset", "workers", "dask", "train_seed", "data_folder",
-             "download", "overlap", "fidelity", "cost_budget"}
+             "download", "overlap", "fidelity", "cost_budget", "early_stopping"}
 
 
 def _run_config(args: argparse.Namespace) -> SearchConfig:
@@ -141,7 +144,8 @@ def _run_config(args: argparse.Namespace) -> SearchConfig:
         seed=args.seed, budget=args.budget, batch_size=args.batch_size,  # None: the strategy's own batch
         data_folder=str(Path(args.data_folder).expanduser().resolve()) if getattr(args, "data_folder", None) else None,
         overlap=bool(getattr(args, "overlap", False)),
-        **{k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed", "fidelity", "cost_budget")
+        **{k: getattr(args, k) for k in ("dataset", "workers", "dask", "train_seed", "fidelity", "cost_budget",
+                                         "early_stopping")
            if getattr(args, k, None) is not None},
     )
 

@@ -52,6 +52,9 @@ class SearchConfig:
         ``BUDGET=COLUMN[@TABLE],...``); ``None``: a single-fidelity search.
     cost_budget : stop once the evaluations cost this many full evaluations (the mean cost of a
         full evaluation of the table; multi-fidelity table searches); ``None``: only ``budget``.
+    early_stopping : a rule that may stop any training after an epoch, with every strategy
+        (training objectives: ``median``, ``asha`` or ``asha:eta=3:min_epochs=1``,
+        :func:`nasviz.fidelity.stopping.parse_rule`); ``None``: none.
     """
 
     objective: str = TABLE
@@ -75,6 +78,7 @@ class SearchConfig:
     overlap: bool = False
     fidelity: str | None = None
     cost_budget: float | None = None
+    early_stopping: str | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -162,6 +166,15 @@ def _check_fidelity(config: "SearchConfig") -> None:
         from nasviz.objectives.fidelity_table import FidelitySpec
 
         FidelitySpec.parse(config.fidelity)
+    if config.early_stopping is not None:
+        if config.objective != TRAIN:
+            raise ConfigError("early_stopping applies to training objectives; a table lookup has no epochs to stop")
+        from nasviz.fidelity.stopping import parse_rule
+
+        try:
+            parse_rule(config.early_stopping)
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
     if config.cost_budget is not None:
         try:
             value = float(config.cost_budget)

@@ -54,6 +54,7 @@ from multiprocessing import get_context
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from nasviz.arch import Architecture
+from nasviz.fidelity.ladder import arch_of
 from nasviz.objectives.base import FAILED, Evaluation
 
 _OBJECTIVES: dict[Any, Any] = {}
@@ -302,10 +303,13 @@ class ExecutorObjective:
         objective that trains ``networks_together = k > 1`` networks at once gets its
         architectures in groups of up to ``k``, spread over the workers (``ceil(len / workers)``
         each when fewer than ``k`` per worker are asked for)."""
-        plans = [self.planner(a) if self.planner is not None else None for a in archs]
+        plans = [self.planner(arch_of(a)) if self.planner is not None else None for a in archs]
+        wrap = getattr(self.objective, "fidelity_plan", None)  # budgets and early stopping travel in the plan
+        if wrap is not None:
+            plans = [wrap(a, p) for a, p in zip(archs, plans)]
         speed = getattr(self.objective, "speed", None)
         k = int(getattr(speed, "networks_together", 1) or 1)
-        if k <= 1 or len(archs) <= 1:
+        if k <= 1 or len(archs) <= 1 or any(type(p).__name__ == "FidelityPlan" for p in plans):
             return [self.executor.submit(a, p) for a, p in zip(archs, plans)]
         size = max(1, min(k, -(-len(archs) // max(1, self.executor.n_workers))))
         futures: list = []
@@ -315,6 +319,20 @@ class ExecutorObjective:
 
     def evaluate(self, archs: Sequence[Architecture]) -> list[Evaluation]:
         return [f.result() for f in self.submit(archs)]
+
+    def observe(self, evaluations: Sequence[Evaluation]) -> None:
+        """The runner's results, for the objective's early-stopping records."""
+        observe = getattr(self.objective, "observe", None)
+        if observe is not None:
+            observe(evaluations)
+
+    @property
+    def ladder(self):
+        return getattr(self.objective, "ladder", None)
+
+    @property
+    def cost_model(self):
+        return getattr(self.objective, "cost_model", None)
 
     def optimum(self):
         return self.objective.optimum()

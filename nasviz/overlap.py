@@ -33,6 +33,7 @@ import concurrent.futures as cf
 from typing import Any, Sequence
 
 from nasviz.arch import Architecture
+from nasviz.fidelity.ladder import arch_of
 from nasviz.objectives.base import Evaluation
 
 
@@ -80,8 +81,14 @@ class Evaluator:
             self._thread = None
 
     def _plans(self, archs: list[Architecture]) -> list | None:
+        """Each proposal's plan, made in the calling thread: a warm start's network plan, and a
+        budget's or an early-stopping rule's plan (whose records must not change under it)."""
         planner = getattr(self.objective, "planner", None)
-        return None if planner is None or hasattr(self.objective, "submit") else [planner(a) for a in archs]
+        wrap = getattr(self.objective, "fidelity_plan", None)
+        if hasattr(self.objective, "submit") or (planner is None and wrap is None):
+            return None
+        plans = [planner(arch_of(a)) if planner is not None else None for a in archs]
+        return [wrap(a, p) for a, p in zip(archs, plans)] if wrap is not None else plans
 
     def _evaluate(self, archs: list[Architecture], plans: list | None) -> list[Evaluation]:
         if plans is None:

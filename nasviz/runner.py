@@ -233,6 +233,9 @@ class _SearchLoop:
                     break
                 item = self.queue.popleft()
                 results = self._results(item)
+                observe = getattr(self.objective, "observe", None)
+                if observe is not None:  # e.g. an early-stopping rule's records (replayed steps too)
+                    observe(results)
                 self.strategy.tell(results)
                 self._record_best(results)
                 self.step += 1
@@ -448,6 +451,10 @@ def _build_objective(config: SearchConfig) -> tuple[Objective, Any, Any]:
                         model_options=tuple(sorted(dict(config.model_options).items())),
                         training=tuple(sorted(dict(config.training).items())), data_folder=config.data_folder)
     objective = spec.build()
+    if config.early_stopping is not None:
+        from nasviz.fidelity.stopping import parse_rule
+
+        objective.setup_fidelity(parse_rule(config.early_stopping))
     if config.dask or config.workers > 1:
         from nasviz.executors import ExecutorObjective, make_executor
 

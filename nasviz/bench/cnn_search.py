@@ -21,13 +21,24 @@ The protocol, fixed before any run (defaults of this benchmark):
   ``nasbot``    NASBOT: OTMANN GP, EI, EA over the nine modifiers (``nasbot``)
   ``evolution`` regularised evolution (``evolution``)
   ``random``    random search (``random``)
+  ``ak-es``     ``ak`` with Hyperband-style early stopping of every training (issue 50)
+  ``random-es`` ``random`` with the same early stopping
   ============  ===================================================================
+
+  Early stopping (``-es``) is asynchronous successive halving (:mod:`nasviz.fidelity.stopping`,
+  ``asha``: rungs at 1, 3 and 9 of the 12 epochs, a training goes on past a rung only while it is
+  among the best third of the trainings of its run that reached it), on top of the trainer's own
+  patience rule. A stopped network keeps the value it reached but is not a result: the best
+  network is the one with the best validation accuracy among the networks that were not stopped;
 
 * reported per method: mean +- standard error over seeds of the **test** accuracy of the network
   with the best validation accuracy (measured when the search trained it), of that validation
   accuracy, and the number of networks trained (failures included);
 * paper 003's claims, read off the means: AK >= BO, AK >= BFS, AK > random, NASBOT > random (each
-  with the difference and its standard error, so a difference within noise is visible).
+  with the difference and its standard error, so a difference within noise is visible);
+* issue 50's goal for the ``-es`` rows: AK with early stopping trains at least twice as many
+  networks as AK in the same time, with no loss in the best network's test accuracy (its mean at
+  least AK's; the difference and its standard error reported); random search likewise, reported.
 
 Each finished run is appended to ``--results`` (JSON lines) at once; running the same command
 again skips the (method, seed) runs already there, so an interrupted comparison resumes. Each
@@ -66,7 +77,13 @@ METHODS: dict[str, tuple[str, dict[str, Any], str]] = {
     "nasbot": ("nasbot", {}, "NASBOT"),
     "evolution": ("evolution", {}, "evolution"),
     "random": ("random", {}, "random"),
+    "ak-es": ("autokeras", {}, "AK + early stopping (ASHA)"),
+    "random-es": ("random", {}, "random + early stopping (ASHA)"),
 }
+#: method -> the early-stopping rule its trainings run under (:func:`nasviz.fidelity.stopping.parse_rule`).
+EARLY_STOPPING: dict[str, str] = {"ak-es": "asha:eta=3:min_epochs=1", "random-es": "asha:eta=3:min_epochs=1"}
+#: Issue 50's goal: (with early stopping, without, the factor of networks trained).
+EARLY_STOPPING_GOALS: tuple[tuple[str, str, float], ...] = (("ak-es", "ak", 2.0), ("random-es", "random", 2.0))
 #: (left, relation, right) of paper 003's claims.
 CLAIMS: tuple[tuple[str, str, str], ...] = (("ak", ">=", "bo"), ("ak", ">=", "bfs"), ("ak", ">", "random"),
                                             ("nasbot", ">", "random"))
@@ -138,7 +155,12 @@ def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
                         device=args.device, data_folder=args.data_folder, speed=chosen["speed"])
     batch = chosen["batch_size"]
     with LocalExecutor(spec, n_workers=chosen["workers"]) as executor:
-        objective = ExecutorObjective(spec.build(), executor)
+        trainer = spec.build()
+        if method in EARLY_STOPPING:
+            from nasviz.fidelity.stopping import parse_rule
+
+            trainer.setup_fidelity(parse_rule(EARLY_STOPPING[method]))
+        objective = ExecutorObjective(trainer, executor)
         strategy = make_strategy(name, space=space, seed=seed, batch_size=batch, **options)
         if hasattr(strategy, "attach"):
             strategy.attach(objective)
@@ -150,12 +172,14 @@ def _one(method: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
         if networks is not None:
             networks.close()
     ok = [e for e in result.evaluations if e.ok]
-    best = max(ok, key=lambda e: e.value) if ok else None
+    finished = [e for e in ok if e.full]  # an early-stopped network is not a result
+    best = max(finished, key=lambda e: e.value) if finished else None
     epochs = sum(int((e.info or {}).get("epochs_run", 0)) for e in result.evaluations)
     minutes = max(result.seconds, 1e-9) / 60.0
     return {
         "method": method, "strategy": name, "options": options, "seed": seed, "seconds": result.seconds,
         "n_trained": len(result.evaluations), "n_failed": len(result.evaluations) - len(ok),
+        "n_stopped": len(ok) - len(finished), "early_stopping": EARLY_STOPPING.get(method),
         "best_arch": None if best is None else space.format(best.arch),
         "best_valid": None if best is None else best.value,
         "best_test": None if best is None else best.info.get("test_score"),
@@ -203,6 +227,23 @@ def claims(summary: dict[str, Any]) -> list[dict[str, Any]]:
         holds = diff >= 0 if relation == ">=" else diff > 0
         out.append({"claim": f"{left} {relation} {right}", "difference": diff, "se": se, "holds": holds,
                     "beyond_one_se": abs(diff) > se})
+    return out
+
+
+def early_stopping_goals(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 50's goal per pair (:data:`EARLY_STOPPING_GOALS`): networks trained, their ratio, and
+    the best network's test accuracy with early stopping minus without (and its s.e.)."""
+    out = []
+    for with_es, without, factor in EARLY_STOPPING_GOALS:
+        a, b = summary.get(with_es), summary.get(without)
+        if not a or not b or a["test"] is None or b["test"] is None:
+            continue
+        ratio = a["trained"] / b["trained"] if b["trained"] else math.inf
+        diff = a["test"] - b["test"]
+        se = math.sqrt((a["test_se"] or 0.0) ** 2 + (b["test_se"] or 0.0) ** 2)
+        out.append({"goal": f"{with_es} vs {without}", "trained_ratio": ratio, "at_least": factor,
+                    "trained_met": ratio >= factor, "test_difference": diff, "test_se": se,
+                    "no_loss": diff >= 0, "within_one_se": abs(diff) <= se, "met": ratio >= factor and diff >= 0})
     return out
 
 
@@ -256,7 +297,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     summary = summarise(runs, methods)
     claim_rows = claims(summary)
     text = table(summary, claim_rows, args.seconds)
+    es_goals = early_stopping_goals(summary)
+    for g in es_goals:
+        text += (f"\n- {g['goal']}: {g['trained_ratio']:.2f}x the networks (goal: at least {g['at_least']:g}x), "
+                 f"best network's test accuracy {g['test_difference']:+.2f} ± {g['test_se']:.2f}: "
+                 + ("met" if g["met"] else "not met"))
     print(text, file=sys.stderr)
     return {"dataset": args.dataset, "seconds_per_run": args.seconds, "workers": args.workers, "device": args.device,
-            "seeds": seeds, "summary": summary, "claims": claim_rows, "table": text, "runs": runs,
+            "seeds": seeds, "summary": summary, "claims": claim_rows, "early_stopping_goals": es_goals,
+            "table": text, "runs": runs,
             "total_seconds": time.perf_counter() - started}

@@ -99,6 +99,16 @@ class Ladder:
     def describe(self) -> str:
         return " -> ".join(f"{v:g}" for v in self.values) + f" {self.unit}"
 
+    @classmethod
+    def geometric(cls, top: int, eta: float = 3.0, bottom: int = 1, unit: str = "epochs") -> "Ladder":
+        """Whole budgets ``top * eta^-k`` down to ``bottom`` (Hyperband's ``r_i``, Li et al. 2018):
+        12 epochs with eta 3 gives 1, 4, 12 (a live training's ladder)."""
+        values, r = set(), float(top)
+        while round(r) >= bottom:
+            values.add(int(round(r)))
+            r /= eta
+        return cls(tuple(sorted(values)), unit)
+
     def to_dict(self) -> dict[str, Any]:
         return {"values": list(self.values), "unit": self.unit}
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 from torch import nn
@@ -148,6 +148,8 @@ def train_model(
     estimate_epochs: int | None = None,
     on_epoch: EpochCallback | None = None,
     speed: SpeedOptions | None = None,
+    resume: dict | None = None,
+    keep: Callable[[dict], None] | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``dataset`` with early stopping; never raises for a bad run.
 
@@ -170,6 +172,10 @@ def train_model(
     on_batch : ``hook(epoch, step)`` called before each step (test hook for failure injection).
     on_epoch : ``callback(EpochReport) -> stop?`` after each epoch (module docstring).
     speed : :class:`~nasviz.objectives.speed.SpeedOptions` (default: train as always).
+    resume : a :meth:`TrainingRun.checkpoint` to continue from (its epochs count towards ``epochs``;
+        the result's curves and seconds cover the whole run and this part respectively).
+    keep : ``keep(checkpoint)`` called with the run's state when it ends successfully (to continue
+        it later).
 
     Returns
     -------
@@ -177,7 +183,9 @@ def train_model(
     """
     settings = _settings(epochs, patience, lr, batch_size, seed, optimizer, weight_decay, estimate_epochs, speed)
     guard = memory_guard if memory_guard is not None else MemoryGuard()
-    return _Attempts(model, dataset, settings, resolve_device(device), guard, on_batch, on_epoch).run()
+    attempts = _Attempts(model, dataset, settings, resolve_device(device), guard, on_batch, on_epoch)
+    attempts.resume, attempts.keep = resume, keep
+    return attempts.run()
 
 
 def train_models(
@@ -241,6 +249,9 @@ class _Attempts:
         self.n_params = count_parameters(model)
         self.initial_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         self.batch_size, self.retries, self.size = settings.batch_size, 0, 0.0
+        #: a checkpoint to continue from, and where to hand the final state (train_model's resume / keep)
+        self.resume: dict | None = None
+        self.keep: Callable[[dict], None] | None = None
 
     def _failed(self, reason: str) -> TrainResult:
         metric = "accuracy" if self.dataset.task == CLASSIFICATION else "r2"
@@ -290,11 +301,16 @@ class _Attempts:
                 return refusal
             try:
                 run = self.new_run()
-                error = run_together([run])[0]
+                if self.resume is not None:
+                    run.restore(self.resume)
+                error = None if run.done else run_together([run])[0]
             except Exception as err:  # noqa: BLE001 - an OOM while moving the network is retried too
                 error = err
             if error is None:
-                return self.finished(run.result())
+                result = self.finished(run.result())
+                if self.keep is not None and result.ok:
+                    self.keep(run.checkpoint())
+                return result
             if not is_out_of_memory(error):
                 raise error
             failed = self.after_oom(error)

@@ -24,6 +24,9 @@ from torch import nn
 from nasviz.arch import Architecture
 from nasviz.objectives.base import FAILED, OK, Evaluation
 from nasviz.objectives.datasets import Dataset, load_dataset
+from nasviz.fidelity.ladder import FidelityRequest, arch_of
+from nasviz.fidelity.stopping import StoppingRule
+from nasviz.objectives.fidelity_training import FidelityPlan, LiveFidelity, train_at
 from nasviz.objectives.network_store import NetworkPlan, open_store
 from nasviz.objectives.accelerator import setup_counts
 from nasviz.objectives.speed import SpeedOptions
@@ -91,7 +94,7 @@ class TrainingSpec:
         return objective
 
 
-class TrainingObjective:
+class TrainingObjective(LiveFidelity):
     """Evaluate architectures by training them (the objective protocol of :mod:`.base`).
 
     Parameters
@@ -109,6 +112,11 @@ class TrainingObjective:
     training : overrides of the space's ``training_defaults()``, passed to :func:`train_model`.
     speed : :class:`~nasviz.objectives.speed.SpeedOptions` (default: train as always, one network
         at a time).
+    stopping : an early-stopping rule (:class:`~nasviz.fidelity.stopping.StoppingRule`: the median
+        rule or ASHA) that may stop any training after an epoch (:mod:`.fidelity_training`).
+
+    Evaluating a :class:`~nasviz.fidelity.FidelityRequest` trains to its budget and keeps a
+    checkpoint, or continues from the one kept at ``previous`` (:mod:`.fidelity_training`).
     """
 
     def __init__(
@@ -124,6 +132,7 @@ class TrainingObjective:
         training: dict[str, Any] | None = None,
         memory_guard: MemoryGuard | None = None,
         speed: SpeedOptions | None = None,
+        stopping: StoppingRule | None = None,
     ) -> None:
         if metric not in ("valid_accuracy", "valid_score", "test_accuracy", "test_score"):
             raise ValueError(f"metric must be valid_accuracy, valid_score, test_accuracy or test_score, got {metric!r}")
@@ -147,6 +156,7 @@ class TrainingObjective:
         self.memory_guard = memory_guard or MemoryGuard()
         self.speed = speed or SpeedOptions()
         self.name = f"train:{self.dataset.name}:{metric}"
+        self.setup_fidelity(stopping)
         #: ``planner(arch) -> NetworkPlan | None``: set by a strategy that warm-starts (``attach``).
         self.planner: Callable[[Architecture], NetworkPlan | None] | None = None
 
@@ -190,10 +200,10 @@ class TrainingObjective:
         networks trained from scratch reached R^2 0.93-0.95 (a diverged attempt takes a few steps,
         so the retry is cheap; its seconds are counted).
         """
-        seed, model, warm_from, notes = self._prepared(arch, plan)
+        seed, model, warm_from, notes = self.prepared(arch, plan)
         result = train_model(model, self.dataset, seed=seed, device=self.device, memory_guard=self.memory_guard,
                              speed=self.speed, **self.training)
-        return self._concluded(arch, plan, seed, model, warm_from, notes, result)
+        return self.concluded(arch, plan, seed, model, warm_from, notes, result)
 
     def train_networks(self, archs: Sequence[Architecture], plans: Sequence[NetworkPlan | None]
                        ) -> list[tuple[nn.Module, TrainResult] | BaseException]:
@@ -203,7 +213,7 @@ class TrainingObjective:
         prepared: list[tuple[int, nn.Module, str | None, list[str]] | BaseException] = []
         for arch, plan in zip(archs, plans):
             try:
-                prepared.append(self._prepared(arch, plan))
+                prepared.append(self.prepared(arch, plan))
             except Exception as err:  # noqa: BLE001 - reported for this architecture only
                 prepared.append(err)
         ready = [i for i, p in enumerate(prepared) if not isinstance(p, BaseException)]
@@ -216,12 +226,12 @@ class TrainingObjective:
                 continue
             seed, model, warm_from, notes = prepared[i]  # type: ignore[misc]
             try:
-                out[i] = self._concluded(archs[i], plans[i], seed, model, warm_from, notes, result)
+                out[i] = self.concluded(archs[i], plans[i], seed, model, warm_from, notes, result)
             except Exception as err:  # noqa: BLE001
                 out[i] = err
         return out
 
-    def _prepared(self, arch: Architecture, plan: NetworkPlan | None) -> tuple[int, nn.Module, str | None, list[str]]:
+    def prepared(self, arch: Architecture, plan: NetworkPlan | None) -> tuple[int, nn.Module, str | None, list[str]]:
         """``(seed, initial network, warm-start ancestor or None, notes)``; seeds the global RNG
         with the architecture's seed before building (so equivalent cells start alike)."""
         seed = arch_seed(arch.canonical_key(), self.seed)
@@ -229,7 +239,7 @@ class TrainingObjective:
         model, warm_from, notes = self._initial_network(arch, plan)
         return seed, model, warm_from, notes
 
-    def _concluded(self, arch: Architecture, plan: NetworkPlan | None, seed: int, model: nn.Module,
+    def concluded(self, arch: Architecture, plan: NetworkPlan | None, seed: int, model: nn.Module,
                    warm_from: str | None, notes: list[str], result: TrainResult) -> tuple[nn.Module, TrainResult]:
         """A diverged warm start trained again from scratch (:meth:`train_network`), notes, and the
         trained network kept in the plan's store."""
@@ -264,15 +274,18 @@ class TrainingObjective:
             raise ValueError(f"morphing {plan.ancestor} by {list(plan.morphs)} does not give {self.space.format(arch)}")
         return model, plan.ancestor, []
 
-    def evaluate_one(self, arch: Architecture, plan: NetworkPlan | None = None) -> Evaluation:
+    def evaluate_one(self, arch: Architecture | FidelityRequest, plan: NetworkPlan | FidelityPlan | None = None
+                     ) -> Evaluation:
+        if isinstance(plan, FidelityPlan):
+            return train_at(self, arch_of(arch), plan)
         start = time.perf_counter()
         try:
             res: TrainResult | BaseException = self.train(arch, plan)
         except Exception as err:  # noqa: BLE001 - one bad architecture must not stop the search
             res = err
-        return self._evaluation(arch, res, start)
+        return self.evaluation(arch, res, start)
 
-    def _evaluation(self, arch: Architecture, res: TrainResult | BaseException, start: float) -> Evaluation:
+    def evaluation(self, arch: Architecture, res: TrainResult | BaseException, start: float) -> Evaluation:
         """The :class:`Evaluation` of one training (or of the exception that stopped it)."""
         if isinstance(res, BaseException):
             return Evaluation(arch, None, time.perf_counter() - start, FAILED, f"{type(res).__name__}: {res}")
@@ -299,15 +312,16 @@ class TrainingObjective:
         :attr:`planner`'s (a warm-starting strategy sets it in ``attach``), else none. With
         ``speed.networks_together = k > 1``, ``k`` at a time train together in this process."""
         if plans is None:
-            plans = [self.planner(a) if self.planner is not None else None for a in archs]
+            plans = [self.planner(arch_of(a)) if self.planner is not None else None for a in archs]
+        plans = [self.fidelity_plan(a, p) for a, p in zip(archs, plans)]
         k = self.speed.networks_together
-        if k <= 1 or len(archs) <= 1:
+        if k <= 1 or len(archs) <= 1 or any(isinstance(p, FidelityPlan) for p in plans):
             return [self.evaluate_one(a, p) for a, p in zip(archs, plans)]
         out: list[Evaluation] = []
         for i in range(0, len(archs), k):
             start = time.perf_counter()
             group = self.train_networks(archs[i : i + k], plans[i : i + k])
-            out.extend(self._evaluation(a, r if isinstance(r, BaseException) else r[1], start)
+            out.extend(self.evaluation(a, r if isinstance(r, BaseException) else r[1], start)
                        for a, r in zip(archs[i : i + k], group))
         return out
 

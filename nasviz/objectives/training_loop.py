@@ -166,6 +166,33 @@ class TrainingRun:
     def _fail(self, reason: str) -> None:
         self.done, self.failure = True, reason
 
+    # ------------------------------------------------------------------ continuing later
+    def checkpoint(self) -> dict:
+        """What continuing this run later needs (a multi-fidelity search resumes a training at a
+        higher budget, :mod:`nasviz.objectives.fidelity_training`): the weights, the optimiser's
+        state, the batch-order generator, the counters and the curves, as tensors and plain numbers
+        (``torch.save`` / ``torch.load(weights_only=True)``). The learning-rate schedule is a
+        function of the step over ``settings.epochs``, so a run continued from its checkpoint
+        trains exactly as one that was never interrupted."""
+        return {"model": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
+                "optimizer": self.opt.state_dict(), "generator": self.generator.get_state(),
+                "epoch": self.epoch, "global_step": self.global_step, "best_loss": self.best_loss,
+                "since_best": self.since_best, "valid_curve": list(self.valid_curve),
+                "valid_loss_curve": list(self.valid_loss_curve), "train_loss_curve": list(self.train_loss_curve)}
+
+    def restore(self, state: dict) -> None:
+        """Continue from :meth:`checkpoint`'s state (before the first :meth:`launch_epoch`)."""
+        with self.on_stream():
+            self.model.load_state_dict({k: v.to(self.device) for k, v in state["model"].items()})
+            self.opt.load_state_dict(state["optimizer"])
+        self.generator.set_state(state["generator"])
+        self.epoch, self.global_step = int(state["epoch"]), int(state["global_step"])
+        self.best_loss, self.since_best = float(state["best_loss"]), int(state["since_best"])
+        self.valid_curve = list(state["valid_curve"])
+        self.valid_loss_curve = list(state["valid_loss_curve"])
+        self.train_loss_curve = list(state["train_loss_curve"])
+        self.done = self.epoch >= self.settings.epochs
+
     # ------------------------------------------------------------------ the end
     def notes(self) -> list[str]:
         failed = getattr(self.step, "failed", None)

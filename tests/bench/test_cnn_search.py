@@ -40,3 +40,17 @@ def test_finished_runs_are_skipped_when_the_comparison_resumes(tmp_path, monkeyp
     assert len(results.read_text().splitlines()) == 2
     with pytest.raises(ValueError, match="unknown methods"):
         B.run(argparse.Namespace(**{**vars(args), "methods": "ak,magic"}))
+
+
+def test_early_stopping_rows_and_their_goal():
+    """Issue 50's rows: AK and random search with ASHA, and the goal (twice the networks, no loss)."""
+    from nasviz.bench.cnn_search import EARLY_STOPPING, METHODS, early_stopping_goals
+    from nasviz.fidelity.stopping import parse_rule
+
+    assert {"ak-es", "random-es"} <= set(METHODS) and METHODS["ak-es"][0] == "autokeras"
+    assert parse_rule(EARLY_STOPPING["ak-es"]).rungs(12) == (1, 3, 9)
+    row = lambda test, trained: {"test": test, "test_se": 0.1, "trained": trained}
+    (goal,) = early_stopping_goals({"ak": row(98.0, 50), "ak-es": row(98.1, 120)})
+    assert goal["trained_ratio"] == pytest.approx(2.4) and goal["no_loss"] and goal["met"]
+    (goal,) = early_stopping_goals({"ak": row(98.0, 50), "ak-es": row(97.95, 120)})
+    assert not goal["met"] and goal["within_one_se"]

@@ -80,7 +80,9 @@ def fidelity_curves(run: "RunWatcher") -> tuple[dict[str, tuple[list[float], lis
         fid = e.get("fidelity") or {}
         unit = fid.get("unit", unit)
         xs, ys = curves.setdefault(e["arch"], ([], []))
-        per_epoch = ((stored.get(e["index"]) or {}).get("info") or {}).get("valid_curve")
+        info = (stored.get(e["index"]) or {}).get("info") or {}
+        per_epoch = info.get("valid_curve")
+        marks.extend(_mark(RungDecision.from_dict(d), unit) for d in info.get("rung_decisions") or ())
         if per_epoch:  # live training: every epoch run, after the budget it continued from
             start = float(fid.get("previous") or 0.0)
             xs.extend(start + k + 1 for k in range(len(per_epoch)))
