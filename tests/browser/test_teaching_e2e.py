@@ -44,7 +44,8 @@ def test_replay_a_step_read_the_table_on_a_phone_and_share_a_link(server):  # no
 
         # teaching: replay the first step
         # the run has ended: the slider is there without a toggle (issue 46)
-        assert page.locator(".st-key-follow_latest").count() == 0
+        # (the last evaluation is stored a moment before the run's status: wait for the page to see it end)
+        wait_until(lambda: page.locator(".st-key-follow_latest").count() == 0, 30, "the follow toggle to go")
         slider = page.locator(".st-key-replay_step input[type='range']")
         wait_until(lambda: slider.count() > 0, 30, "the step slider")
         slider.first.focus()

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[3]
 MODULES = (
     "nasviz.bench.tables.other_tables",
     "nasviz.bench.tables.first_hour",
+    "nasviz.bench.tables.fidelity",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
