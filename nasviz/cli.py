@@ -42,8 +42,20 @@ def default_table_path() -> Path:
 
 
 def _print_json(obj) -> None:
-    json.dump(obj, sys.stdout, allow_nan=False, default=float)
+    """``obj`` as one line of strict JSON: NaN and infinities (a multi-fidelity run's best-so-far
+    before its first full evaluation, an undefined statistic) written as ``null``."""
+    json.dump(_null_if_not_finite(obj), sys.stdout, allow_nan=False, default=float)
     sys.stdout.write("\n")
+
+
+def _null_if_not_finite(obj):
+    if isinstance(obj, dict):
+        return {k: _null_if_not_finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_null_if_not_finite(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def _non_negative_int(text: str) -> int:

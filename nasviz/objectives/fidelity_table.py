@@ -6,7 +6,8 @@ budgets, :class:`~nasviz.fidelity.Ladder`) and where each budget's values come f
 
 ``auto``
     the table's own fidelity columns. Either the metric is ``<base>_<E>`` and the table has
-    siblings ``<base>_<E'>`` (NAS-Bench-101's ``valid_accuracy_4`` .. ``_108``: separate training
+    siblings ``<base>_<E'>`` (NAS-Bench-101's ``valid_accuracy_4`` .. ``_108``; the embedded
+    NAS-Bench-201 table's ``cifar10_test_12ep`` below ``cifar10_test_200ep``: separate training
     runs per budget, so continuing costs a ``restart``), or the table has per-epoch columns
     ``<metric>_epoch_<E>`` (``nasviz tabulate``'s learning curves, e.g. the embedded digits table:
     one run's epochs, so continuing ``resume``\\ s); then the metric itself is the value at the
@@ -46,7 +47,8 @@ from nasviz.fidelity.ladder import (RESTART, RESUME, CostModel, FidelityOutcome,
 from nasviz.objectives.base import FAILED, Evaluation
 
 AUTO = "auto"
-_BUDGET_SUFFIX = re.compile(r"^(?P<base>.+?)_(?P<budget>\d+)$")
+#: ``<base>_<E>`` or ``<base>_<E>ep`` (the embedded NB201 table's ``cifar10_test_12ep`` / ``_200ep``).
+_BUDGET_SUFFIX = re.compile(r"^(?P<base>.+?)_(?P<budget>\d+)(?P<unit>ep)?$")
 _EPOCH_COLUMN = re.compile(r"^(?P<metric>.+)_epoch_(?P<epoch>\d+)$")
 
 
@@ -102,7 +104,7 @@ def auto_rungs(metrics: Sequence[str], metric: str) -> tuple[tuple[FidelityRung,
     m = _BUDGET_SUFFIX.match(metric)
     if m:
         siblings = sorted((int(b.group("budget")), name) for name in metrics
-                          if (b := _BUDGET_SUFFIX.match(name)) and b.group("base") == m.group("base"))
+                          if (b := _BUDGET_SUFFIX.match(name)) and b.group("base", "unit") == m.group("base", "unit"))
         if len(siblings) > 1 and siblings[-1][1] == metric:
             return tuple(FidelityRung(float(e), name) for e, name in siblings), RESTART
     epochs = sorted((int(e.group("epoch")), name) for name in metrics
