@@ -53,13 +53,16 @@ def search_config(
     step_delay: float = 0.0,
     training: Mapping[str, Any] | None = None,
     model_options: Mapping[str, Any] | None = None,
+    fidelity: str | None = None,
+    cost_budget: float | None = None,
 ) -> SearchConfig:
     """The validated configuration of a search on ``source`` (the only place the dashboard builds one).
 
     ``space`` defaults to the source's; ``strategy`` to the page's and the command line's default
     for that space (:func:`nasviz.components.default_strategy`); ``batch_size`` to what the strategy was designed for
     (5 for ``bo-tw2g-kdpp5``); ``metric`` to the source's first. ``step_delay`` (seconds) makes
-    the worker pause after each step: a table search at a pace a class can follow.
+    the worker pause after each step: a table search at a pace a class can follow. ``fidelity``
+    and ``cost_budget`` make a table search multi-fidelity (:class:`~nasviz.config.SearchConfig`).
 
     Raises :class:`~nasviz.errors.ConfigError` (a ``ValueError``) naming the offending setting:
     a budget below 1, a batch larger than the budget, a metric the source does not measure, an
@@ -80,7 +83,7 @@ def search_config(
         raise ConfigError(f"unknown data source kind {source.kind!r}")
     return SearchConfig.create(**where, space=space, metric=metric, strategy=strategy,
                                strategy_options=dict(options or {}), budget=budget, batch_size=batch_size,
-                               seed=seed, step_delay=step_delay)
+                               seed=seed, step_delay=step_delay, fidelity=fidelity, cost_budget=cost_budget)
 
 
 def stored_config(config: SearchConfig | Mapping[str, Any], source: DataSource | None = None) -> dict[str, Any]:

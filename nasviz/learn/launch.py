@@ -51,7 +51,8 @@ def lesson_configs(lesson: Lesson) -> list[tuple[LessonRun, int, Any, Any]]:
         for seed in run.seeds:
             config = launching.search_config(source, metric=run.metric, space=run.space, strategy=run.strategy,
                                              options=run.options, budget=run.budget, seed=seed, step_delay=0.0,
-                                             training=run.training or None)
+                                             training=run.training or None, fidelity=run.fidelity,
+                                             cost_budget=run.cost_budget)
             out.append((run, seed, config, source))
     return out
 
@@ -79,6 +80,7 @@ def _same(stored: Mapping[str, Any], run: LessonRun, seed: int) -> bool:
     options = {k: v for k, v in (stored.get("strategy_options") or {}).items()}
     return (stored.get("strategy") == run.strategy and int(stored.get("seed", -1)) == seed
             and int(stored.get("budget", -1)) == run.budget
+            and stored.get("fidelity") == run.fidelity and stored.get("cost_budget") == run.cost_budget
             and all(options.get(k) == v for k, v in run.options.items()))
 
 

@@ -16,7 +16,8 @@ A lesson file (``nasviz/learn/lessons/*.toml``, or ``$NASVIZ_LESSONS``, a folder
     seeds = [0, 1]
     budget = 40
     # optional: options = {acquisition = "ucb"}, label = "UCB", metric = "...",
-    # source = "embedded" (the default table) or "train", with space, dataset, training = {...}
+    # source = "embedded" (the default table) or "train", with space, dataset, training = {...};
+    # a multi-fidelity search: fidelity = "auto" (the table's own budgets), cost_budget = 20
 
     [view]                            # the one view to look at
     page = "compare"                  # search | compare | kernels
@@ -63,6 +64,8 @@ class LessonRun:
     space: str = "nb201"
     dataset: str | None = None
     training: Mapping[str, Any] = field(default_factory=dict)
+    fidelity: str | None = None
+    cost_budget: float | None = None
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,18 @@ def _run(data: Mapping[str, Any], where: str) -> LessonRun:
     source = data.get("source", "embedded")
     if source not in SOURCES:
         raise InputError(f"source must be one of {', '.join(SOURCES)}", source=where, field="source")
+    fidelity = data.get("fidelity")
+    if fidelity is not None and not isinstance(fidelity, str):
+        raise InputError("fidelity must be text: auto, or BUDGET=COLUMN,...", source=where, field="fidelity")
+    cost_budget = data.get("cost_budget")
+    if cost_budget is not None and (isinstance(cost_budget, bool) or not isinstance(cost_budget, (int, float))
+                                    or cost_budget <= 0):
+        raise InputError("cost_budget must be a number above 0 (full evaluations)", source=where, field="cost_budget")
     return LessonRun(strategy=strategy, seeds=tuple(seeds), budget=_need(data, "budget", int, where),
                      label=str(data.get("label") or strategy), options=dict(data.get("options") or {}),
                      metric=data.get("metric"), source=source, space=str(data.get("space", "nb201")),
-                     dataset=data.get("dataset"), training=dict(data.get("training") or {}))
+                     dataset=data.get("dataset"), training=dict(data.get("training") or {}), fidelity=fidelity,
+                     cost_budget=None if cost_budget is None else float(cost_budget))
 
 
 def parse_lesson(text: str, where: str) -> Lesson:

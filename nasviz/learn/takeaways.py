@@ -274,6 +274,81 @@ def growth(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
     return Takeaway(True, numbers, viz.plot_growth(values, params, len(start), run.config["metric"]))
 
 
+def full_evaluations_spent(evaluations: Sequence[dict[str, Any]]) -> np.ndarray:
+    """``(n,)`` the cumulative cost after each evaluation, in full evaluations: 1 for each
+    evaluation of a single-fidelity search; for a multi-fidelity one, the epochs it was charged
+    (``cost``, a table without a cost column counts cost in epochs) over the top budget's, or,
+    where cost is in seconds, its budget over the top one (what a restart costs)."""
+    spent = []
+    for e in evaluations:
+        fidelity = (e.get("info") or {}).get("fidelity")
+        if not fidelity:
+            spent.append(1.0)
+        elif fidelity.get("unit") == "epochs" and e.get("cost") is not None:
+            spent.append(float(e["cost"]) / float(fidelity["top"]))
+        else:
+            spent.append(float(fidelity["fidelity"]) / float(fidelity["top"]))
+    return np.cumsum(spent) if spent else np.zeros(0)
+
+
+def _regret_by_cost(run: _Read, optimum: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(cost, regret)`` after each evaluation: the optimum minus the best full-budget value so
+    far (NaN before the first; a lower budget's value is not a result)."""
+    cost = full_evaluations_spent(run.evaluations)
+    best, regret = -np.inf, []
+    for e in run.evaluations:
+        full = bool(((e.get("info") or {}).get("fidelity") or {}).get("full", True))
+        if e["status"] == "ok" and e["value"] is not None and full:
+            best = max(best, float(e["value"]))
+        regret.append(optimum - best if np.isfinite(best) else np.nan)
+    return cost, np.asarray(regret, dtype=float)
+
+
+def _at(cost: np.ndarray, regret: np.ndarray, c: float) -> float:
+    k = int(np.searchsorted(cost, c * (1 + 1e-9), side="right"))
+    return float(regret[k - 1]) if k else float("nan")
+
+
+def cost_to_regret(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
+                   lesson: "Lesson | None" = None) -> Takeaway:
+    """Regret against what the searches spent, counted in full evaluations (one 200-epoch training
+    on NAS-Bench-201): per strategy (``first_``, ``second_``, ``third_`` in lesson order) its
+    ``label``, mean regret ``at_cost`` once every run has spent ``cost`` (the smallest total any
+    run spent), mean ``evaluations`` made and how many of them were ``full``; the figure: mean
+    regret against cost per strategy. Cost as Li et al.'s Hyperband counts it (resources spent)."""
+    from nasviz import viz
+
+    reads, waiting = _read(runs, store_path)
+    if reads is None:
+        return Takeaway(False, waiting=waiting)
+    optimum = _optimum(reads[0])
+    curves = [(run.label, *_regret_by_cost(run, optimum)) for run in reads]
+    cost = min(float(c[-1]) for _, c, _ in curves if len(c))
+    numbers: dict[str, str] = {"cost": f"{cost:.0f}"}
+    labels, xs, ys = [], [], []
+    grid = np.linspace(0.0, max(float(c[-1]) for _, c, _ in curves if len(c)), 200)[1:]
+    for order, label in zip(("first", "second", "third"), _labels(reads)):
+        mine = [(c, r) for name, c, r in curves if name == label]
+        members = [run for run in reads if run.label == label]
+        at = [_at(c, r, cost) for c, r in mine]
+        full = [sum(bool(((e.get("info") or {}).get("fidelity") or {}).get("full", True)) for e in run.evaluations)
+                for run in members]
+        numbers.update({f"{order}_label": label, f"{order}_at_cost": f"{np.nanmean(at):.2f}" if np.isfinite(at).any()
+                        else "none yet", f"{order}_evaluations": f"{np.mean([len(m.evaluations) for m in members]):.0f}",
+                        f"{order}_full": f"{np.mean(full):.0f}"})
+        labels.append(label)
+        xs.append(grid)
+        with np.errstate(all="ignore"):
+            ys.append(np.array([np.nanmean([_at(c, r, g) for c, r in mine]) if any(np.isfinite(_at(c, r, g))
+                                                                                   for c, r in mine) else np.nan
+                                for g in grid]))
+    figure = viz.plot_lesson_steps(labels, xs, ys, title=f"Regret against cost (mean over {len(reads) // len(labels)} "
+                                                          "seeds; lower is better)",
+                                   x_axis="cost spent, in full evaluations (one 200-epoch training each)",
+                                   y_axis=f"points below the best {reads[0].config['metric']}")
+    return Takeaway(True, numbers, figure)
+
+
 #: The takeaways lessons may name.
 TAKEAWAYS: dict[str, Callable[..., Takeaway]] = {
     "regret-by-strategy": regret_by_strategy,
@@ -282,4 +357,5 @@ TAKEAWAYS: dict[str, Callable[..., Takeaway]] = {
     "batch-spread": batch_spread,
     "wl-features": wl_features,
     "growth": growth,
+    "cost-to-regret": cost_to_regret,
 }

@@ -15,7 +15,7 @@ from nasviz.viz._graph import GraphInfo, plot_architecture
 from nasviz.viz._history import HistoryInfo, plot_history
 from nasviz.viz._hyperparameters import HyperparameterInfo, plot_hyperparameters
 from nasviz.viz._progress import ProgressInfo, format_seconds, get_progress_info, step_time_detail, step_time_text
-from nasviz.viz._lesson import plot_growth, plot_lesson_bars, plot_prediction_check
+from nasviz.viz._lesson import plot_growth, plot_lesson_bars, plot_lesson_steps, plot_prediction_check
 from nasviz.viz._kernels import (DistancePerformanceInfo, KernelQualityInfo, SurrogateInfo, plot_distance_performance,
                                  plot_kernel_quality, plot_surrogate_quality, scale_to_unit)
 from nasviz.viz._pair import TransportPlanInfo, TreeMassInfo, plot_transport_plan, plot_tree_masses
@@ -59,5 +59,6 @@ __all__ = [
     "plot_pool",
     "plot_growth",
     "plot_lesson_bars",
+    "plot_lesson_steps",
     "plot_prediction_check",
 ]

@@ -1,5 +1,6 @@
 """The small figures that prove a lesson's takeaway on the Learn page: labelled bars (with
-standard errors when there are several seeds) and a search's evaluations by network size."""
+standard errors when there are several seeds), step lines against cost, and a search's
+evaluations by network size."""
 
 from __future__ import annotations
 
@@ -78,4 +79,21 @@ def plot_prediction_check(groups: dict, metric: str = "value", height: int = 360
                                                 x=0),
                       xaxis=dict(title=f"measured {metric}"), yaxis=dict(title="predicted (± 2 s.d.)"),
                       legend=dict(orientation="h", y=-0.2), margin=dict(l=50, r=20, t=50, b=40))
+    return tidy_layout(fig)
+
+
+def plot_lesson_steps(labels: Sequence[str], xs: Sequence[Sequence[float]], ys: Sequence[Sequence[float]],
+                      title: str = "", x_axis: str = "", y_axis: str = "", height: int = 340) -> go.Figure:
+    """One step line per label (``xs[k]``, ``ys[k]``: ``(n_k,)`` each; NaN in ``ys`` leaves a gap:
+    nothing measured yet), each in its own Okabe-Ito colour, the legend under the x-axis title."""
+    if not len(labels):
+        return empty_figure("nothing measured yet", height)
+    fig = go.Figure()
+    for k, (label, x, y) in enumerate(zip(labels, xs, ys)):
+        fig.add_trace(go.Scatter(x=list(map(float, x)), y=list(map(float, y)), name=str(label), mode="lines",
+                                 line=dict(shape="hv", width=2.5, color=SAFE_SEQUENCE[k % len(SAFE_SEQUENCE)]),
+                                 hovertemplate=f"{label}<br>%{{x:.1f}}: %{{y:.2f}}<extra></extra>"))
+    fig.update_layout(height=height, title=dict(text=title, x=0), xaxis=dict(title=x_axis, rangemode="tozero"),
+                      yaxis=dict(title=y_axis, rangemode="tozero"), margin=dict(l=50, r=20, t=50, b=90),
+                      legend=dict(orientation="h", y=-0.3, x=0))
     return tidy_layout(fig)

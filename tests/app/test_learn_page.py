@@ -3,6 +3,8 @@ button starts its searches through the launching code, and its takeaway is compu
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -55,3 +57,44 @@ def test_a_lesson_runs_and_proves_its_takeaway_on_the_page(store_path):
     assert "Takeaway." in text and "gradient +" in text and "At step 25" in text
     assert at.get("plotly_chart")
     assert at.button(key="learn_launch").label == "Run it again"
+
+
+def test_cost_is_counted_in_full_evaluations():
+    from nasviz.learn.takeaways import full_evaluations_spent
+
+    def fid(budget, cost, full=False):
+        return {"cost": cost, "info": {"fidelity": {"fidelity": budget, "top": 200.0, "unit": "epochs", "full": full}}}
+
+    # two 12-epoch lookups, one 200-epoch restart: 12/200 + 12/200 + 200/200
+    assert full_evaluations_spent([fid(12, 12.0), fid(12, 12.0), fid(200, 200.0, True)]).tolist() == pytest.approx(
+        [0.06, 0.12, 1.12])
+    # a single-fidelity search: each evaluation is one full evaluation, whatever its lookup took
+    assert full_evaluations_spent([{"cost": 1e-5, "info": {}}, {"cost": None}]).tolist() == [1.0, 2.0]
+    # cost in seconds (a table's cost column): the budget's share of the top one
+    seconds = {"cost": 30.0, "info": {"fidelity": {"fidelity": 12, "top": 108, "unit": "seconds", "full": False}}}
+    assert full_evaluations_spent([seconds]).tolist() == pytest.approx([12 / 108])
+
+
+def test_a_lesson_run_takes_a_fidelity_and_a_cost_budget_and_refuses_a_bad_one():
+    from nasviz.learn.lesson import LESSON_DIR
+
+    text = (LESSON_DIR / "07-spend-less-on-bad-cells.toml").read_text()
+    lesson = parse_lesson(text, "07.toml")
+    assert [(r.fidelity, r.cost_budget) for r in lesson.runs] == [("auto", 20.0), ("auto", 20.0), (None, None)]
+    with pytest.raises(InputError, match="cost_budget"):
+        parse_lesson(text.replace("cost_budget = 20", "cost_budget = -1", 1), "07.toml")
+
+
+@pytest.mark.slow
+def test_the_multi_fidelity_lesson_compares_at_equal_cost_on_the_page(store_path):
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.switch_page(LEARN).run()
+    at.selectbox(key="learn_lesson").set_value("spend-less-on-bad-cells").run()
+    at.button(key="learn_launch").click().run()  # searches run synchronously in tests
+    assert not errors(at), [e.value for e in at.error]
+    text = " ".join(m.value for m in at.markdown)
+    assert "Takeaway." in text and "For the cost of 20 full trainings" in text, text[-800:]
+    found = re.search(r"for Hyperband \((\d+) cells looked at, (\d+) trained fully\)", text)
+    assert found and int(found.group(1)) > int(found.group(2)) > 0  # most cells stopped at 12 epochs
+    assert "?" not in text.split("Takeaway.")[1].split(".")[0]  # every number filled in
+    assert at.get("plotly_chart")
