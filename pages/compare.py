@@ -100,9 +100,10 @@ regret = st.toggle("Regret (optimum − best so far)", value=has_optimum, disabl
                    help=None if has_optimum else "Live-training runs have no known optimum.")
 regret = bool(regret and has_optimum)
 axis = st.radio("x axis", list(viz.X_AXES), format_func=viz.X_AXES.get, horizontal=True, key="c_axis",
-                help="Evaluations count every evaluation at any budget; cumulative cost adds what they cost (seconds, or "
-                     "epochs on a table without a cost column), so a multi-fidelity search's cheap evaluations count "
-                     "for little; wall clock is the time since each run started.")
+                help="Evaluations count every evaluation at any budget; cumulative cost adds what they cost (on a "
+                     "table in full evaluations: a lookup at the full budget is one, NAS-Bench-201's 12-epoch lookup "
+                     "12/200; in live training the seconds trained), so a multi-fidelity search's cheap evaluations "
+                     "count for little; wall clock is the time since each run started.")
 st.plotly_chart(viz.plot_curves(curves, regret, axis), key="chart_curves")
 finals = viz.final_table(curves)
 st.dataframe(finals, hide_index=True, key="c_final_table")

@@ -13,6 +13,8 @@ column), at a cost, and continued to a higher budget.
                 Alg. 1) over a ladder, and the top-k rule with its decisions
 ``stopping``    early-stopping rules for live training (the median rule, Golovin et al. 2017;
                 asynchronous successive halving, Li et al. 2020), usable with every strategy
+``spent``       what a search spent in full evaluations, from its stored evaluations (the Compare
+                page's cost axis on tables, the Learn page's multi-fidelity lesson)
 ==============  ===============================================================================
 
 This package depends on nothing else in nasviz (plain dataclasses and numpy), so the objectives,

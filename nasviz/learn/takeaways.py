@@ -274,26 +274,11 @@ def growth(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
     return Takeaway(True, numbers, viz.plot_growth(values, params, len(start), run.config["metric"]))
 
 
-def full_evaluations_spent(evaluations: Sequence[dict[str, Any]]) -> np.ndarray:
-    """``(n,)`` the cumulative cost after each evaluation, in full evaluations: 1 for each
-    evaluation of a single-fidelity search; for a multi-fidelity one, the epochs it was charged
-    (``cost``, a table without a cost column counts cost in epochs) over the top budget's, or,
-    where cost is in seconds, its budget over the top one (what a restart costs)."""
-    spent = []
-    for e in evaluations:
-        fidelity = (e.get("info") or {}).get("fidelity")
-        if not fidelity:
-            spent.append(1.0)
-        elif fidelity.get("unit") == "epochs" and e.get("cost") is not None:
-            spent.append(float(e["cost"]) / float(fidelity["top"]))
-        else:
-            spent.append(float(fidelity["fidelity"]) / float(fidelity["top"]))
-    return np.cumsum(spent) if spent else np.zeros(0)
-
-
 def _regret_by_cost(run: _Read, optimum: float) -> tuple[np.ndarray, np.ndarray]:
     """``(cost, regret)`` after each evaluation: the optimum minus the best full-budget value so
     far (NaN before the first; a lower budget's value is not a result)."""
+    from nasviz.fidelity.spent import full_evaluations_spent
+
     cost = full_evaluations_spent(run.evaluations)
     best, regret = -np.inf, []
     for e in run.evaluations:

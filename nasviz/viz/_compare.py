@@ -15,7 +15,8 @@ from nasviz.viz._common import SAFE_SEQUENCE, tidy_layout, LEGEND_BELOW, empty_f
 #: WebGL lines take seconds to draw on a small machine and read as one colour anyway.
 MAX_PARALLEL_LINES = 1000
 
-#: What the curves' x axis may count: evaluations, cumulative cost (seconds, or a table's epochs),
+#: What the curves' x axis may count: evaluations, cumulative cost (a table's in full evaluations,
+#: live training's in seconds),
 #: or wall-clock seconds since the run started. Runs read as ``RunCurve`` objects with ``costs`` and
 #: ``seconds`` ``(n,)`` beside ``values``.
 X_AXES = {"evaluations": "evaluations", "cost": "cumulative cost", "seconds": "wall clock (s)"}

@@ -60,7 +60,7 @@ def test_a_lesson_runs_and_proves_its_takeaway_on_the_page(store_path):
 
 
 def test_cost_is_counted_in_full_evaluations():
-    from nasviz.learn.takeaways import full_evaluations_spent
+    from nasviz.fidelity.spent import full_evaluations_spent
 
     def fid(budget, cost, full=False):
         return {"cost": cost, "info": {"fidelity": {"fidelity": budget, "top": 200.0, "unit": "epochs", "full": full}}}

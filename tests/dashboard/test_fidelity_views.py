@@ -60,6 +60,18 @@ def test_the_explainer_says_why_a_trial_was_stopped_or_promoted(stored):
 def test_compare_counts_full_results_only_and_draws_cost(stored):
     (curve,) = run_curves(stored[0], [stored[1]])
     assert np.isnan(curve.values[:12]).all() and curve.values[12] == 95.0
-    assert curve.costs[-1] == pytest.approx(27.0) and len(curve.seconds) == 13
+    # 27 epochs in all, 9 of them a full evaluation: the cost axis counts full evaluations
+    assert curve.costs[-1] == pytest.approx(27.0 / 9) and len(curve.seconds) == 13
     fig = viz.plot_curves([curve], regret=True, axis="cost")
     assert fig.layout.xaxis.title.text == "cumulative cost"
+
+
+def test_a_single_fidelity_run_of_the_same_table_costs_one_full_evaluation_per_lookup(stored):
+    """Its stored cost is the lookup's seconds; on the cost axis beside a multi-fidelity run it is
+    one full evaluation per evaluation, or the two would not share a unit."""
+    path, _ = stored
+    store = RunStore(path)
+    table = store.get_run(stored[1])["config"]["table"]
+    single = start_run(store, {"table": table, "metric": "acc_9", "strategy": "random", "budget": 5, "seed": 0})
+    (curve,) = run_curves(path, [single.run_id])
+    assert curve.costs.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]

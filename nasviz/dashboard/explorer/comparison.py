@@ -62,7 +62,8 @@ def configuration_groups(configs: Sequence[Mapping[str, Any]]) -> list[str]:
 class RunCurve:
     """One run's values in evaluation order: ``values`` ``(n,)`` (NaN where an evaluation failed,
     and where a multi-fidelity search measured a budget below the full one: those are not results),
-    ``costs`` ``(n,)`` the cumulative cost after each evaluation (seconds, or a table's epochs) and
+    ``costs`` ``(n,)`` the cumulative cost after each evaluation (a table's in full evaluations,
+    live training's in seconds) and
     ``seconds`` ``(n,)`` the wall clock since the run started when it was stored,
     ``strategy`` and ``seed`` from its configuration, ``optimum`` the table's optimum (or None),
     ``space`` the search space's name, ``group`` its configuration among the compared runs
@@ -106,6 +107,20 @@ def _full_result(evaluation: Mapping[str, Any]) -> bool:
     return evaluation["status"] == "ok" and evaluation["value"] is not None and bool(fidelity.get("full", True))
 
 
+def _cumulative_cost(cfg: Mapping[str, Any], evals: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """``(n,)`` cumulative cost: a table search's in full evaluations (a single-fidelity lookup is
+    one, a 12-epoch lookup on NAS-Bench-201 12/200: :func:`nasviz.fidelity.spent.full_evaluations_spent`),
+    so that single- and multi-fidelity runs of one table share the axis; live training's in the
+    seconds its evaluations trained."""
+    from nasviz.fidelity.spent import full_evaluations_spent
+
+    if not evals:
+        return np.zeros(0)
+    if cfg.get("objective", "table") == "table":
+        return full_evaluations_spent(evals)
+    return np.cumsum([float(e["cost"] or 0.0) for e in evals])
+
+
 def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[RunCurve]:
     """Read the chosen runs from the store (unknown ids raise ``ValueError``). A run that has no
     evaluation yet (a study's run waiting for its worker) has an empty curve."""
@@ -123,7 +138,7 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
         cfg = run.get("config") or {}
         configs.append(cfg)
         values = np.array([float(e["value"]) if _full_result(e) else np.nan for e in evals], dtype=float)
-        costs = np.cumsum([float(e["cost"] or 0.0) for e in evals]) if evals else np.zeros(0)
+        costs = _cumulative_cost(cfg, evals)
         started = float(run.get("created") or (evals[0]["created"] if evals else 0.0))
         seconds = np.array([max(float(e["created"]) - started, 0.0) for e in evals])
         curves.append(RunCurve(int(rid), str(run.get("name") or ""), str(cfg.get("strategy", "?")),
