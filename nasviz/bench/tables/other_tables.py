@@ -1,4 +1,5 @@
-"""Tables printed from the other benchmarks' reports: the CNN comparison (``bench cnn-search``)."""
+"""Tables printed from the other benchmarks' reports: the CNN comparison (``bench cnn-search``) and
+the trainer's speed on the CPU (``bench trainer``)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,45 @@ def cnn_runs(results: Sequence[Any]) -> str:
                      "networks trained", "seconds"], rows)
 
 
+# -------------------------------------------------------------- the trainer's speed
+
+def _rate(part: Any) -> str:
+    return "–" if not isinstance(part, dict) or part.get("networks_per_minute") is None \
+        else f"{part['networks_per_minute']:.1f}"
+
+
+def trainer_speed(results: Sequence[Any]) -> str:
+    """``bench trainer``'s figures for each device it ran on: the trainer against the plain loop,
+    arithmetic against overhead, the whole machine, each measured variant and ``torch.compile``."""
+    (report,) = results
+    rows = []
+    for device, c in report["cnn"].items():
+        arithmetic = c.get("arithmetic") or {}
+        rows += [
+            [device, "networks per minute, the trainer (one process)", _rate(c.get("trainer"))],
+            [device, "networks per minute, the plain PyTorch loop", _rate(c.get("plain"))],
+            [device, "trainer time / plain loop time (goal on the CPU: at most 1.10)", f"{c['trainer_over_plain']:.3f}"],
+            [device, "same validation curves as the plain loop", "yes" if c.get("same_valid_curves") else "no"],
+            [device, "arithmetic fraction of wall time, trainer / plain loop",
+             f"{arithmetic['trainer']['arithmetic_fraction']:.2f} / {arithmetic['plain']['arithmetic_fraction']:.2f}"
+             if arithmetic.get("trainer") and arithmetic.get("plain") else "–"],
+            [device, f"networks per minute, the whole machine ({(c.get('whole_machine') or {}).get('plan', '–')})",
+             _rate(c.get("whole_machine"))],
+        ]
+        for name, variant in (c.get("variants") or {}).items():
+            if isinstance(variant, dict) and "compile_seconds" in variant:
+                rows.append([device, f"`torch.compile` ({variant.get('mode')}): compile seconds / gain per training",
+                             f"{variant['compile_seconds']:.1f} / {variant['gain_per_training_seconds']:.3f}"
+                             + (" (pays)" if variant.get("pays_for_a_new_architecture") else " (does not pay)")])
+            elif isinstance(variant, dict):
+                rows.append([device, f"networks per minute, variant `{name}`", _rate(variant)])
+    for device, cells in (report.get("nb201") or {}).items():
+        if isinstance(cells, dict) and cells.get("median_seconds_per_cell") is not None:
+            rows.append([device, f"NB201 cell on digits, median seconds ({cells.get('cells')} cells)",
+                         f"{cells['median_seconds_per_cell']:.3f}"])
+    return md_table(["device", "figure", "value"], rows)
+
+
 def _source(name: str) -> str:
     return str(Path("docs/results") / name)
 
@@ -40,4 +80,7 @@ register(DocTable("cnn-mnist1d", (_source("cnn-mnist1d.jsonl"),), cnn_summary,
                   "paper 003's claims on MNIST-1D: six methods, five seeds, 900 s a run"))
 register(DocTable("cnn-mnist1d-runs", (_source("cnn-mnist1d.jsonl"),), cnn_runs, "every run of the CNN comparison"))
 
-__all__ = ["cnn_runs", "cnn_summary"]
+register(DocTable("trainer-speed", (_source("trainer-cpu.json"),), trainer_speed,
+                  "issue 51: the trainer against a plain PyTorch loop, networks per minute, on this machine's CPU"))
+
+__all__ = ["cnn_runs", "cnn_summary", "trainer_speed"]
