@@ -44,6 +44,7 @@ def test_local_executor_returns_evaluations_in_order(local_results):
     assert "valid_curve" in local_results[0].info and local_results[0].cost > 0
 
 
+@pytest.mark.slow  # shares the slow module fixture (worker processes training networks)
 def test_each_worker_sets_up_once_not_once_per_network(local_results):
     """Per-worker set-up (the device, and the dataset copied to it; on a GPU the CUDA start-up) is
     paid once per worker process: three networks on two workers, so one worker trained two."""
