@@ -17,6 +17,8 @@ from nasviz.dashboard.ui import (adopt_from_url, current_space, literal, publish
 from nasviz.objectives import TableError
 from nasviz.spaces import get_space
 from nasviz.store import RunStore, StoreError
+from nasviz.dashboard.text import chart, fill, shorten
+from nasviz.spaces.strings import parse_architecture
 
 run_through_app()
 
@@ -30,7 +32,7 @@ SPACE = get_space(space)
 try:
     table = current_table(src)
 except (TableError, ValueError, OSError) as err:
-    st.error(f"Cannot read the table: {err}")
+    st.error(fill("Cannot read the table: {}", err))
     table = None
 metric = None
 if table is not None:
@@ -43,10 +45,10 @@ def from_run(side: str) -> str | None:
     """An evaluated architecture of a run of this space, chosen in widgets (best first)."""
     runs = [r for r in RunStore(store_path()).list_runs() if (r["config"] or {}).get("space", "nb201") == space]
     if not runs:
-        st.info(f"No runs of the {space} space in the store yet.")
+        st.info(fill("No runs of the {} space in the store yet.", space))
         return None
     by_id = {r["id"]: r for r in runs}
-    run_id = st.selectbox("Run", list(by_id), key=f"a_run_{side}", format_func=lambda i: f"{i}: {by_id[i]['name']}")
+    run_id = st.selectbox("Run", list(by_id), key=f"a_run_{side}", format_func=lambda i: f"{i}: {shorten(by_id[i]['name'], 120)}")
     evals = [e for e in RunStore(store_path()).evaluations(run_id) if e["status"] == "ok"]
     if not evals:
         st.info(f"Run {run_id} has no successful evaluation yet.")
@@ -70,22 +72,22 @@ def choose(side: str, default_rank: int):
     mode = st.radio(f"Architecture {side} from", modes, key=f"a_mode_{side}", horizontal=True)
     try:
         if mode == "rank in the table":
-            rank = st.number_input(f"Rank by {metric} (1 = best)", min_value=1, max_value=len(table),
+            rank = st.number_input(fill("Rank by {} (1 = best)", metric), min_value=1, max_value=len(table),
                                    value=min(default_rank, len(table)), key=f"a_rank_{side}")
             text = table.strings[int(ranked[int(rank) - 1])]
         elif mode == "a run's evaluation":
             text = from_run(side)
         else:
             example = f", e.g. {literal(SPACE.examples[0])}" if SPACE.examples else ""
-            text = st.text_input(f"{space} string{example}", key=f"a_text_{side}").strip() or None
+            text = st.text_input(fill("{} string", space) + example, key=f"a_text_{side}").strip() or None
             if text is None:
                 st.info(f"Type architecture {side}.")
         if text is None:
             return None, None
         publish_to_url(param, text if mode == typed else None)
-        return SPACE.parse(text), text
+        return parse_architecture(SPACE, text, source=f"architecture {side}"), text
     except (ValueError, StoreError) as err:
-        st.error(f"Architecture {side} is invalid: {err}")
+        st.error(fill("Architecture {} is invalid: {}", side, err))
         return None, None
 
 
@@ -101,7 +103,7 @@ if a is None or b is None:
 for col, arch, text, side in ((col_a, a, text_a, "A"), (col_b, b, text_b, "B")):
     value = lookup_value(src, text, metric)
     title = f"{side}: {text}" + ("" if value is None else f"  →  {metric} {value:.4g}")
-    col.plotly_chart(viz.plot_architecture(arch, title), key=f"chart_graph_{side}")
+    chart(col, viz.plot_architecture(arch, title), key=f"chart_graph_{side}")
 
 st.subheader("Distances between A and B, component by component")
 kernels = kernels_for(space)
@@ -111,17 +113,17 @@ if "otmann" in kernels:
     st.subheader("OTMANN: where each layer's mass goes")
     st.caption("Layers of the reduced graphs (none removed, skip_connect bypassed); a layer's mass is its share of "
                "the computation. Mass left in the 'unassigned' row/column pays the non-assignment penalty.")
-    st.plotly_chart(viz.plot_transport_plan(pairs.otmann_plan(a, b, space, session_kernels())), key="chart_plan")
+    chart(st, viz.plot_transport_plan(pairs.otmann_plan(a, b, space, session_kernels())), key="chart_plan")
 
 tw = next((k for k in ("tw2g", "tw1g", "tw3g") if k in kernels), None)
 if tw:
     st.subheader(f"TW ({tw}): which subtrees of the operation tree carry the distance")
-    st.plotly_chart(viz.plot_tree_masses(pairs.tw_edge_masses(a, b, tw, space, session_kernels())), key="chart_tree")
+    chart(st, viz.plot_tree_masses(pairs.tw_edge_masses(a, b, tw, space, session_kernels())), key="chart_tree")
 
 st.subheader("Neighbours (one step away)")
 n_a, n_b = st.columns(2)
 for col, arch, side in ((n_a, a, "A"), (n_b, b, "B")):
     rows = pairs.neighbour_values(arch, table, metric, space)
     shown = f"the best {MAX_NEIGHBOURS} of " if len(rows) > MAX_NEIGHBOURS else ""
-    col.caption(f"{shown.capitalize() or 'The '}{len(rows)} neighbours of {side}" + (f", by {metric}" if metric else ""))
+    col.caption(f"{shown.capitalize() or 'The '}{len(rows)} neighbours of {side}" + (fill(", by {}", metric) if metric else ""))
     col.table(pd.DataFrame(rows[:MAX_NEIGHBOURS], columns=["arch", "change", "value"]).set_index("arch"))

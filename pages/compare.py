@@ -14,9 +14,10 @@ from nasviz.dashboard import launching
 from nasviz.dashboard.explorer import comparison
 from nasviz.dashboard.sidebyside import two_runs
 from nasviz.dashboard.ui import (run_through_app, runs_or_stop, serve_settings, session_token, source, store_path,
-                                 url_multiselect)
+                                 url_int, url_multiselect)
 from nasviz.objectives import TableError
 from nasviz.store import RUNNING, RunStore, StoreError
+from nasviz.dashboard.text import chart, fill, plain
 
 run_through_app()
 
@@ -45,7 +46,7 @@ def study_form() -> None:
             ids = launching.start_study(path, src, metric, strategies, list(range(int(n_seeds))), int(budget),
                                         session=session_token(), limits=limits)
         except (ValueError, StoreError, TableError, OSError) as err:
-            st.error(f"Cannot launch the study: {err}")
+            st.error(fill("Cannot launch the study: {}", err))
         else:
             st.session_state["c_study"] = ids
             st.session_state["c_selected"] = ids  # compare the study's runs (the widget is drawn below)
@@ -54,7 +55,7 @@ def study_form() -> None:
 
 with st.expander("Launch a study (strategies × seeds)", expanded=False):
     if src is None:
-        st.error(st.session_state.get("source_error") or "Choose a data source in the sidebar.")
+        st.error(plain(st.session_state.get("source_error") or "Choose a data source in the sidebar."))
     else:
         study_form()
 
@@ -80,7 +81,7 @@ if "c_selected" in st.session_state:  # drop runs deleted since
     st.session_state["c_selected"] = [i for i in st.session_state["c_selected"] if i in by_id]
 else:
     st.session_state["c_selected"] = comparison.default_selection(runs)
-chosen = url_multiselect(st, "Runs", list(by_id), key="c_selected", param="runs", convert=int,
+chosen = url_multiselect(st, "Runs", list(by_id), key="c_selected", param="runs", convert=url_int,
                         format_func=lambda i: f"{i}: {by_id[i]['strategy']} seed {by_id[i]['seed']} "
                                               f"({by_id[i]['n_evaluations']}/{by_id[i]['budget']}, {by_id[i]['status']})")
 if not chosen:
@@ -88,12 +89,12 @@ if not chosen:
     st.stop()
 metrics = {by_id[i]["metric"] for i in chosen}
 if len(metrics) > 1:
-    st.error(f"The chosen runs optimise different metrics ({', '.join(sorted(map(str, metrics)))}): pick runs of one.")
+    st.error(fill("The chosen runs optimise different metrics ({}): pick runs of one.", ", ".join(sorted(map(str, metrics)))))
     st.stop()
 try:
     curves = comparison.run_curves(path, chosen)
 except ValueError as err:
-    st.error(str(err))
+    st.error(plain(err))
     st.stop()
 has_optimum = all(c.optimum is not None for c in curves)
 regret = st.toggle("Regret (optimum − best so far)", value=has_optimum, disabled=not has_optimum, key="c_regret",
@@ -104,11 +105,11 @@ axis = st.radio("x axis", list(viz.X_AXES), format_func=viz.X_AXES.get, horizont
                      "table in full evaluations: a lookup at the full budget is one, NAS-Bench-201's 12-epoch lookup "
                      "12/200; in live training the seconds trained), so a multi-fidelity search's cheap evaluations "
                      "count for little; wall clock is the time since each run started.")
-st.plotly_chart(viz.plot_curves(curves, regret, axis), key="chart_curves")
+chart(st, viz.plot_curves(curves, regret, axis), key="chart_curves")
 finals = viz.final_table(curves)
 st.dataframe(finals, hide_index=True, key="c_final_table")
 left, right = st.columns(2)
-left.plotly_chart(viz.plot_final_values(curves), key="chart_final_values")
+chart(left, viz.plot_final_values(curves), key="chart_final_values")
 space, why_not = comparison.parallel_space(curves)
 n_evaluations = sum(len(c.values) for c in curves)
 if why_not:
@@ -117,7 +118,7 @@ elif not comparison.parallel_on_request(n_evaluations) or right.toggle(
         f"Parallel coordinates ({n_evaluations:,} evaluations)", key="c_parallel_on",
         help="One line per evaluated architecture, one axis per operation slot. Drawn on request for large "
              "comparisons: a thousand lines take the browser seconds to draw."):
-    right.plotly_chart(viz.plot_parallel(curves, space), key="chart_parallel")
+    chart(right, viz.plot_parallel(curves, space), key="chart_parallel")
 
 d1, d2, d3 = st.columns(3)
 d1.download_button("Curves (CSV)", data=viz.curves_table(curves, regret, axis).to_csv(index=False), file_name="nasviz-curves.csv",

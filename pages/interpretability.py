@@ -14,6 +14,8 @@ from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session
                                  url_number, url_selectbox)
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS
+from nasviz.dashboard.text import chart, fill
+from nasviz.spaces.strings import parse_architecture
 
 run_through_app()
 
@@ -45,22 +47,22 @@ st.caption(f"GP with the WL kernel fitted by ML-II on {len(it.sample.archs)} arc
            f"target transform {it.transform}, fit {it.fit_seconds:.2f} s); gradients d(mean)/d(feature count), "
            f"paper 002 Eq. 3.2, averaged over the same architectures.")
 
-st.plotly_chart(viz.plot_operation_profile(it.profiles, metric), key="chart_profile")
+chart(st, viz.plot_operation_profile(it.profiles, metric), key="chart_profile")
 st.caption("Architectures are reduced before the WL kernel reads them: zero operations ('none') are removed and "
            "identities ('skip_connect') bypassed, so only the other operations have node features.")
 
 st.subheader("Most positive and most negative WL features")
 fg = it.gradients
-st.plotly_chart(viz.plot_feature_gradients(fg.names, fg.mean_gradient, int(top), depths=list(fg.depths)),
-                key="chart_features")
+chart(st, viz.plot_feature_gradients(fg.names, fg.mean_gradient, int(top), depths=list(fg.depths)),
+      key="chart_features")
 for label, feats in (("Raise the prediction", it.top_positive), ("Lower the prediction", it.top_negative)):
     if not feats:
         continue
     st.markdown(f"**{label}**")
     cols = st.columns(len(feats))
     for j, (col, (name, g, depth)) in enumerate(zip(cols, feats)):
-        col.plotly_chart(viz.plot_feature_graph(ix.parse_wl_feature(name), g), key=f"chart_feature_{label[:5]}_{j}")
-        col.caption(f"`{name}` (WL iteration h = {depth})")
+        chart(col, viz.plot_feature_graph(ix.parse_wl_feature(name), g), key=f"chart_feature_{label[:5]}_{j}")
+        col.caption(fill("{} (WL iteration h = {})", name, depth))
 
 st.subheader("Which operation slots matter")
 if get_space(space).provides(OPERATION_SLOTS):
@@ -70,7 +72,7 @@ if get_space(space).provides(OPERATION_SLOTS):
             st.session_state["i_importance"] = (key_imp, ix.slot_importance(it.sample, seed=int(seed),
                                                                             kernels=session_kernels()))
     imp: ix.SlotImportance = st.session_state["i_importance"][1]
-    st.plotly_chart(viz.plot_slot_importance(imp.slots, imp.drop, imp.se, imp.baseline), key="chart_importance")
+    chart(st, viz.plot_slot_importance(imp.slots, imp.drop, imp.se, imp.baseline), key="chart_importance")
     st.caption(f"Permutation importance on a surrogate: a GP with the slot kernel (one lengthscale per slot, "
                f"fitted by ML-II to the same sample) predicts the sample, and its predictions are ranked against "
                f"the true values (Spearman's rho {imp.baseline:.3f}); shuffling one slot's operations across the "
@@ -78,22 +80,22 @@ if get_space(space).provides(OPERATION_SLOTS):
                f"{imp.repeats} shuffles). A slot the GP ignores costs nothing. Like Optuna's parameter importances, "
                f"it describes the fitted model, not causes.")
 else:
-    st.info(f"Slot importance shuffles one operation slot at a time, and architectures of the {space} space have no "
-            f"fixed slots; the WL feature gradients above say which operations matter.")
+    st.info(fill("Slot importance shuffles one operation slot at a time, and architectures of the {} space have no "
+                 "fixed slots; the WL feature gradients above say which operations matter.", space))
 
 st.subheader("Gradient-guided mutation")
 if not get_space(space).provides(OPERATION_SLOTS):
     stop_with(f"Gradient-guided mutation changes one operation slot at a time, and architectures of the {space} "
               f"space have no fixed slots.", "info")
 default = it.sample.strings[len(it.sample.strings) // 2]
-text = st.text_input(f"Architecture ({space} string); default: the sample's median architecture", value=default,
+text = st.text_input(fill("Architecture ({} string); default: the sample's median architecture", space), value=default,
                      key="i_cell").strip()
 try:
-    cell = get_space(space).parse(text)
+    cell = parse_architecture(get_space(space), text, source="the architecture box")
 except ValueError as err:
     stop_with(f"Invalid architecture: {err}")
 left, right = st.columns([1, 2])
-left.plotly_chart(viz.plot_architecture(cell, text), key="chart_cell")
-right.plotly_chart(viz.plot_mutation(ix.mutation_probabilities(cell, it.op_gradients, space)), key="chart_mutation")
+chart(left, viz.plot_architecture(cell, text), key="chart_cell")
+chart(right, viz.plot_mutation(ix.mutation_probabilities(cell, it.op_gradients, space)), key="chart_mutation")
 st.caption("Slots holding operations with a negative mean gradient are the likeliest to be mutated, and they most "
            "likely become operations with a positive one (gradients standardised, then a sigmoid).")

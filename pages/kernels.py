@@ -13,9 +13,10 @@ from nasviz.dashboard.forms import chart_grid
 from nasviz.dashboard.kernels import KernelSet, parse_archs
 from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
                                  session_kernels, source, stop_with, store_path, url_multiselect, url_number,
-                                 url_selectbox)
+                                 url_int, url_selectbox)
 from nasviz.objectives import TableError
 from nasviz.store import RunStore, StoreError
+from nasviz.dashboard.text import chart, fill, shorten
 
 run_through_app()
 
@@ -51,8 +52,8 @@ try:
         if not runs:
             stop_with("No runs in the store yet: start one on the Search page, or sample the table.", "info")
         by_id = {r["id"]: r for r in runs}
-        run_id = url_selectbox(c4, "Run", list(by_id), key="k_run", param="run", convert=int,
-                              format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['n_evaluations']} evals)")
+        run_id = url_selectbox(c4, "Run", list(by_id), key="k_run", param="run", convert=url_int,
+                              format_func=lambda i: f"{i}: {shorten(by_id[i]['name'], 120)} ({by_id[i]['n_evaluations']} evals)")
         metric = by_id[run_id]["metric"] or "value"
         evals = RunStore(store_path()).evaluations(run_id)
         sample = sample_run(evals, metric, int(n), by_id[run_id]["config"].get("space", "nb201"), f"run {run_id}")
@@ -67,8 +68,8 @@ chosen = url_multiselect(st, "Kernels", offered, key="k_kernels", param="kernels
                          help=f"The kernels that can read the {space} space.",
                          **({} if "k_kernels" in st.session_state else
                             {"default": [k for k in ("tw2g", "wl") if k in offered]}))
-st.caption(f"{len(sample.archs)} architectures from the {sample.source}, ordered by {metric} (best first; "
-           f"best {sample.values[0]:.4g}, worst {sample.values[-1]:.4g}).")
+st.caption(fill("{} architectures from the {}, ordered by {} (best first; best {}, worst {}).", len(sample.archs),
+                sample.source, metric, f"{sample.values[0]:.4g}", f"{sample.values[-1]:.4g}"))
 if not chosen:
     stop_with("Choose at least one kernel.", "info")
 
@@ -83,7 +84,7 @@ st.subheader("Distance matrices, per component")
 st.caption("Rows and columns are the architectures ordered by performance, best first: a kernel that tracks "
            "performance shows dark (small-distance) blocks along the diagonal (cf. paper 000 Fig. 10).")
 for spec in chosen:
-    st.markdown(f"**{spec}**: distance components, ordered by {metric} (best first)")
+    st.markdown(fill("**{}**: distance components, ordered by {} (best first)", spec, metric))
     chart_grid([(f"chart_dist_{spec}_{name}", fig) for name, fig in
                 viz.plot_distance_panels(distances[spec], sample.strings, sample.values, order="value")])
 
@@ -91,10 +92,10 @@ st.subheader("Distance vs performance difference")
 induced = {spec: kx.induced_distance(matrices[spec]) for spec in chosen}
 st.caption("Each point is a pair of architectures: the distance the kernel induces with its default "
            "hyperparameters, sqrt(k(a,a) + k(b,b) − 2k(a,b)), against their difference in value.")
-st.plotly_chart(viz.plot_distance_performance(induced, sample.values, metric), key="chart_dist_perf")
+chart(st, viz.plot_distance_performance(induced, sample.values, metric), key="chart_dist_perf")
 
 st.subheader("Kernel quality (Auto-Keras)")
-st.plotly_chart(viz.plot_kernel_quality(matrices, sample.values), key="chart_quality")
+chart(st, viz.plot_kernel_quality(matrices, sample.values), key="chart_quality")
 st.caption("K with the kernel's default hyperparameters; P_ij = −|y_i − y_j|. Both are min-max scaled to [−1, 1] as in "
            "the paper, so a few outliers (e.g. diverged trainings) push most of P towards 1.")
 
@@ -120,14 +121,14 @@ if s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
                                                                 text=f"{spec}: trial {i + 1} of {int(trials)}")))
     except ValueError as err:
         bar.empty()
-        st.error(f"Cannot run the protocol: {err}")
+        st.error(fill("Cannot run the protocol: {}", err))
     else:
         bar.empty()
         st.session_state["k_surrogate"] = {"key": (src.path, metric), "results": results}
 stored = st.session_state.get("k_surrogate")
 if stored and stored["key"] == (src.path, metric):
     res = stored["results"]
-    st.plotly_chart(viz.plot_surrogate_quality(res, metric), key="chart_surrogate")
+    chart(st, viz.plot_surrogate_quality(res, metric), key="chart_surrogate")
     st.dataframe([{"kernel": r.kernel, "Spearman ρ (mean)": round(r.spearman_mean, 4),
                    "s.e.": round(r.spearman_se, 4), "95% interval coverage": round(r.coverage_95, 3),
                    "transform": r.transform} for r in res], hide_index=True, key="k_surrogate_table")

@@ -13,19 +13,20 @@ from nasviz.errors import InputError
 from nasviz.learn import compute_takeaway, find_lesson_runs, launch_lesson, load_lessons
 from nasviz.learn.view import view_target
 from nasviz.store import RUNNING, RunStore, StoreError
+from nasviz.dashboard.text import chart, fill
 
 run_through_app()
 
 path = store_path()
 st.title("Learn")
-st.caption("Six short lessons on what architecture search does and why. Each runs its own small searches "
+st.caption("Short lessons on what architecture search does and why. Each runs its own small searches "
            "(seconds to a minute), points at the one view that shows the idea, and proves its point with the "
            "numbers of the runs it just made.")
 
 try:
     lessons = load_lessons()
 except InputError as err:
-    st.error(f"A lesson file cannot be read: {err}")
+    st.error(fill("A lesson file cannot be read: {}", err))
     st.stop()
 by_id = {lesson.id: lesson for lesson in lessons}
 adopt_from_url("lesson", "learn_lesson", allowed=list(by_id))  # a link opens its lesson
@@ -50,7 +51,7 @@ if c1.button(label, key="learn_launch", type="primary" if runs is None else "sec
     try:
         made[lesson.id] = launch_lesson(lesson, path, session=session_token(), limits=serve_settings().limits)
     except (ValueError, StoreError, OSError) as err:
-        st.error(f"Cannot start the lesson's searches: {err}")
+        st.error(fill("Cannot start the lesson's searches: {}", err))
     else:
         st.rerun()  # drawn again with its runs: the progress, then the takeaway
 if runs is None:
@@ -74,11 +75,11 @@ def takeaway_panel() -> None:
             kept[key] = takeaway
     if not takeaway.ready:
         st.session_state["learn_was_running"] = True
-        st.info(f"Searching: {takeaway.waiting}")
+        st.info(fill("Searching: {}", takeaway.waiting))
         return
     st.markdown("**Takeaway.** " + literal(takeaway.sentence(lesson.takeaway_text)))
     if takeaway.figure is not None:
-        st.plotly_chart(takeaway.figure, key="learn_chart")
+        chart(st, takeaway.figure, key="learn_chart")
     if st.session_state.get("learn_was_running"):
         st.session_state["learn_was_running"] = False
         st.rerun()  # the view button below becomes useful: redraw once without the timer

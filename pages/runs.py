@@ -8,11 +8,12 @@ import pandas as pd
 import streamlit as st
 
 from nasviz.dashboard import launching
-from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, url_selectbox
+from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, url_int, url_selectbox
 from nasviz.dashboard.ui import store_path as default_store
 from nasviz.dashboard.watching import export_bytes
 from nasviz.objectives.schema import run_direction, shown_value
 from nasviz.store import MAX_NOTES_CHARS, RUNNING, StoreError
+from nasviz.dashboard.text import fill, plain, public_config, shorten
 
 run_through_app()
 
@@ -38,16 +39,16 @@ if st.button("Refresh", key="refresh"):
     st.rerun()
 
 by_id = {r["id"]: r for r in runs}
-run_id = url_selectbox(st, "Run", list(by_id), key="selected_run", param="run", convert=int,
-                      format_func=lambda i: f"{i}: {by_id[i]['name']} ({by_id[i]['status']})")
+run_id = url_selectbox(st, "Run", list(by_id), key="selected_run", param="run", convert=url_int,
+                      format_func=lambda i: f"{i}: {shorten(by_id[i]['name'], 120)} ({by_id[i]['status']})")
 run = by_id[run_id]
-st.subheader(f"Run {run_id}: {run['name']}")
+st.subheader(fill("Run {}: {}", run_id, run["name"]))
 best_value = shown_value(run["best_value"], run_direction(run["config"]))
 best = "-" if best_value is None else f"{best_value:.4g}"
-st.caption(f"Status: {run['status']} · {run['n_evaluations']}/{run['budget']} evaluations · best {best}"
-           + (f" (`{run['best_arch']}`)" if run["best_arch"] else ""))  # code span: '~' is markdown
+st.caption(fill("Status: {} · {}/{} evaluations · best {}", run["status"], run["n_evaluations"], run["budget"], best)
+           + (fill(" ({})", run["best_arch"]) if run["best_arch"] else ""))
 if run.get("error"):
-    st.error(f"Run {run_id} failed: {run['error']}")
+    st.error(fill("Run {} failed: {}", run_id, run["error"]))
 
 with st.form(key=f"notes_form_{run_id}", border=False):
     notes = st.text_area("Notes (kept with the run, shown in the table above)", value=run["notes"],
@@ -57,7 +58,7 @@ with st.form(key=f"notes_form_{run_id}", border=False):
         try:
             store.set_notes(run_id, notes)
         except StoreError as err:
-            st.error(str(err))
+            st.error(plain(err))
         else:
             st.rerun()
 
@@ -76,7 +77,7 @@ if c4.button("Delete", key="delete_run", disabled=not confirm):
     try:
         store.delete_run(run_id)
     except StoreError as err:
-        st.error(str(err))
+        st.error(plain(err))
     else:
         if st.session_state.get("run_id") == run_id:
             st.session_state["run_id"] = None
@@ -95,4 +96,4 @@ if run["config"].get("objective") == "train":  # a trained run's best network (n
                        help="Retrained from the run's config if its weights were not kept (network.json says so)")
 
 with st.expander("Configuration"):
-    st.json(run["config"])
+    st.json(public_config(run["config"]))

@@ -16,7 +16,7 @@ from nasviz.dashboard import forms, launching
 from nasviz.dashboard.explain import explain_run_step
 from nasviz.dashboard.sources import lookup_value
 from nasviz.dashboard.ui import (adopt_from_url, current_space, literal, publish_to_url, resume_and_rerun, run_through_app,
-                                 serve_settings, session_token, source, store_path, url_selectbox)
+                                 serve_settings, session_token, source, store_path, url_int, url_selectbox)
 from nasviz.dashboard.views import views
 from nasviz.dashboard.views.hyperparameters import bounds_message
 from nasviz.dashboard.watching import RunWatcher
@@ -24,6 +24,8 @@ from nasviz.objectives import TableError
 from nasviz.rounding import format_value
 from nasviz.spaces import get_space
 from nasviz.store import RUNNING, StoreError, UnknownRunError
+from nasviz.dashboard.text import chart, fill, plain
+from nasviz.spaces.strings import parse_architecture
 
 run_through_app()
 
@@ -39,8 +41,10 @@ st.title("Search")
 
 # ------------------------------------------------------------------ which run this tab watches
 if "run_id" not in st.session_state:
-    wanted = st.query_params.get("run")
-    st.session_state["run_id"] = int(wanted) if wanted and str(wanted).isdigit() else None
+    try:  # a link's run id: ASCII digits within SQLite's range, else no run (never a traceback)
+        st.session_state["run_id"] = url_int(st.query_params.get("run", ""))
+    except ValueError:
+        st.session_state["run_id"] = None
 run_id: int | None = st.session_state["run_id"]
 
 
@@ -70,7 +74,7 @@ def new_search_form() -> None:
                                  help="Slows the search down to a pace a class can follow; 0 runs it at full speed.")
     found = problems(space, strategy, options, max(int(batch_size), 1))
     if found:  # impossible combinations are named, never started
-        st.error("This combination cannot run: " + "; ".join(found) + ".")
+        st.error(fill("This combination cannot run: {}.", "; ".join(found)))
     never = model_never_fitted(strategy, options, int(budget))
     if never and not found:  # it runs, but would show none of what the views are for
         st.warning(never, icon=":material/warning:")
@@ -82,7 +86,7 @@ def new_search_form() -> None:
                                              step_delay=float(step_delay))
             new_id = launching.start_run(path, config, source=src, session=session_token(), limits=limits)
         except (ValueError, StoreError, TableError, OSError) as err:
-            st.error(f"Cannot start the search: {err}")
+            st.error(fill("Cannot start the search: {}", err))
         else:
             attach(new_id)
             st.rerun()
@@ -92,7 +96,7 @@ def new_search_form() -> None:
 launching.prewarm(path)  # a worker ready before Start: the first evaluation comes seconds sooner
 with st.expander("New search", expanded=run_id is None):
     if src is None:
-        st.error(st.session_state.get("source_error") or "Choose a data source in the sidebar.")
+        st.error(plain(st.session_state.get("source_error") or "Choose a data source in the sidebar."))
     else:
         new_search_form()
 
@@ -101,13 +105,13 @@ with st.expander("Inspect an architecture"):
     text = st.text_input("Architecture string" + (f" (e.g. {literal(examples[0])})" if examples else ""), key="inspect")
     if text.strip():
         try:
-            arch = get_space(space).parse(text)
+            arch = parse_architecture(get_space(space), text, source="the architecture box")
         except ValueError as err:
-            st.error(f"Invalid architecture: {err}")
+            st.error(fill("Invalid architecture: {}", err))
         else:
             value = lookup_value(src, text, st.session_state.get("metric"))
-            st.plotly_chart(viz.plot_architecture(arch, text if value is None else f"{text}  ->  {value:.4g}"),
-                            key="chart_inspect")
+            chart(st, viz.plot_architecture(arch, text if value is None else f"{text}  ->  {value:.4g}"),
+                  key="chart_inspect")
 
 # ------------------------------------------------------------------ the watched run
 if run_id is None:
@@ -127,7 +131,7 @@ except UnknownRunError:
 
 cfg = watcher.config
 head, b1, b2, b3, b4 = st.columns([3, 1, 1, 1, 1.6])  # room for the toggle's label at 1280 px
-head.subheader(f"Run {run_id}: {watcher.run.get('name') or cfg.get('strategy')}")
+head.subheader(fill("Run {}: {}", run_id, watcher.run.get("name") or cfg.get("strategy")))
 if b1.button("Stop", key="stop", disabled=watcher.status != RUNNING):
     launching.request_stop(path, run_id)
     st.toast("Stop requested: the search stops after its current step.")
@@ -158,15 +162,15 @@ def render(w: RunWatcher) -> None:
     st.caption(f"Status: {progress.status_line}" + (" · view paused (the search goes on)"
                                                      if st.session_state.get("paused") else ""))
     if w.run.get("error"):
-        st.error(f"The search failed: {w.run['error']}")
+        st.error(fill("The search failed: {}", w.run["error"]))
     fit = w.last_fit()
     if fit is not None and fit.bounds_hit:
         st.warning(bounds_message(fit), icon=":material/warning:")
     shown = step_shown(w)
     replayed = shown.steps[-1].step if shown is not w and shown.steps else None
-    st.plotly_chart(viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value"),
-                                     minimise=w.direction == "minimise", marked_step=replayed, decimals=w.decimals),
-                    key="chart_history")
+    chart(st, viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value"),
+                               minimise=w.direction == "minimise", marked_step=replayed, decimals=w.decimals),
+          key="chart_history")
     explain(shown)
     registered = views()
     titles = [title for _, title, _ in registered]

@@ -46,7 +46,7 @@ from nasviz.objectives.nb201_official import load_official
 from nasviz.settings import Limits
 from nasviz.spaces import nb201
 from nasviz.store import RunStore
-from tests_app_helpers import use_server_csv  # tests/app, on pytest's pythonpath
+from tests_app_helpers import shown_text, use_server_csv  # tests/app, on pytest's pythonpath
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -183,11 +183,11 @@ def test_the_sidebar_offers_no_pickle_source_and_an_uploaded_polyglot_stays_text
     at.sidebar.radio(key="source_kind").set_value("Upload a CSV").run()
     at.sidebar.file_uploader(key="upload").upload("polyglot.csv", payloads["polyglot.csv"].read_bytes(),
                                                   "text/csv").run()
-    assert not at.exception and "20 architectures" in at.sidebar.success[0].value
+    assert not at.exception and "20 architectures" in shown_text(at.sidebar.success[0].value)
     at.number_input(key="budget").set_value(5)
     at.selectbox(key="strategy").set_value("random")
     at.button(key="start").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert not at.exception and not at.error, [shown_text(e.value) for e in at.error]
     assert not marker.exists()
 
 
@@ -278,8 +278,8 @@ def test_what_the_page_shows_about_a_server_file_never_quotes_it(data_dir):
     for typed in ("notes.csv", "link.csv", "../outside.csv", "mixed.csv"):
         at.sidebar.text_input(key="server_csv").input(typed).run()
         assert not at.exception
-        shown += [e.value for e in at.sidebar.error] + [t.value for t in at.sidebar.get("text")]
-    assert "mixed.csv: 30 architectures" in at.sidebar.success[0].value
+        shown += [shown_text(e.value) for e in at.sidebar.error] + [t.value for t in at.sidebar.get("text")]
+    assert "mixed.csv: 30 architectures" in shown_text(at.sidebar.success[0].value)
     bad = at.sidebar.expander[0].text[0].value
     assert bad == "line 4, column 1: cannot parse architecture\nline 6, column 2: non-numeric value"
     assert any("notes.csv: no numeric metric column" in s for s in shown)  # the problem is named...
@@ -296,16 +296,16 @@ def test_a_server_table_changed_after_it_was_chosen_is_not_quoted_by_any_page(da
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.sidebar.radio(key="source_kind").set_value("CSV on the server").run()
     at.sidebar.text_input(key="server_csv").input("changing.csv").run()
-    assert "30 architectures" in at.sidebar.success[0].value
+    assert "30 architectures" in shown_text(at.sidebar.success[0].value)
     time.sleep(0.01)
     table.write_text(f"arch,acc\n{SECRET},1\n")  # the operator (or anyone) replaces the file
     shown = []
     at.button(key="start").click().run()
-    shown += [e.value for e in at.error]
+    shown += [shown_text(e.value) for e in at.error]
     for page in ("kernels", "architectures", "interpretability"):
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, page
-        shown += [e.value for e in at.error] + [e.value for e in at.sidebar.error]
+        shown += [shown_text(e.value) for e in at.error] + [e.value for e in at.sidebar.error]
     assert any("changing.csv" in s and "no usable row" in s for s in shown), shown
     assert not any(SECRET in s for s in shown)
 
@@ -349,7 +349,7 @@ def test_a_budget_over_the_limit_is_a_message_not_a_run(env, monkeypatch):
     at.number_input(key="budget").set_value(1_000_000_000)
     at.button(key="start").click().run()
     assert not at.exception
-    assert any("more than the 1,000 this server allows per search" in e.value for e in at.error)
+    assert any("more than the 1,000 this server allows per search" in shown_text(e.value) for e in at.error)
     assert not locations.default_store_path().exists() or RunStore(locations.default_store_path()).list_runs() == []
     proc = nasviz_cli("run", "--table", str(env / "t.csv"), "--budget", "1200", "--json")  # the CLI is not limited
     assert proc.returncode == 0 and len(json.loads(proc.stdout)["evaluations"]) == 50
@@ -463,7 +463,7 @@ def test_the_page_says_when_the_session_runs_too_many(env, monkeypatch):
         store.create_run({"strategy": "random", "budget": 9}, pid=sleeper.pid, session="this-tab")
         at.button(key="start").click().run()
         assert not at.exception
-        assert any("this browser session already runs 1 search(es) and may run 1 at once" in e.value for e in at.error)
+        assert any("this browser session already runs 1 search(es) and may run 1 at once" in shown_text(e.value) for e in at.error)
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -476,7 +476,7 @@ def test_a_study_larger_than_allowed_is_refused_on_the_compare_page(env, monkeyp
     at.number_input(key="c_seeds").set_value(4).run()  # 2 strategies x 4 seeds = 8 > 6
     at.button(key="c_launch").click().run()
     assert not at.exception
-    assert any("a study of 8 runs is larger than the 6 this server allows" in e.value for e in at.error)
+    assert any("a study of 8 runs is larger than the 6 this server allows" in shown_text(e.value) for e in at.error)
     assert not locations.default_store_path().exists() or RunStore(locations.default_store_path()).list_runs() == []
 
 
@@ -559,7 +559,7 @@ def test_bad_limit_settings_are_named(env, monkeypatch):
     monkeypatch.setenv("NASVIZ_MAX_BUDGET", "lots")
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception
-    assert any("misconfigured" in e.value and "NASVIZ_MAX_BUDGET" in e.value for e in at.error)
+    assert any("misconfigured" in e.value and "NASVIZ_MAX_BUDGET" in shown_text(e.value) for e in at.error)
 
 
 # ============================================================================ 4. lease race

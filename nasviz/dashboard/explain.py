@@ -35,7 +35,13 @@ SELECTOR_SENTENCES = {
 
 
 def _code(text: str) -> str:
-    return f"`{text}`"
+    """An architecture string as a code span (Markdown shows its ``~`` and ``|`` as they are); one
+    that could close the span (a backtick: a declared space's choice names are outside text) is
+    shown escaped instead (:func:`nasviz.dashboard.text.plain`)."""
+    from nasviz.dashboard.text import plain, shorten
+
+    text = shorten(text)
+    return plain(text) if "`" in text else f"`{text}`"
 
 
 def _fmt(x: float | None) -> str:

@@ -20,6 +20,7 @@ from nasviz.components import (BATCH_SELECTORS, DEFAULT_STRATEGY, KERNELS, POOLS
                                kernels_for, space_provides, strategies_for)
 from nasviz.errors import ConfigError
 from nasviz.registry import Entry, Option
+from nasviz.dashboard.text import chart, plain
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -192,7 +193,7 @@ def chart_grid(charts: Sequence[tuple[str, "go.Figure"]], key_prefix: str = "", 
     for start in range(0, len(charts), per_row):
         row = charts[start:start + per_row]
         for column, (key, fig) in zip(st.columns(min(len(charts), per_row)), row):
-            column.plotly_chart(fig, key=key_prefix + key)
+            chart(column, fig, key=key_prefix + key)
 
 
 def show_view(view: "View", run: "RunWatcher", key_prefix: str = "") -> None:
@@ -200,17 +201,17 @@ def show_view(view: "View", run: "RunWatcher", key_prefix: str = "") -> None:
     ``key_prefix`` keeps the widget keys of two runs drawn on one page apart."""
     reason = view.applies(run)
     if reason is not None:
-        st.info(reason)
+        st.info(plain(reason, limit=2000))
         return
     output = view.render(run, **_control_values(view, run, key_prefix))
     if output.columns and output.charts:
         chart_grid(output.charts, key_prefix)
     else:
         for key, fig in output.charts:
-            st.plotly_chart(fig, key=key_prefix + key)
+            chart(st, fig, key=key_prefix + key)
     for table in output.tables:
         st.dataframe(table.frame, key=key_prefix + table.key, hide_index=True, width="stretch",
                      column_config={column: st.column_config.LinkColumn(column, display_text=text)
                                     for column, text in table.links.items()})
     if output.caption:
-        st.caption(output.caption)
+        st.caption(plain(output.caption, limit=2000))

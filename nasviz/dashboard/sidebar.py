@@ -20,6 +20,7 @@ from nasviz.dashboard.locations import default_store_path
 from nasviz.dashboard.ui import adopt_from_url, publish_to_url, serve_settings
 from nasviz.errors import InputError
 from nasviz.settings import ServeSettings
+from nasviz.dashboard.text import plain
 
 EMBEDDED = "Embedded table"
 UPLOAD = "Upload a CSV"
@@ -177,10 +178,10 @@ def data_source_sidebar() -> None:
 def _show_source() -> None:
     source, error = st.session_state.get("source"), st.session_state.get("source_error")
     if source is not None:
-        st.sidebar.success(source.summary())
+        st.sidebar.success(plain(source.summary()))
         if source.bad_rows:
             with st.sidebar.expander(f"{len(source.bad_rows)} bad row(s) skipped"):
                 st.text("\n".join(source.bad_rows[:200]))
     elif error:
-        st.sidebar.error(error)
+        st.sidebar.error(plain(error))
     st.sidebar.caption(f"Runs are kept in {default_store_path().name}.")

@@ -16,6 +16,7 @@ from nasviz.dashboard import forms
 from nasviz.dashboard.explain import explain_run_step
 from nasviz.dashboard.views import views
 from nasviz.dashboard.watching import RunWatcher
+from nasviz.dashboard.text import fill
 
 
 def _label(run: Mapping[str, Any]) -> str:
@@ -33,8 +34,8 @@ def two_runs(store_path: str | os.PathLike, runs_by_id: Mapping[int, Mapping[str
     right = c2.selectbox("Right run", ids, index=0, key="sbs_right", format_func=lambda i: _label(runs_by_id[i]))
     pair = [RunWatcher(store_path, left).refresh(), RunWatcher(store_path, right).refresh()]
     if pair[0].space_name != pair[1].space_name:
-        st.info(f"The two runs search different spaces ({pair[0].space_name}, {pair[1].space_name}); their views "
-                f"are still drawn, but their architectures cannot be compared directly.")
+        st.info(fill("The two runs search different spaces ({}, {}); their views are still drawn, but their "
+                     "architectures cannot be compared directly.", pair[0].space_name, pair[1].space_name))
     common = sorted({s.step for s in pair[0].steps} & {s.step for s in pair[1].steps})
     if not common:
         st.info("The two runs have no step in common yet.")
@@ -46,7 +47,7 @@ def two_runs(store_path: str | os.PathLike, runs_by_id: Mapping[int, Mapping[str
     for column, w, side in zip(st.columns(2), pair, ("l_", "r_")):
         shown = w if w.steps[-1].step == step else w.at_step(step)
         with column:
-            st.markdown(f"**Run {w.run_id}: {w.strategy}** (seed {w.config.get('seed', 0)})")
+            st.markdown(fill("**Run {}: {}** (seed {})", w.run_id, w.strategy, w.config.get("seed", 0)))
             for line in explain_run_step(shown):
                 st.markdown(line)
             forms.show_view(view, shown, key_prefix=f"sbs_{side}")

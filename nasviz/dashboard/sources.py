@@ -29,6 +29,7 @@ from nasviz.objectives import default_table_path as objectives_default_table
 from nasviz.server_paths import resolve_server_folder, resolve_server_path
 from nasviz.settings import Limits, ServeSettings
 from nasviz.store import RUNNING, RunStore
+from nasviz.spaces.strings import parse_architecture
 
 TABLE = "table"
 TRAIN = "train"
@@ -277,6 +278,6 @@ def lookup_value(source: DataSource | None, arch: str, metric: str | None) -> fl
         return None
     try:
         table = source.table()
-        return table.lookup(table.space.parse(arch), metric)
+        return table.lookup(parse_architecture(table.space, arch), metric)
     except (KeyError, ValueError):
         return None

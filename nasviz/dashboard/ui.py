@@ -8,8 +8,10 @@ the engine, :mod:`nasviz.viz` and the rest of :mod:`nasviz.dashboard` never do.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
 import streamlit as st
@@ -41,15 +43,19 @@ def run_through_app() -> None:
 
 
 def literal(text: str) -> str:
-    """``text`` for a widget label, caption or message, where Streamlit renders Markdown:
-    NAS-Bench-201's ``~`` (``|nor_conv_3x3~0|``) would otherwise strike the text through, and
-    ``*`` / ``_`` / backticks would change its style."""
-    return "".join("\\" + ch if ch in "~*_`[]<>#" else ch for ch in str(text))
+    """``text`` for a widget label, caption or message, where Streamlit renders Markdown: exactly
+    its characters (:func:`nasviz.dashboard.text.plain`; NAS-Bench-201's ``~`` would otherwise
+    strike the text through), up to 2,000 of them (a lesson's paragraph)."""
+    from nasviz.dashboard.text import plain
+
+    return plain(text, limit=2000)
 
 
 def stop_with(message: str, kind: str = "error") -> NoReturn:
     """Show ``message`` (``st.error`` or ``st.info``) and end the page's run here."""
-    (st.info if kind == "info" else st.error)(message)
+    from nasviz.dashboard.text import plain
+
+    (st.info if kind == "info" else st.error)(plain(message, limit=2000))  # messages quote tables, errors, parameters
     st.stop()
 
 
@@ -64,7 +70,7 @@ def runs_or_stop(path: os.PathLike, empty_message: str) -> tuple[RunStore, list[
         store = RunStore(path)
         runs = store.list_runs()
     except StoreError as err:
-        stop_with(f"Cannot open the run store {path}: {err}")
+        stop_with(f"Cannot open the run store {Path(path).name}: {err}")
     if not runs:
         stop_with(empty_message, "info")
     return store, runs
@@ -163,6 +169,36 @@ def publish_to_url(param: str, value: Any) -> None:
         st.query_params[param] = text
 
 
+#: The largest id or count a link may name: SQLite's integers are 64-bit signed.
+MAX_URL_INT = 2**63 - 1
+#: Characters a number in a link may have (a longer one is refused before it is converted).
+MAX_URL_NUMBER_CHARS = 24
+
+
+def url_int(text: Any) -> int:
+    """A whole number from a link: ASCII digits only (``str.isdigit`` also accepts ``²``, which
+    ``int`` refuses), at most :data:`MAX_URL_NUMBER_CHARS` of them and at most :data:`MAX_URL_INT`
+    (SQLite's bound); ``ValueError`` otherwise."""
+    text = str(text).strip()
+    if not text or len(text) > MAX_URL_NUMBER_CHARS or not (text.isascii() and text.isdigit()):
+        raise ValueError("not a whole number")
+    value = int(text)
+    if value > MAX_URL_INT:
+        raise ValueError("too large")
+    return value
+
+
+def url_float(text: Any) -> float:
+    """A finite number from a link (``nan`` and ``inf`` are refused)."""
+    text = str(text).strip()
+    if len(text) > MAX_URL_NUMBER_CHARS:
+        raise ValueError("too long")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("not finite")
+    return value
+
+
 def _bounded(convert: Callable[[str], Any], low: Any = None, high: Any = None) -> Callable[[str], Any]:
     """``convert`` that raises ``ValueError`` outside ``[low, high]`` (a widget refuses such a value)."""
     def parse(text: str) -> Any:
@@ -177,7 +213,8 @@ def url_number(container: Any, label: str, *, key: str, param: str, min_value: i
                max_value: int | float | None = None, **kwargs: Any) -> Any:
     """``container.number_input`` (integer if ``min_value`` is an int) kept in the URL's ``param``;
     a value outside the input's bounds is ignored."""
-    convert = int if isinstance(min_value, int) and not isinstance(min_value, bool) else float
+    convert = url_int if isinstance(min_value, int) and not isinstance(min_value, bool) and min_value >= 0 else (
+        int if isinstance(min_value, int) and not isinstance(min_value, bool) else url_float)
     adopt_from_url(param, key, convert=_bounded(convert, min_value, max_value))
     if key in st.session_state:
         kwargs.pop("value", None)  # the session value leads; a default beside it would warn

@@ -19,6 +19,19 @@ from nasviz.spaces.base import SearchSpace
 #: a megabyte-long cell from reaching a parser (and from being quoted in a message).
 MAX_ARCH_CHARS = 10_000
 
+#: What a parser may raise on text it cannot read, besides ``ValueError``: a number too large for a
+#: float (``seed=1e999`` in a wired string: OverflowError), nesting too deep (RecursionError), a
+#: size it cannot allocate (MemoryError), and the lookups of a hand-written parser (KeyError,
+#: IndexError, TypeError). Each becomes an :class:`ArchitectureError`; nothing else reaches a visitor.
+PARSER_REFUSALS = (ValueError, ArithmeticError, RecursionError, MemoryError, LookupError, TypeError)
+#: Characters of a parser's own explanation kept in the error (it may quote the input).
+MAX_REASON_CHARS = 200
+
+
+def _reason(err: BaseException) -> str:
+    text = str(err) or type(err).__name__
+    return text if len(text) <= MAX_REASON_CHARS else f"{text[:MAX_REASON_CHARS]}… ({len(text):,} characters)"
+
 
 def parse_architecture(space: SearchSpace, text: str, *, source: str | None = None, line: int | None = None,
                        column: int | None = None, field: str | None = None) -> Architecture:
@@ -43,8 +56,8 @@ def parse_architecture(space: SearchSpace, text: str, *, source: str | None = No
         return space.parse(text)
     except ArchitectureError as err:
         raise ArchitectureError(err.problem, detail=err.detail, **where) from None
-    except ValueError as err:
-        raise ArchitectureError(f"not a valid {space.name} architecture", detail=str(err), **where) from None
+    except PARSER_REFUSALS as err:
+        raise ArchitectureError(f"not a valid {space.name} architecture", detail=_reason(err), **where) from None
 
 
 def parse_architecture_columns(space: SearchSpace, texts: tuple[str, ...], *, source: str | None = None,
@@ -65,5 +78,5 @@ def parse_architecture_columns(space: SearchSpace, texts: tuple[str, ...], *, so
         return space.parse_columns(tuple(texts))
     except ArchitectureError as err:
         raise ArchitectureError(err.problem, detail=err.detail, **where) from None
-    except ValueError as err:
-        raise ArchitectureError(f"not a valid {space.name} architecture", detail=str(err), **where) from None
+    except PARSER_REFUSALS as err:
+        raise ArchitectureError(f"not a valid {space.name} architecture", detail=_reason(err), **where) from None

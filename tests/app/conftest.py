@@ -46,3 +46,13 @@ def store_path(tmp_path, monkeypatch) -> Path:
     # nobody watching, so the form starts at 0 here (test_the_step_pause_... checks the default).
     monkeypatch.setattr("nasviz.defaults.PAGE_STEP_DELAY", 0.0)
     return path
+
+
+@pytest.fixture(autouse=True)
+def full_error_details():
+    """AppTests run in this process: show them an uncaught error's message (served deployments
+    show none, ``.streamlit/config.toml``), so a failing test says what went wrong."""
+    from streamlit import config
+
+    config.set_option("client.showErrorDetails", "full")
+    yield

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from nasviz.dashboard import launching
 from nasviz.dashboard.sources import DataSource, table_from_path
 from nasviz.store import RunStore
-from tests_app_helpers import APP, errors, use_server_csv
+from tests_app_helpers import APP, errors, shown_text, use_server_csv
 
 
 def open_page(table, page: str) -> AppTest:
@@ -146,7 +146,7 @@ def test_two_runs_side_by_side_at_one_step(store_path, synthetic_table):
     at.selectbox(key="sbs_right").set_value(ids[1]).run()
     at.select_slider(key="sbs_step").set_value(3).run()
     assert not errors(at), [e.value for e in at.error]
-    text = " ".join(m.value for m in at.markdown)
+    text = " ".join(shown_text(m.value) for m in at.markdown)
     assert f"**Run {ids[0]}: bo-tw2g-kdpp5**" in text and f"**Run {ids[1]}: bo-tw2g-topk5**" in text
     assert text.count("**Step 3**") == 2 and "quality k-DPP" in text and "took the 5 candidates with the highest" in text
     assert {"sbs_l_chart_pool", "sbs_r_chart_pool"} <= chart_keys(at)  # the pool view, once per run
@@ -162,7 +162,7 @@ def test_kernels_and_architectures_read_a_runs_evaluations(store_path, synthetic
     at = open_page(synthetic_table, "pages/kernels.py")
     at.radio(key="k_origin").set_value("a run's evaluations").run()
     assert not errors(at), errors(at)
-    assert "12 architectures from the run 1" in at.caption[0].value
+    assert "12 architectures from the run 1" in shown_text(at.caption[0].value)
     at.switch_page("pages/architectures.py").run()
     at.radio(key="a_mode_A").set_value("a run's evaluation").run()
     assert not errors(at), errors(at)

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from nasviz.learn import load_lessons, parse_lesson
 from nasviz.errors import InputError
-from tests_app_helpers import APP, errors  # noqa: F401
+from tests_app_helpers import APP, errors, shown_text  # noqa: F401
 
 LEARN = "pages/learn.py"
 
@@ -53,7 +53,7 @@ def test_a_lesson_runs_and_proves_its_takeaway_on_the_page(store_path):
     box.set_value("what-wl-features-say").run()
     at.button(key="learn_launch").click().run()  # searches run synchronously in tests
     assert not errors(at), [e.value for e in at.error]
-    text = " ".join(m.value for m in at.markdown)
+    text = " ".join(shown_text(m.value) for m in at.markdown)
     assert "Takeaway." in text and "gradient +" in text and "At step 25" in text
     assert at.get("plotly_chart")
     assert at.button(key="learn_launch").label == "Run it again"
@@ -92,7 +92,7 @@ def test_the_multi_fidelity_lesson_compares_at_equal_cost_on_the_page(store_path
     at.selectbox(key="learn_lesson").set_value("spend-less-on-bad-cells").run()
     at.button(key="learn_launch").click().run()  # searches run synchronously in tests
     assert not errors(at), [e.value for e in at.error]
-    text = " ".join(m.value for m in at.markdown)
+    text = " ".join(shown_text(m.value) for m in at.markdown)
     assert "Takeaway." in text and "For the cost of 20 full trainings" in text, text[-800:]
     found = re.search(r"for Hyperband \((\d+) cells looked at, (\d+) trained fully\)", text)
     assert found and int(found.group(1)) > int(found.group(2)) > 0  # most cells stopped at 12 epochs

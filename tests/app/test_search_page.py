@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests_app_helpers import APP, errors, use_server_csv  # noqa: F401  (on the path: pyproject's pytest pythonpath)
+from tests_app_helpers import APP, errors, shown_text, use_server_csv  # noqa: F401  (on the path: pyproject's pytest pythonpath)
 
 
 def search_on_tab(table, strategy: str, budget: int, tab: str) -> AppTest:
@@ -63,7 +63,7 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
     at.selectbox(key="batch").set_value("kdpp-quality")
     at.number_input(key="budget").set_value(14)
     at.button(key="start").click().run()
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     assert at.query_params["run"] in ("1", ["1"])  # a reloaded tab finds the run again
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Step"] == "7" and metrics["Evaluations"] == "14 / 14"
@@ -79,7 +79,7 @@ def test_a_short_search_shows_progress_history_and_views(store_path, synthetic_t
                           ("Selected architectures", ["chart_arch_0", "chart_arch_1"]), ("WL features", [])]:
         at.session_state["view_tab"] = tab
         at.run()
-        assert not errors(at), (tab, [e.value for e in at.error])
+        assert not errors(at), (tab, [shown_text(e.value) for e in at.error])
         assert [c.key for c in at.get("plotly_chart")] == ["chart_history", *expected], tab
     assert any("WL feature gradients are shown when" in i.value for i in at.info)
     # the distance view's order toggle reruns the view
@@ -105,7 +105,7 @@ def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table,
     at.number_input(key="budget").set_value(3)
     at.number_input(key="step_delay").set_value(0.5)
     at.button(key="start").click().run()
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     run = RunStore(store_path).get_run(int(at.query_params["run"][0] if isinstance(at.query_params["run"], list)
                                            else at.query_params["run"]))
     assert run["config"]["step_delay"] == 0.5
@@ -126,7 +126,7 @@ def test_a_gp_fit_on_a_bound_is_a_visible_warning(store_path, synthetic_table):
         at.number_input(key="budget").set_value(16)
         at.number_input(key="seed").set_value(seed)
         at.button(key="start").click().run()
-        assert not errors(at), [e.value for e in at.error]
+        assert not errors(at), [shown_text(e.value) for e in at.error]
         run_id = int(at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"])
         watcher = RunWatcher(store_path, run_id)
         watcher.refresh()
@@ -147,7 +147,7 @@ def test_the_evaluations_table_filters_and_links_to_the_architectures_page(store
     from urllib.parse import parse_qs, urlparse
 
     at = search_on_tab(synthetic_table, "random", 6, "Evaluations")
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     assert len(at.dataframe) == 1  # the evaluations table (AppTest does not expose a dataframe's key)
     frame = at.dataframe[0].value
     assert list(frame.columns) == ["#", "step", "architecture", "acc", "status", "error", "open"]
@@ -177,12 +177,12 @@ def test_teaching_mode_replays_a_past_step_and_says_what_happened(store_path, sy
     at.selectbox(key="strategy").set_value("bo-tw2g-kdpp5").run()
     at.number_input(key="budget").set_value(25)
     at.button(key="start").click().run()
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     newest = [e for e in at.expander if e.label.startswith("What happened in step")]
     assert [e.label for e in newest] == ["What happened in step 5"]
     assert not [t for t in at.toggle if t.key == "follow_latest"]  # finished: no toggle in the way
     at.select_slider(key="replay_step").set_value(3).run()
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     panel = next(e for e in at.expander if e.label.startswith("What happened in step"))
     text = " ".join(m.value for m in panel.markdown)
     assert panel.label == "What happened in step 3"
@@ -209,7 +209,7 @@ def test_learning_curves_from_a_tables_epoch_columns(store_path, tmp_path):
         lines.append(f"{a},{final:.2f},{final * 0.4:.2f},{final * 0.8:.2f},{final:.2f}")
     path.write_text("\n".join(lines) + "\n")
     at = search_on_tab(path, "random", 6, "Learning curves")
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     chart = next(c for c in at.get("plotly_chart") if c.proto.id and "chart_curves" in c.proto.id)
     assert chart.proto.spec.count('"mode":"lines+markers"') == 6  # one curve per evaluated cell
 
@@ -263,14 +263,14 @@ def test_budget_zero_is_an_error_not_a_traceback(store_path, synthetic_table):
     at.number_input(key="budget").set_value(0)
     at.button(key="start").click().run()
     assert not at.exception
-    assert any("budget must be at least 1" in e.value for e in at.error)
+    assert any("budget must be at least 1" in shown_text(e.value) for e in at.error)
 
 
 def test_an_invalid_architecture_string_is_named(store_path, synthetic_table):
     at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)
     at.text_input(key="inspect").input("|nor_conv_9x9~0|+|none~0|none~1|+|none~0|none~1|none~2|").run()
     assert not at.exception
-    assert any("unknown operation 'nor_conv_9x9'" in e.value for e in at.error)
+    assert any("unknown operation 'nor_conv_9x9'" in shown_text(e.value) for e in at.error)
     at.text_input(key="inspect").input("|nor_conv_3x3~0|+|none~0|none~1|+|none~0|none~1|none~2|").run()
     assert not errors(at) and len(at.get("plotly_chart")) == 1
 
@@ -292,8 +292,8 @@ def test_bad_uploads_are_named_in_the_sidebar(store_path, content, message):
     at.sidebar.radio(key="source_kind").set_value("Upload a CSV").run()
     at.sidebar.file_uploader(key="upload").upload("bad.csv", content, "text/csv").run()
     assert not at.exception
-    assert any(message in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
-    assert any("Choose a data source" in e.value or message in e.value for e in at.main.error)
+    assert any(message in shown_text(e.value) for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    assert any("Choose a data source" in shown_text(e.value) or message in shown_text(e.value) for e in at.main.error)
 
 
 def test_an_upload_with_bad_rows_lists_their_lines(store_path, synthetic_table):
@@ -335,7 +335,7 @@ def test_a_wl_search_shows_feature_gradients(store_path, synthetic_table):
     at.selectbox(key="strategy").set_value("bo-wl-ei").run()
     at.number_input(key="budget").set_value(12)  # 10 initial random cells, then 2 BO steps
     at.button(key="start").click().run()
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     at.session_state["view_tab"] = "WL features"
     at.run()
     assert not errors(at)
@@ -398,7 +398,7 @@ def test_an_impossible_combination_is_named_and_cannot_start(store_path, synthet
     at.number_input(key="batch_size_bo-tw2g-kdpp5").set_value(1).run()
     assert not at.exception
     assert any("cannot run: batch selector 'kdpp-quality' chooses a diverse set: it needs a batch size of at least 2"
-               in e.value for e in at.error), [e.value for e in at.error]
+               in shown_text(e.value) for e in at.error), [shown_text(e.value) for e in at.error]
     assert at.button(key="start").disabled
 
 
@@ -419,7 +419,7 @@ def test_a_strategy_shows_only_the_settings_it_takes(store_path):
     assert keys == {f"opt_nasbot_{o.name}" for o in STRATEGIES.get("nasbot").options}  # its own, nothing of BO's
     assert at.number_input(key="opt_nasbot_ea_cap").value == STRATEGIES.get("nasbot").defaults()["ea_cap"]
     assert not [b for b in at.selectbox if b.key and b.key.startswith("kernel")]  # its GP kernel is fixed
-    assert any("GP kernel: otmann" in c.value for c in at.caption)
+    assert any("GP kernel: otmann" in shown_text(c.value) for c in at.caption)
 
 
 def test_a_noise_on_the_default_strategys_floor_is_named_without_the_bound_warning(store_path, tmp_path):
@@ -438,11 +438,11 @@ def test_a_noise_on_the_default_strategys_floor_is_named_without_the_bound_warni
     table.write_text("arch,acc,other\n" + "".join(
         f"{s},{50 + 5 * sum(op.startswith('nor_conv') for op in nb201.operations(a))},0\n" for s, a in cells.items()))
     at = search_on_tab(table, "bo-tw2g-hamming-ei", 16, "Hyperparameters")
-    assert not errors(at), [e.value for e in at.error]
+    assert not errors(at), [shown_text(e.value) for e in at.error]
     run_id = int(at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"])
     watcher = RunWatcher(store_path, run_id)
     watcher.refresh()
     fit = watcher.last_fit()
     assert fit.floors_hit == ("noise",) and "noise" not in fit.bounds_hit
     assert not any("noise" in w.value for w in at.warning)
-    assert any("on the floor the strategy sets" in c.value for c in at.caption)
+    assert any("on the floor the strategy sets" in shown_text(c.value) for c in at.caption)

@@ -20,3 +20,12 @@ def use_server_csv(at: AppTest, table: Path) -> AppTest:
 def errors(at: AppTest) -> list:
     """Exceptions and error boxes on the page."""
     return list(at.exception) + list(at.error)
+
+
+def shown_text(markdown: str) -> str:
+    """What a Markdown element's source shows: outside text reaches the page with every ASCII
+    punctuation character backslash-escaped (``nasviz.dashboard.text.plain``); this undoes that,
+    so tests compare with the text a visitor reads."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
