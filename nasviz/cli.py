@@ -610,7 +610,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     store = RunStore(args.store)
     if args.runs_command == "list":
         runs = store.list_runs()
-        from nasviz.objectives.schema import run_direction, shown_value
+        from nasviz.table_schema import run_direction, shown_value
 
         def best(r: dict) -> float | None:  # the metric's own value, at the run's resolution (as on the page)
             return round_value(shown_value(r["best_value"], run_direction(r["config"])), run_decimals(r["config"]))

@@ -77,7 +77,7 @@ def add_space_argument(parser: argparse.ArgumentParser, default: str | None = "n
 def in_metric_units(out: dict, direction: str | None) -> dict:
     """A run's result with its values (scores: minus a minimised metric) as the metric's own
     values; regret is the same either way."""
-    from nasviz.objectives.schema import shown_value
+    from nasviz.table_schema import shown_value
 
     if direction != "minimise":
         return out

@@ -4,6 +4,7 @@ the file, line and column it is at."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -49,3 +50,21 @@ def read_text(path: str | Path, what: str) -> str:
 
 
 __all__ = ["MAX_BYTES", "parse_text", "read_text"]
+
+
+#: Environment variable naming the folder of the shared benchmark tables (default ``../shared/data``
+#: beside the repository).
+SHARED_DATA_ENV = "NASVIZ_SHARED_DATA"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_path(name: str) -> Path | None:
+    """A shared benchmark file if present: ``$NASVIZ_SHARED_DATA/name``, else ``../shared/data/name``
+    relative to the repository root. The tables themselves are never part of the repository."""
+    env = os.environ.get(SHARED_DATA_ENV)
+    candidates = [Path(env).expanduser() / name] if env else []
+    candidates.append(REPO_ROOT / ".." / "shared" / "data" / name)
+    for path in candidates:
+        if path.is_file():
+            return path.resolve()
+    return None

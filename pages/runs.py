@@ -11,7 +11,7 @@ from nasviz.dashboard import launching
 from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, url_int, url_selectbox
 from nasviz.dashboard.ui import store_path as default_store
 from nasviz.dashboard.watching import export_bytes
-from nasviz.objectives.schema import run_direction, shown_value
+from nasviz.table_schema import run_direction, shown_value
 from nasviz.store import MAX_NOTES_CHARS, RUNNING, StoreError
 from nasviz.dashboard.text import fill, plain, public_config, shorten
 

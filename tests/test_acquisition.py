@@ -74,7 +74,7 @@ def test_thompson_draws_survive_a_non_psd_covariance():
     cov = np.array([[1.0, 1.2], [1.2, 1.0]])  # eigenvalues 2.2 and -0.2
     draws = thompson_draws(np.zeros(2), cov, 20_000, np.random.default_rng(0))
     assert np.isfinite(draws).all()
-    # The project's PSD policy (nasviz.gp.linalg.psd_factor) shifts the diagonal by the most
+    # The project's PSD policy (nasviz.linalg.psd_factor) shifts the diagonal by the most
     # negative eigenvalue plus a 1e-8 floor, so the draws have covariance cov + 0.2 I (clipping
     # the spectrum instead, the policy before, would give 1.1 everywhere).
     np.testing.assert_allclose(np.cov(draws.T), 1.2 * np.ones((2, 2)), atol=0.06)

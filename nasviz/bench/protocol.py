@@ -67,7 +67,7 @@ class TablePair:
 
         direct = Path(self.table).expanduser()
         if not direct.is_absolute() and not direct.is_file():
-            from nasviz.objectives.table import REPO_ROOT
+            from nasviz.datafiles import REPO_ROOT
 
             direct = REPO_ROOT / direct  # a file of the repository (data/nb201_digits.csv)
         if direct.is_file():

@@ -57,8 +57,8 @@ def per_seed_values(partial: Path, space_name: str, n_seeds: int) -> dict[str, n
 def table_seed_values(table: Path, space_name: str, n_seeds: int) -> dict[str, np.ndarray]:
     """Like :func:`per_seed_values`, from a finished table's ``<metric>_seeds`` columns (``;``-separated),
     one row per class (its members carry the same values) and only classes with ``n_seeds`` values.
-    Read with the project's CSV reader (:mod:`nasviz.objectives.csvfile`), so a problem names its line."""
-    from nasviz.objectives import csvfile
+    Read with the project's CSV reader (:mod:`nasviz.csvfile`), so a problem names its line."""
+    from nasviz import csvfile
 
     label = str(table)
     lines = csvfile.physical_lines(csvfile.decode(csvfile.read_bytes(table, label=label), label))

@@ -22,7 +22,7 @@ from nasviz.dashboard.kernels import KernelSet
 from nasviz.dashboard.sources import table_from_path
 from nasviz.fidelity.decisions import RungDecision
 from nasviz.objectives import TableError
-from nasviz.objectives.schema import run_direction, shown_value
+from nasviz.table_schema import run_direction, shown_value
 from nasviz.spaces.base import SearchSpace
 from nasviz.state import FeatureGradients, GPFit, StepState
 from nasviz.store import RUNNING, RunStore, to_json

@@ -18,7 +18,7 @@ The modules follow the flow model -> posterior:
 
 Public names are importable from ``nasviz.gp`` and loaded on first use (PEP 562). The lazy
 loading is what keeps the package free of import cycles: ``nasviz.kernels.base`` re-exports
-:func:`make_psd` from :mod:`nasviz.gp.linalg`, and :mod:`nasviz.gp.model` needs
+:func:`make_psd` from :mod:`nasviz.linalg`, and :mod:`nasviz.gp.model` needs
 ``nasviz.kernels.base``; an ``__init__`` that imported the model eagerly would make importing the
 kernels import the model, which imports the kernels.
 """
@@ -35,12 +35,12 @@ _EXPORTS: dict[str, str] = {
     "ComponentsCache": "nasviz.gp.model",
     "TRANSFORMS": "nasviz.gp.transforms",
     "TargetTransform": "nasviz.gp.transforms",
-    "PSD_REL_FLOOR": "nasviz.gp.linalg",
-    "SINGLE_THREAD_BELOW": "nasviz.gp.linalg",
-    "cholesky_with_jitter": "nasviz.gp.linalg",
-    "make_psd": "nasviz.gp.linalg",
-    "psd_factor": "nasviz.gp.linalg",
-    "psd_sqrt": "nasviz.gp.linalg",
+    "PSD_REL_FLOOR": "nasviz.linalg",
+    "SINGLE_THREAD_BELOW": "nasviz.linalg",
+    "cholesky_with_jitter": "nasviz.linalg",
+    "make_psd": "nasviz.linalg",
+    "psd_factor": "nasviz.linalg",
+    "psd_sqrt": "nasviz.linalg",
     "MarginalLikelihood": "nasviz.gp.likelihood",
     "fit_hyperparameters": "nasviz.gp.likelihood",
     "PosteriorSampler": "nasviz.gp.posterior",
@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from nasviz.gp.likelihood import MarginalLikelihood, fit_hyperparameters
-    from nasviz.gp.linalg import (
+    from nasviz.linalg import (
         PSD_REL_FLOOR, SINGLE_THREAD_BELOW, cholesky_with_jitter, make_psd, psd_factor, psd_sqrt,
     )
     from nasviz.gp.model import ComponentsCache, FitResult, GaussianProcess

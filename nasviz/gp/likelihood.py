@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from scipy.optimize import minimize
 
-from nasviz.gp.linalg import factor_solve, factor_solve_inverse
+from nasviz.linalg import factor_solve, factor_solve_inverse
 from nasviz.gp.prior import HyperPrior
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from nasviz.arch import Architecture
 from nasviz.gp.cross import CandidateSet, set_moments
 from nasviz.gp.likelihood import (MLOptions, fit_hyperparameters, gaussian_log_likelihood, log_marginal_likelihood_at,
                                   searched_bounds)
-from nasviz.gp.linalg import blas_limit
+from nasviz.linalg import blas_limit
 from nasviz.gp.prior import HyperPrior, prior_named
 from nasviz.gp.posterior import TrainingPosterior, central_interval, latent_moments
 from nasviz.gp.transforms import TargetTransform

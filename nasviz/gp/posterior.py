@@ -13,7 +13,7 @@ computed as in R&W Algorithm 2.1 from the Cholesky factor ``L`` of ``C``: ``alph
 
 :func:`sample_posterior` draws joint samples ``f ~ N(mean, cov)`` over a finite pool (Thompson
 sampling, Hernandez-Lobato et al., 2017); its square root of ``cov`` follows the project's one
-PSD-repair policy (:func:`nasviz.gp.linalg.psd_sqrt`).
+PSD-repair policy (:func:`nasviz.linalg.psd_sqrt`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.special import ndtri  # the standard normal quantile, without importing scipy.stats
 
-from nasviz.gp.linalg import cholesky_with_jitter, psd_sqrt
+from nasviz.linalg import cholesky_with_jitter, psd_sqrt
 
 if TYPE_CHECKING:
     from nasviz.arch import Architecture
@@ -117,7 +117,7 @@ class PosteriorSampler:
     """Joint draws from ``N(mean, cov)`` over a finite pool, factorising ``cov`` once.
 
     ``f = mean + R eps`` with ``eps ~ N(0, I_m)`` and ``R`` the square root of ``cov`` from
-    :func:`~nasviz.gp.linalg.psd_sqrt` (R&W App. A.2). Under the project's PSD-repair policy a
+    :func:`~nasviz.linalg.psd_sqrt` (R&W App. A.2). Under the project's PSD-repair policy a
     posterior covariance that is PSD up to round-off is used as it is (no jitter), so pool members
     the kernel cannot tell apart (equal rows of ``cov``) get draws equal up to round-off; a
     genuinely indefinite one is shifted by the least diagonal jitter, reported as :attr:`jitter`.

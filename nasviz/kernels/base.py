@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
-# Re-exported: the project's one PSD-repair policy lives in nasviz.gp.linalg (psd_factor); the
+# Re-exported: the project's one PSD-repair policy lives in nasviz.linalg (psd_factor); the
 # kernels that are not PD (OT, GW, OTMANN) import it from here as make_psd.
-from nasviz.gp.linalg import make_psd  # noqa: F401
+from nasviz.linalg import make_psd  # noqa: F401
 from nasviz.spaces.base import LABELLED_DAG, OPERATION_TREE
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The role of each column of a benchmark table: architecture, metric (with its direction), cost,
 descriptive value or ignored, each role declared by the table's schema or guessed, and why.
 
-A table's schema (:mod:`nasviz.objectives.schema`) decides what it declares. What it leaves open is
+A table's schema (:mod:`nasviz.table_schema`) decides what it declares. What it leaves open is
 guessed from names and values, and every guess says so (``table info`` prints them):
 
 * a column is numeric when at least half of its non-empty cells are plain numbers; codes written
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from nasviz.errors import TableError
-from nasviz.objectives.schema import MAXIMISE, MINIMISE, TableSchema
+from nasviz.table_schema import MAXIMISE, MINIMISE, TableSchema
 
-#: A plain decimal number in ASCII (see :func:`nasviz.objectives.table.number_problem`).
+#: A plain decimal number in ASCII (see :func:`nasviz.csvfile.number_problem`).
 NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 #: Digits that are a code, not a quantity: a leading zero, or more than a float holds exactly.
 _CODE = re.compile(r"0[0-9]+|[0-9]{16,}", re.ASCII)

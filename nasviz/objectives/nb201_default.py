@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nasviz.errors import TableError
-from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
+from nasviz.csvfile import decode, physical_lines, read_bytes, records
 
 #: (output column, source file key, source column): the 200-epoch CIFAR-10 test accuracy first.
 COLUMNS: tuple[tuple[str, str, str], ...] = (

@@ -1,4 +1,5 @@
-"""Size and cost of a network: trainable parameters and forward FLOPs per input.
+"""Size and cost of the network a training setting builds: trainable parameters and forward FLOPs
+per input (counted by :mod:`nasviz.network_size`).
 
 FLOPs are counted by PyTorch's own :class:`torch.utils.flop_counter.FlopCounterMode` on one
 forward pass of a single input (convolutions and matrix products, two FLOPs per multiply-add);
@@ -11,28 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import torch
-from torch import nn
-from torch.utils.flop_counter import FlopCounterMode
-
 from nasviz.arch import Architecture
-
-
-def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
-    """Forward FLOPs of ``model`` on one input of shape ``input_shape`` (eval mode, no grad)."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            model(torch.zeros(1, *input_shape))
-    finally:
-        model.train(was_training)
-    return int(counter.get_total_flops())
-
-
-def count_parameters(model: nn.Module) -> int:
-    """Trainable scalars of ``model``."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+from nasviz.network_size import count_flops, count_parameters
 
 
 @lru_cache(maxsize=4)

@@ -28,7 +28,7 @@ import zipfile
 from typing import Any, Iterable, Mapping, Sequence
 
 from nasviz.errors import InputError, UnsafeFileError
-from nasviz.objectives.csvfile import check_regular_file
+from nasviz.csvfile import check_regular_file
 
 #: How torch's restricted unpickler names a class it refuses ("... unsupported GLOBAL posix.system ...").
 _TORCH_REFUSAL = re.compile(r"GLOBAL ([\w.]+)")

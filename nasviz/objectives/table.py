@@ -17,7 +17,7 @@ how many rows it merged or refused. Architectures are compared as the space pars
 rows of the same cell written in two vertex orders are one architecture when ``parse``
 canonicalises (NAS-Bench-101 does).
 
-A table may declare its columns' roles (:mod:`nasviz.objectives.schema`: a sidecar
+A table may declare its columns' roles (:mod:`nasviz.table_schema`: a sidecar
 ``<table>.schema.toml`` / ``.json`` or ``# nasviz:`` lines at its top): the architecture column(s),
 its metrics with their direction (maximise or minimise), the cost column, columns to ignore. What it
 does not declare is guessed (:mod:`nasviz.objectives.columns`, which says how): columns whose name
@@ -40,7 +40,6 @@ from __future__ import annotations
 import csv
 import math
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,10 +48,11 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.datafiles import shared_data_path
 from nasviz.errors import InputError, TableError
 from nasviz.objectives.columns import ColumnRole, ColumnRoles, column_roles
-from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
-from nasviz.objectives.schema import MAXIMISE, MINIMISE, TableSchema, find_schema, split_header_schema
+from nasviz.csvfile import decode, number_problem, physical_lines, read_bytes, records
+from nasviz.table_schema import MAXIMISE, MINIMISE, TableSchema, find_schema, split_header_schema
 from nasviz.rounding import decimals_of
 from nasviz.spaces import get_space
 from nasviz.spaces.base import SearchSpace
@@ -67,18 +67,6 @@ DUPLICATE_POLICIES = ("refuse", "average")
 
 #: Environment variable that points tests and benchmarks at the shared NB201 table.
 NB201_TABLE_ENV = "NASVIZ_NB201_TABLE"
-
-#: Largest magnitude a metric or cost may have. Accuracies, losses and seconds are far below it;
-#: the surrogate squares and sums the values (standardisation, likelihood), and 1e15 keeps a sum
-#: of squares over a million rows finite (1e36), while a value such as 1e308 overflows to inf at
-#: the first square and turns the GP's fit into NaN. Values beyond it are bad rows.
-MAX_ABS_VALUE = 1e15
-
-#: A plain decimal number in ASCII: optional sign, digits with an optional fraction, an optional
-#: exponent. ``float()`` accepts more (``1_000``, full-width digits, ``inf``, ``nan``), none of
-#: which a benchmark table should contain.
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-
 
 class UnknownArchitectureError(KeyError):
     """An architecture that the table has no row for."""
@@ -109,27 +97,6 @@ class BadRow:
         """The bad row without any text from the file (for files that are not the viewer's own)."""
         where = f"line {self.line}" + (f", column {self.position}" if self.position is not None else "")
         return f"{where}: {self.reason or self.problem}"
-
-
-def parse_number(text: str) -> float | None:
-    """The value of a plain ASCII decimal number (see :data:`_NUMBER`), else ``None``.
-
-    Surrounding whitespace is ignored. Returns ``None`` for anything else, including numbers
-    whose magnitude exceeds :data:`MAX_ABS_VALUE`; use :func:`number_problem` to say why.
-    """
-    return None if number_problem(text) else float(text.strip())
-
-
-def number_problem(text: str) -> str | None:
-    """Why ``text`` is not a usable number (``None`` if it is one)."""
-    t = text.strip()
-    if not t:
-        return "missing value"
-    if not _NUMBER.fullmatch(t):
-        return "non-numeric value"
-    if not abs(float(t)) <= MAX_ABS_VALUE:  # also catches 1e999 -> inf
-        return f"value outside +-{MAX_ABS_VALUE:g}"
-    return None
 
 
 @dataclass
@@ -415,7 +382,7 @@ def _architecture_columns(header: list[str], space: SearchSpace, arch_column: st
 
 def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_column: str | Sequence[str] | None,
                 label: str, policy: str = "refuse", schema: TableSchema | None = None) -> Table:
-    """The table of ``(line, fields)`` records (see :func:`~nasviz.objectives.csvfile.records`);
+    """The table of ``(line, fields)`` records (see :func:`~nasviz.csvfile.records`);
     blank lines before the header (where ``# nasviz:`` lines stood) are skipped."""
     first = next((r for r in rows if any(cell.strip() for cell in r[1])), None)
     if first is None or not any(cell.strip() for cell in first[1]):
@@ -556,7 +523,7 @@ def write_table(path: str | os.PathLike, table: Table) -> None:
     ``parse`` reads); an averaged table is written with its means, one row per architecture."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         minimised = [m for m in table.metrics if table.direction(m) == MINIMISE]
-        if minimised:  # the directions travel with the table (its schema line, nasviz.objectives.schema)
+        if minimised:  # the directions travel with the table (its schema line, nasviz.table_schema)
             pairs = ", ".join(f'"{m}" = "{table.direction(m)}"' for m in table.metrics)
             handle.write(f"# nasviz: metrics = {{ {pairs} }}\n")
         writer = csv.writer(handle)
@@ -568,24 +535,6 @@ def write_table(path: str | os.PathLike, table: Table) -> None:
             if table.costs is not None:
                 row.append(repr(float(table.costs[i])))
             writer.writerow(row)
-
-
-#: Environment variable naming the folder of the shared benchmark tables (default ``../shared/data``
-#: beside the repository).
-SHARED_DATA_ENV = "NASVIZ_SHARED_DATA"
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def shared_data_path(name: str) -> Path | None:
-    """A shared benchmark file if present: ``$NASVIZ_SHARED_DATA/name``, else ``../shared/data/name``
-    relative to the repository root. The tables themselves are never part of the repository."""
-    env = os.environ.get(SHARED_DATA_ENV)
-    candidates = [Path(env).expanduser() / name] if env else []
-    candidates.append(REPO_ROOT / ".." / "shared" / "data" / name)
-    for path in candidates:
-        if path.is_file():
-            return path.resolve()
-    return None
 
 
 def shared_nb201_table_path() -> Path | None:

@@ -40,7 +40,7 @@ from torch import nn
 from nasviz.objectives.accelerator import resolve_device
 from nasviz.objectives.base import FAILED
 from nasviz.objectives.datasets import CLASSIFICATION, Dataset
-from nasviz.objectives.network_cost import count_parameters
+from nasviz.network_size import count_parameters
 from nasviz.objectives.speed import SpeedOptions
 from nasviz.objectives.train_result import BatchHook, EpochCallback, EpochReport, TrainResult
 from nasviz.objectives.training_loop import LoopSettings, TrainingRun, run_together

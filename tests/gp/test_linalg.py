@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from nasviz.gp.linalg import PSD_REL_FLOOR, cholesky_with_jitter, make_psd, psd_factor, psd_sqrt
+from nasviz.linalg import PSD_REL_FLOOR, cholesky_with_jitter, make_psd, psd_factor, psd_sqrt
 
 
 def _low_rank(m: int, rank: int, seed: int) -> np.ndarray:

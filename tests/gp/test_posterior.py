@@ -7,7 +7,7 @@ import pytest
 
 from nasviz import acquisition, batch
 from nasviz.batch import selectors as batch_selectors
-from nasviz.gp.linalg import psd_sqrt
+from nasviz.linalg import psd_sqrt
 from nasviz.gp.posterior import PosteriorSampler, sample_posterior
 
 

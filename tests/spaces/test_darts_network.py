@@ -12,7 +12,7 @@ from nasviz.objectives.table import shared_data_path
 from nasviz.spaces import get_space
 from nasviz.spaces.darts import EXAMPLE
 from nasviz.spaces.darts import genotype as gt
-from nasviz.objectives.network_cost import count_parameters
+from nasviz.network_size import count_parameters
 from nasviz.spaces.darts.network import DartsNetwork, FactorizedReduce
 
 

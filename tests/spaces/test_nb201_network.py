@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from nasviz.objectives.network_cost import count_parameters
+from nasviz.network_size import count_parameters
 from nasviz.spaces.nb201.network import (
     NB201Network,
     build_nb201_network,

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from nasviz.dashboard.sources import table_from_path
-from nasviz.objectives.schema import MINIMISE, run_direction
+from nasviz.table_schema import MINIMISE, run_direction
 from nasviz.spaces.base import OPERATION_SLOTS
 
 #: Runs compared when the visitor has chosen none.

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from nasviz.dashboard.views.base import Control, TableOutput, View, ViewOutput
-from nasviz.objectives.schema import metric_heading
+from nasviz.table_schema import metric_heading
 
 if TYPE_CHECKING:
     from nasviz.dashboard.watching import RunWatcher

@@ -27,7 +27,7 @@ Architectures this package understands (after :meth:`Architecture.reduced`):
 
 from __future__ import annotations
 
-from nasviz.kernels.otmann.costs import (
+from nasviz.spaces.label_costs import (
     CNN_LABEL_MISMATCH,
     CNN_LABELS,
     INCOMPATIBLE_COST,

@@ -4,7 +4,7 @@ Paper 001 Sec. 3 compares layers by their labels (the mismatch cost ``M``, Table
 weighs them by a mass whose rule depends on the layer's *kind* (processing units, pooling, fc,
 decision, input, output). A :class:`LabelTable` holds both for a set of labels.
 
-* :data:`BUILTIN` is the tables of :mod:`~nasviz.kernels.otmann.costs` (NAS-Bench-201 cells,
+* :data:`BUILTIN` is the tables of :mod:`~nasviz.spaces.label_costs` (NAS-Bench-201 cells,
   NASBOT's MLP and CNN layers) in one block-diagonal matrix; an
   :class:`~nasviz.kernels.otmann.OTMANNKernel` built without a space uses it.
 * :meth:`LabelTable.from_space` reads a space's ``layers`` representation
@@ -20,7 +20,7 @@ from typing import Mapping
 
 import numpy as np
 
-from nasviz.kernels.otmann.costs import INCOMPATIBLE_COST, LABEL_INDEX, LABEL_MISMATCH, LAYER_GROUPS, LAYER_KINDS
+from nasviz.spaces.label_costs import INCOMPATIBLE_COST, LABEL_INDEX, LABEL_MISMATCH, LAYER_GROUPS, LAYER_KINDS
 
 #: The layer kinds OTMANN's mass rule knows (:func:`~nasviz.kernels.otmann.masses.layer_masses`).
 KINDS: frozenset[str] = frozenset({"input", "output", "unit", "res", "fc", "pool", "decision"})

@@ -1,7 +1,7 @@
 """OTMANN layer masses ``lm(u)`` (paper 001 Sec. 3 and App. A, "Other details").
 
 The mass of a layer is the amount of computation it does; OTMANN moves mass between the layers of
-two networks. Processing layers (the rule is the label's kind: :data:`~nasviz.kernels.otmann.costs.LAYER_KINDS` or a space's
+two networks. Processing layers (the rule is the label's kind: :data:`~nasviz.spaces.label_costs.LAYER_KINDS` or a space's
 :class:`~nasviz.kernels.otmann.labels.LabelTable`):
 
 * ``unit`` (convolutions, MLP layers): ``units x incoming units``;

@@ -22,7 +22,7 @@ from typing import Mapping
 import numpy as np
 
 from nasviz.arch import Architecture
-from nasviz.kernels.otmann.costs import LAYER_GROUPS, MLP_RECTIFIERS, MLP_SIGMOIDS
+from nasviz.spaces.label_costs import LAYER_GROUPS, MLP_RECTIFIERS, MLP_SIGMOIDS
 
 #: ``"paths"``: the six path lengths of Sec. 3; ``"grouped"``: App. A's average over groups.
 STRUCTURES: tuple[str, ...] = ("paths", "grouped")

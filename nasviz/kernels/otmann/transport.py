@@ -17,7 +17,7 @@ Its optimum is ``d(G1, G2)``; ``dbar = d / (tm(G1) + tm(G2))`` is the normalised
 after Theorem 1). The exact network simplex of POT (the solver behind ``ot.emd``) solves it.
 
 Per network the program needs only a :class:`NetworkSummary` (label rows of
-:data:`~nasviz.kernels.otmann.costs.LABEL_MISMATCH`, masses, structural features).
+:data:`~nasviz.spaces.label_costs.LABEL_MISMATCH`, masses, structural features).
 :func:`solve_pairs` solves many pairs for several ``nu_str`` at once (cost blocks vectorised,
 one simplex call per pair and ``nu_str``), :func:`solve_pairs_parallel` spreads them over worker
 processes, and :func:`transport_plan` returns one pair's plan split into its terms for the views.
@@ -35,7 +35,7 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.kernels.pot_solver import network_simplex, pot
-from nasviz.kernels.otmann.costs import LABEL_MISMATCH, NON_ASSIGNMENT_COST
+from nasviz.spaces.label_costs import LABEL_MISMATCH, NON_ASSIGNMENT_COST
 from nasviz.kernels.otmann.labels import BUILTIN, LabelTable
 from nasviz.kernels.otmann.masses import ZETA, layer_masses
 from nasviz.kernels.otmann.paths import check_structure, structural_features

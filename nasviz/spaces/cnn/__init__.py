@@ -71,13 +71,13 @@ class CNNSpace(common.LayerSpace):
 
     def layer_kinds(self) -> dict[str, str]:
         """OTMANN's kinds of the CNN labels (conv: unit, res, pool, fc, softmax: decision)."""
-        from nasviz.kernels.otmann import layer_kind
+        from nasviz.spaces.label_costs import layer_kind
 
         return {label: layer_kind(label) for label in G.LABELS}
 
     def label_mismatch(self) -> tuple[tuple[str, ...], np.ndarray]:
         """Paper 001 Table 4 with App. A's res rule, over :data:`graph.LABELS` (the kernel's table)."""
-        from nasviz.kernels.otmann import CNN_LABEL_MISMATCH, CNN_LABELS
+        from nasviz.spaces.label_costs import CNN_LABEL_MISMATCH, CNN_LABELS
 
         index = [CNN_LABELS.index(label) for label in G.LABELS]
         return G.LABELS, CNN_LABEL_MISMATCH[np.ix_(index, index)]

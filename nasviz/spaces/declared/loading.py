@@ -7,7 +7,7 @@ spaces' registry (:func:`register_spec`), which is what ``NASVIZ_PLUGINS`` items
 same spec again is a no-op; another spec under a taken name is refused.
 
 A table's space: its architecture columns are those its schema declares
-(:mod:`nasviz.objectives.schema`: ``architecture = ["layer_1", ...]``), else the longest run of
+(:mod:`nasviz.table_schema`: ``architecture = ["layer_1", ...]``), else the longest run of
 columns named ``<prefix><n>`` (``layer_1``, ``layer_2``, ...; numbered from 0 or 1 without gaps)
 whose cells are not numbers. Each column's choices are its distinct values, sorted. The schema's
 ``[space]`` table may add the spec's other keys (``name``, ``description``, ``groups``,
@@ -69,8 +69,8 @@ def register_table_space(path: str | Path, registry: Registry, origin: str | Non
 
 def table_spec(path: str | Path) -> SpaceSpec:
     """The space a table's columns declare (module docstring)."""
-    from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
-    from nasviz.objectives.schema import find_schema, split_header_schema
+    from nasviz.csvfile import decode, physical_lines, read_bytes, records
+    from nasviz.table_schema import find_schema, split_header_schema
 
     label = str(path)
     lines = physical_lines(decode(read_bytes(path, label=label), label))
@@ -104,7 +104,7 @@ def table_spec(path: str | Path) -> SpaceSpec:
 def infer_position_columns(header: Sequence[str], rows: Sequence[tuple[int, list[str]]], label: str) -> tuple[str, ...]:
     """The longest run of ``<prefix><n>`` columns (consecutive ``n`` from 0 or 1, at least two)
     whose cells are not numbers and have at most :data:`MAX_CHOICES` distinct values."""
-    from nasviz.objectives.table import parse_number
+    from nasviz.csvfile import parse_number
 
     runs: dict[str, dict[int, str]] = {}
     for name in header:

@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from nasviz.arch import Architecture
-from nasviz.objectives.network_cost import count_parameters
+from nasviz.network_size import count_parameters
 from nasviz.spaces.nb101 import cell as nb101
 from nasviz.spaces.nb101.cell import NB101Cell
 from nasviz.spaces.nb101.moves import from_architecture

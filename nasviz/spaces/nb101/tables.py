@@ -8,21 +8,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from nasviz.csvfile import decode, physical_lines, read_bytes, records
+from nasviz.datafiles import SHARED_DATA_ENV, shared_data_path
 from nasviz.errors import TableError
-from nasviz.objectives.csvfile import decode, physical_lines, read_bytes, records
 from nasviz.spaces.nb101.cache import load_enumeration
 from nasviz.spaces.nb101.cell import format
-
-#: Environment variable naming the folder of the shared benchmark tables (``nb101_500.csv``, ...).
-SHARED_DATA_ENV = "NASVIZ_SHARED_DATA"
-
-
-def shared_data_path(name: str) -> Path | None:
-    """A shared benchmark file if present (:func:`nasviz.objectives.table.shared_data_path`)."""
-    from nasviz.objectives.table import shared_data_path as shared
-
-    return shared(name)
-
 
 @dataclass(frozen=True)
 class ImportResult:
@@ -63,7 +53,7 @@ def import_hash_table(
     """Join a table of cells known only by module hash with the enumeration; write a normal table.
 
     ``hash_csv`` is e.g. ``nb101_hash_20k.csv`` (columns ``hash, valid_accuracy_4, _12, _36,
-    _108, train_seconds_108, params``), read strictly (:mod:`nasviz.objectives.csvfile`: UTF-8,
+    _108, train_seconds_108, params``), read strictly (:mod:`nasviz.csvfile`: UTF-8,
     a malformed record named by its line). Every row whose hash names a cell is written to
     ``out_csv`` as ``arch`` (the cell's single-string form, :func:`format`, canonical) followed
     by the other columns with their text unchanged: column ``lead`` (default

@@ -15,7 +15,7 @@ the cell output. The operations: ``none`` = zeros, ``skip_connect`` = identity,
 padding 1, padding not counted (as in the reference code).
 
 The paper's network uses ``C = 16, N = 5`` on 32x32 images; for 8x8 digits on a CPU the defaults
-here are ``C = 8, N = 1``. Every module of every edge is built, so :func:`~nasviz.objectives.network_cost.count_parameters`
+here are ``C = 8, N = 1``. Every module of every edge is built, so :func:`~nasviz.network_size.count_parameters`
 equals the reference network's count for the same ``C``, ``N``; in ``forward`` edges that are
 ``none`` or that cannot reach the cell output are not computed (they contribute exactly zero to
 the output, so the function and its gradients are unchanged -- this only saves time).

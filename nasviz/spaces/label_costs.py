@@ -1,5 +1,8 @@
 """OTMANN label-mismatch costs and layer kinds (paper 001 Sec. 3, Tables 1, 4, 5, App. A).
 
+The spaces own their label tables (:meth:`~nasviz.spaces.base.SearchSpace.label_mismatch`);
+the OTMANN kernel (:mod:`nasviz.kernels.otmann`) reads them from here.
+
 The label-mismatch penalty ``M(l(i), l(j))`` is paid per unit of mass moved from a layer labelled
 ``l(i)`` to one labelled ``l(j)``; its values are relative to the non-assignment penalty of 1 per
 unit of mass (App. A.1). Three label families:
@@ -19,8 +22,8 @@ optimum (leaving both masses unassigned costs 2), and every table satisfies
 pseudo-distance. :data:`LABEL_MISMATCH` stacks the three tables block-diagonally (indexed by
 :data:`LABEL_INDEX`) so one lookup serves every family.
 
-:data:`LAYER_KINDS` says which mass rule a label follows (:mod:`.masses`), :data:`LAYER_GROUPS`
-which group of App. A's grouped structural penalty it belongs to (:mod:`.paths`).
+:data:`LAYER_KINDS` says which mass rule a label follows (:mod:`nasviz.kernels.otmann.masses`), :data:`LAYER_GROUPS`
+which group of App. A's grouped structural penalty it belongs to (:mod:`nasviz.kernels.otmann.paths`).
 """
 
 from __future__ import annotations
@@ -170,7 +173,7 @@ LABEL_MISMATCH.setflags(write=False)
 
 def layer_kind(label: str) -> str:
     """OTMANN's kind of a label (``input``, ``output``, ``unit``, ``res``, ``fc``, ``pool``,
-    ``decision``): which mass rule it follows (:mod:`.masses`)."""
+    ``decision``): which mass rule it follows (:mod:`nasviz.kernels.otmann.masses`)."""
     if label not in LAYER_KINDS:
         raise ValueError(f"OTMANN: unknown layer label {label!r}; known labels: {', '.join(sorted(LAYER_KINDS))}")
     return LAYER_KINDS[label]

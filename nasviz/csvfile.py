@@ -19,6 +19,7 @@ import codecs
 import csv
 import io
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -174,3 +175,36 @@ def _scan(lines: Sequence[str], first: int, limit: int) -> tuple[str | None, int
     if in_quotes:
         return "unclosed", *start
     return None, first, 1
+
+
+#: Largest magnitude a metric or cost may have. Accuracies, losses and seconds are far below it;
+#: the surrogate squares and sums the values (standardisation, likelihood), and 1e15 keeps a sum
+#: of squares over a million rows finite (1e36), while a value such as 1e308 overflows to inf at
+#: the first square and turns the GP's fit into NaN. Values beyond it are bad rows.
+MAX_ABS_VALUE = 1e15
+
+#: A plain decimal number in ASCII: optional sign, digits with an optional fraction, an optional
+#: exponent. ``float()`` accepts more (``1_000``, full-width digits, ``inf``, ``nan``), none of
+#: which a benchmark table should contain.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def parse_number(text: str) -> float | None:
+    """The value of a plain ASCII decimal number (see :data:`_NUMBER`), else ``None``.
+
+    Surrounding whitespace is ignored. Returns ``None`` for anything else, including numbers
+    whose magnitude exceeds :data:`MAX_ABS_VALUE`; use :func:`number_problem` to say why.
+    """
+    return None if number_problem(text) else float(text.strip())
+
+
+def number_problem(text: str) -> str | None:
+    """Why ``text`` is not a usable number (``None`` if it is one)."""
+    t = text.strip()
+    if not t:
+        return "missing value"
+    if not _NUMBER.fullmatch(t):
+        return "non-numeric value"
+    if not abs(float(t)) <= MAX_ABS_VALUE:  # also catches 1e999 -> inf
+        return f"value outside +-{MAX_ABS_VALUE:g}"
+    return None

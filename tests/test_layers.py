@@ -1,0 +1,98 @@
+"""Layer rules of ``docs/ARCHITECTURE.md`` ("Rules that keep it easy to change"), checked on the
+import graph, with no list of exceptions.
+
+The graph is ``import_graph`` (tests/helpers/import_graph.py) (every ``import`` in ``nasviz``, function-level
+ones included, ``if TYPE_CHECKING:`` blocks excluded); third-party imports are read the same way
+with :mod:`ast`. A rule on a package covers every module under it, and where it says "never"
+(Streamlit in the worker, the engine in ``viz``) it covers what those modules import in turn.
+
+- ``viz`` imports neither Streamlit nor the engine: only ``nasviz.viz`` itself and the plain value
+  modules in :data:`VIZ_MAY_IMPORT`, transitively.
+- ``spaces`` import neither kernels, objectives nor the table builder (``nasviz.tabulate``).
+- ``kernels`` do not import ``gp`` (the PSD repair both use lives below them, ``nasviz.linalg``).
+- The worker process (``nasviz.workers``) never imports Streamlit, transitively.
+- Pages (``pages/*.py``) import only ``nasviz.dashboard`` and ``nasviz.viz`` from the project.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from import_graph import PACKAGE, REPO, _import_nodes, import_graph, module_name  # tests/helpers
+
+#: Modules outside ``nasviz.viz`` that ``viz`` may import: plain values with no engine behaviour
+#: (the labelled DAG :class:`nasviz.arch.Architecture`, number formatting).
+VIZ_MAY_IMPORT = frozenset({"nasviz", "nasviz.arch", "nasviz.rounding"})
+
+
+pytestmark = pytest.mark.slow  # building the import graph takes about a second
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _external_imports(path: Path) -> set[str]:
+    """Top-level names of the packages outside ``nasviz`` that ``path`` imports (absolute imports)."""
+    names: set[str] = set()
+    for node in _import_nodes(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names - {"nasviz"}
+
+
+def _external() -> dict[str, set[str]]:
+    return {module_name(p): _external_imports(p) for p in PACKAGE.rglob("*.py")}
+
+
+def reachable(roots: set[str]) -> set[str]:
+    """Every ``nasviz`` module that importing ``roots`` imports, the roots included."""
+    graph = import_graph()
+    seen, todo = set(roots), list(roots)
+    while todo:
+        for target in graph[todo.pop()]:
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def modules_of(package: str) -> set[str]:
+    return {m for m in import_graph() if _under(m, package)}
+
+
+def offending_edges(package: str, forbidden: tuple[str, ...]) -> list[str]:
+    """``a -> b`` for every module ``a`` of ``package`` importing a module ``b`` under ``forbidden``."""
+    graph = import_graph()
+    return sorted(f"{a} -> {b}" for a in modules_of(package) for b in graph[a]
+                  if any(_under(b, f) for f in forbidden))
+
+
+def test_reachable_follows_imports_transitively():
+    # nasviz.kernels.base imports nasviz.linalg, which imports nothing of the project's but itself
+    assert {"nasviz.kernels.base", "nasviz.linalg"} <= reachable({"nasviz.kernels.base"})
+    assert offending_edges("nasviz.kernels", ("nasviz.linalg",))  # the check can fail
+
+
+def test_spaces_import_neither_kernels_objectives_nor_tabulate():
+    edges = offending_edges("nasviz.spaces", ("nasviz.kernels", "nasviz.objectives", "nasviz.tabulate"))
+    assert edges == [], f"spaces import what builds on them: {edges}"
+
+
+def test_kernels_do_not_import_the_gp():
+    edges = offending_edges("nasviz.kernels", ("nasviz.gp",))
+    assert edges == [], f"kernels import the GP: {edges}"
+
+
+def test_the_worker_never_imports_streamlit():
+    external = _external()
+    found = sorted(m for m in reachable(modules_of("nasviz.workers")) if "streamlit" in external[m])
+    assert found == [], f"the worker process imports Streamlit through {found}"
+
+
+def test_third_party_names_are_read():
+    assert "numpy" in _external_imports(PACKAGE / "linalg.py")
