@@ -111,6 +111,7 @@ st.dataframe(finals, hide_index=True, key="c_final_table")
 left, right = st.columns(2)
 chart(left, viz.plot_final_values(curves), key="chart_final_values")
 space, why_not = comparison.parallel_space(curves)
+slots = comparison.slot_axes(curves, space)  # None when why_not says why
 n_evaluations = sum(len(c.values) for c in curves)
 if why_not:
     right.info(why_not)
@@ -118,14 +119,14 @@ elif not comparison.parallel_on_request(n_evaluations) or right.toggle(
         f"Parallel coordinates ({n_evaluations:,} evaluations)", key="c_parallel_on",
         help="One line per evaluated architecture, one axis per operation slot. Drawn on request for large "
              "comparisons: a thousand lines take the browser seconds to draw."):
-    chart(right, viz.plot_parallel(curves, space), key="chart_parallel")
+    chart(right, viz.plot_parallel(curves, slots), key="chart_parallel")
 
 d1, d2, d3 = st.columns(3)
 d1.download_button("Curves (CSV)", data=viz.curves_table(curves, regret, axis).to_csv(index=False), file_name="nasviz-curves.csv",
                    mime="text/csv", key="c_dl_curves")
 d2.download_button("Final values (CSV)", data=finals.to_csv(index=False), file_name="nasviz-final.csv",
                    mime="text/csv", key="c_dl_final")
-d3.download_button("Evaluations (CSV)", data=viz.evaluations_table(curves, space).to_csv(index=False),
+d3.download_button("Evaluations (CSV)", data=viz.evaluations_table(curves, slots).to_csv(index=False),
                    file_name="nasviz-evaluations.csv", mime="text/csv", key="c_dl_evals")
 
 st.subheader("Two runs side by side, step by step")

@@ -78,6 +78,15 @@ def test_reachable_follows_imports_transitively():
     assert offending_edges("nasviz.kernels", ("nasviz.linalg",))  # the check can fail
 
 
+def test_viz_imports_neither_streamlit_nor_the_engine():
+    found = reachable(modules_of("nasviz.viz"))
+    engine = sorted(m for m in found if not _under(m, "nasviz.viz") and m not in VIZ_MAY_IMPORT)
+    assert engine == [], f"nasviz.viz reaches engine modules: {engine}"
+    external = _external()
+    streamlit = sorted(m for m in found if "streamlit" in external[m])
+    assert streamlit == [], f"nasviz.viz reaches Streamlit through {streamlit}"
+
+
 def test_spaces_import_neither_kernels_objectives_nor_tabulate():
     edges = offending_edges("nasviz.spaces", ("nasviz.kernels", "nasviz.objectives", "nasviz.tabulate"))
     assert edges == [], f"spaces import what builds on them: {edges}"

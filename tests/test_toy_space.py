@@ -154,7 +154,7 @@ def test_every_dashboard_view_reads_a_run_on_the_space(chain_table, tmp_path, st
     from nasviz.components import VIEWS
     from nasviz.config import SearchConfig
     from nasviz.dashboard import launching
-    from nasviz.dashboard.explorer.comparison import parallel_space, run_curves
+    from nasviz.dashboard.explorer.comparison import parallel_space, run_curves, slot_axes
     from nasviz.dashboard.watching import RunWatcher
     from nasviz.viz import plot_parallel
 
@@ -180,7 +180,7 @@ def test_every_dashboard_view_reads_a_run_on_the_space(chain_table, tmp_path, st
     space, why_not = parallel_space(curves)
     assert space == "toy-chain" and why_not is None  # the toy space declares operation slots
     # the axes are the space's slot names (the title says they are edges: issue 46 shortened the labels)
-    assert [d.label for d in plot_parallel(curves, space).data[0].dimensions][:4] == ["op0", "op1", "op2", "op3"]
+    assert [d.label for d in plot_parallel(curves, slot_axes(curves, space)).data[0].dimensions][:4] == ["op0", "op1", "op2", "op3"]
 
 
 @pytest.mark.slow

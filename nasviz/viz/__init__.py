@@ -21,14 +21,14 @@ from nasviz.viz._kernels import (DistancePerformanceInfo, KernelQualityInfo, Sur
 from nasviz.viz._pair import TransportPlanInfo, TreeMassInfo, plot_transport_plan, plot_tree_masses
 from nasviz.viz._interpret import (FeatureGraphInfo, MutationInfo, OperationProfileInfo, plot_feature_graph,
                                    plot_mutation, plot_operation_profile, plot_slot_importance)
-from nasviz.viz._compare import (X_AXES, CurvesInfo, FinalValuesInfo, ParallelInfo, best_so_far, curves_table, evaluations_table,
+from nasviz.viz._compare import (X_AXES, CurvesInfo, FinalValuesInfo, ParallelInfo, SlotAxes, best_so_far, curves_table, evaluations_table,
                                  final_table, plot_curves, plot_final_values, plot_parallel)
 
 __all__ = [
     # explorer pages (kernels, architectures, interpretability, compare)
     "CurvesInfo", "DistancePerformanceInfo", "FeatureGraphInfo", "FinalValuesInfo", "KernelQualityInfo",
     "MutationInfo", "OperationProfileInfo", "ParallelInfo", "SurrogateInfo", "TransportPlanInfo", "TreeMassInfo",
-    "X_AXES", "best_so_far", "curves_table", "evaluations_table", "final_table", "plot_curves", "plot_distance_performance", "plot_feature_graph",
+    "X_AXES", "SlotAxes", "best_so_far", "curves_table", "evaluations_table", "final_table", "plot_curves", "plot_distance_performance", "plot_feature_graph",
     "plot_final_values", "plot_kernel_quality", "plot_mutation", "plot_operation_profile", "plot_parallel",
     "plot_surrogate_quality", "plot_transport_plan", "plot_tree_masses", "scale_to_unit",
     "DistanceMatrixInfo",

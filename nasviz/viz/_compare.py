@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -247,24 +247,29 @@ class ParallelInfo:
     metric: str
 
 
-def _get_parallel_info(curves: Sequence, space: str = "nb201") -> ParallelInfo:
-    """Read the runs' architectures through the space's ``operation-slots`` representation
-    (:meth:`~nasviz.spaces.base.SearchSpace.slots`); ``ValueError`` for a space without it.
-    ``curves`` are :class:`nasviz.dashboard.explorer.comparison.RunCurve` of that space."""
-    from nasviz.spaces import get_space
-    from nasviz.spaces.base import OPERATION_SLOTS
+@dataclass(frozen=True)
+class SlotAxes:
+    """The operation slots to draw as parallel axes (plain data from the space, made by
+    :func:`nasviz.dashboard.explorer.comparison.slot_axes`): ``names`` one per slot (NB201's
+    edges ``0->1``, ...), ``choices`` the category order of every axis, ``of`` each evaluated
+    architecture string -> its operation per slot (``len(names)`` entries)."""
 
-    sp = get_space(space)
-    if not sp.provides(OPERATION_SLOTS):
-        raise ValueError(f"space {space!r} has no operation slots to draw as axes")
-    edges = [f"edge {name}".replace("->", "→") for name in sp.slot_names()]
+    names: tuple[str, ...]
+    choices: tuple[str, ...]
+    of: Mapping[str, tuple[str, ...]]
+
+
+def _get_parallel_info(curves: Sequence, slots: SlotAxes) -> ParallelInfo:
+    """The runs' successful evaluations, one row each, with a column per slot of ``slots``.
+    ``curves`` are :class:`nasviz.dashboard.explorer.comparison.RunCurve` of one space."""
+    edges = [f"edge {name}".replace("->", "→") for name in slots.names]
     rows = []
     for c in curves:
         for a, v in zip(c.archs, c.values):
             if np.isfinite(v):
-                rows.append({**dict(zip(edges, sp.slots(sp.parse(a)))), "value": float(v), "strategy": _group(c),
+                rows.append({**dict(zip(edges, slots.of[a])), "value": float(v), "strategy": _group(c),
                              "run": c.run_id, "arch": a})
-    return ParallelInfo(pd.DataFrame(rows), edges, list(sp.slot_choices()), curves[0].metric if curves else "value")
+    return ParallelInfo(pd.DataFrame(rows), edges, list(slots.choices), curves[0].metric if curves else "value")
 
 
 def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
@@ -297,18 +302,16 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
     return tidy_layout(fig)
 
 
-def plot_parallel(curves, space: str = "nb201") -> go.Figure:
-    return _get_parallel_plot(_get_parallel_info(curves, space))
+def plot_parallel(curves, slots: SlotAxes) -> go.Figure:
+    return _get_parallel_plot(_get_parallel_info(curves, slots))
 
 
-def evaluations_table(curves, space: str | None = "nb201") -> pd.DataFrame:
+def evaluations_table(curves, slots: SlotAxes | None) -> pd.DataFrame:
     """One row per successful evaluation (for CSV export): the parallel-coordinates data, with a
-    column per operation slot when ``space`` has slots (``None``: runs of several spaces)."""
-    from nasviz.spaces import get_space
-    from nasviz.spaces.base import OPERATION_SLOTS
-
-    if space is not None and get_space(space).provides(OPERATION_SLOTS):
-        return _get_parallel_info(curves, space).frame
+    column per operation slot when ``slots`` is given (``None``: a space without slots, or runs
+    of several spaces)."""
+    if slots is not None:
+        return _get_parallel_info(curves, slots).frame
     return pd.DataFrame([{"value": float(v), "strategy": _group(c), "run": c.run_id, "arch": a}
                          for c in curves for a, v in zip(c.archs, c.values) if np.isfinite(v)],
                         columns=["value", "strategy", "run", "arch"])

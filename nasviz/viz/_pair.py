@@ -28,14 +28,13 @@ class TransportPlanInfo:
 
 
 def _get_transport_plan_info(tp) -> TransportPlanInfo:
-    """From a :class:`nasviz.kernels.otmann.TransportPlan` (paper 001 Eq. (6))."""
-    from nasviz.kernels.otmann import NON_ASSIGNMENT_COST
-
+    """From a :class:`nasviz.kernels.otmann.TransportPlan` (paper 001 Eq. (6)): its arrays and
+    numbers are read, nothing of the kernel is imported."""
     plan = np.asarray(tp.plan, dtype=float)
     n_a, n_b = len(tp.labels_a), len(tp.labels_b)
     if plan.shape != (n_a + 1, n_b + 1):
         raise ValueError(f"plan has shape {plan.shape} for {n_a} and {n_b} layers")
-    cost = np.full(plan.shape, float(NON_ASSIGNMENT_COST))
+    cost = np.full(plan.shape, float(tp.unit_non_assignment))
     cost[:n_a, :n_b] = np.asarray(tp.label_costs) + tp.nu_str * np.asarray(tp.structural_costs)
     cost[n_a, n_b] = 0.0
     rows = [f"A{i}: {l}" for i, l in enumerate(tp.labels_a)] + ["A: unassigned"]

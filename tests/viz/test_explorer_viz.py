@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nasviz import viz
-from nasviz.dashboard.explorer.comparison import RunCurve
+from nasviz.dashboard.explorer.comparison import RunCurve, slot_axes
 from nasviz.dashboard.explorer.interpretation import mutation_probabilities, parse_wl_feature
 from nasviz.dashboard.explorer.kernels import SurrogateQuality
 from nasviz.dashboard.explorer.pairs import TreeEdgeMass
@@ -173,27 +173,30 @@ def test_runs_without_an_evaluation_yet_are_left_out_of_the_curves():
 
 def test_parallel_coordinates_need_a_space_with_operation_slots():
     with pytest.raises(ValueError, match="'layers' has no operation slots"):
-        _get_parallel_info([curve([1.0])], "layers")
+        slot_axes([curve([1.0])], "layers")
+    assert slot_axes([curve([1.0])], None) is None
     frame = viz.evaluations_table([curve([1.0, np.nan])], None)  # runs of several spaces: no slot columns
     assert list(frame.columns) == ["value", "strategy", "run", "arch"] and len(frame) == 1
 
 
 def test_parallel_coordinates_have_one_row_per_successful_evaluation():
     archs = [nb201.format(a) for a in nb201.sample(np.random.default_rng(5), 3)]
-    info = _get_parallel_info([curve([1.0, np.nan, 3.0], archs=archs)])
+    info = _get_parallel_info([curve([1.0, np.nan, 3.0], archs=archs)], slot_axes([curve([1.0, np.nan, 3.0], archs=archs)], "nb201"))
     assert len(info.frame) == 2 and info.edges[0] == "edge 0→1" and len(info.edges) == 6
     assert tuple(info.frame.iloc[1][info.edges]) == nb201.operations(nb201.parse(archs[2]))
-    fig = viz.plot_parallel([curve([1.0, np.nan, 3.0], archs=archs)])
+    curves = [curve([1.0, np.nan, 3.0], archs=archs)]
+    fig = viz.plot_parallel(curves, slot_axes(curves, "nb201"))
     assert [d.label for d in fig.data[0].dimensions][-1] == "acc"
 
 
 def test_parallel_coordinates_draw_a_random_sample_of_a_long_run_and_say_so():
     n = MAX_PARALLEL_LINES + 200
     archs = [nb201.format(a) for a in nb201.sample(np.random.default_rng(6), n)]
-    fig = viz.plot_parallel([curve(np.arange(n, dtype=float), archs=archs)])
+    curves = [curve(np.arange(n, dtype=float), archs=archs)]
+    fig = viz.plot_parallel(curves, slot_axes(curves, "nb201"))
     assert len(fig.data[0].dimensions[-1].values) == MAX_PARALLEL_LINES
     assert f"a random {MAX_PARALLEL_LINES:,} of {n:,}" in fig.layout.title.text
-    assert len(viz.evaluations_table([curve(np.arange(n, dtype=float), archs=archs)])) == n  # the export keeps all
+    assert len(viz.evaluations_table(curves, slot_axes(curves, "nb201"))) == n  # the export keeps all
 
 
 def test_surrogate_panel_shows_errors_on_log_axes_for_percent_accuracies():

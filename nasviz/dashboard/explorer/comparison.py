@@ -12,6 +12,7 @@ import numpy as np
 from nasviz.dashboard.sources import table_from_path
 from nasviz.table_schema import MINIMISE, run_direction
 from nasviz.spaces.base import OPERATION_SLOTS
+from nasviz.viz import SlotAxes
 
 #: Runs compared when the visitor has chosen none.
 DEFAULT_RUNS = 12
@@ -164,6 +165,22 @@ def parallel_space(curves: Sequence[RunCurve]) -> tuple[str | None, str | None]:
         return None, (f"Parallel coordinates draw one axis per operation slot, and architectures of the "
                       f"{spaces[0]!r} space have no fixed slots.")
     return spaces[0], None
+
+
+def slot_axes(curves: Sequence[RunCurve], space: str | None) -> SlotAxes | None:
+    """What :func:`nasviz.viz.plot_parallel` draws for ``curves`` of ``space`` (from
+    :func:`parallel_space`): the space's slot names and choices and each successful evaluation's
+    operations per slot; ``None`` when ``space`` is ``None``. ``ValueError`` for a space without
+    operation slots."""
+    from nasviz.spaces import get_space
+
+    if space is None:
+        return None
+    sp = get_space(space)
+    if not sp.provides(OPERATION_SLOTS):
+        raise ValueError(f"space {space!r} has no operation slots to draw as axes")
+    of = {a: tuple(sp.slots(sp.parse(a))) for c in curves for a, v in zip(c.archs, c.values) if np.isfinite(v)}
+    return SlotAxes(tuple(sp.slot_names()), tuple(sp.slot_choices()), of)
 
 
 def parallel_on_request(n_evaluations: int) -> bool:

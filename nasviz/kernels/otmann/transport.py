@@ -254,6 +254,8 @@ class TransportPlan:
     non_assignment_cost: float
     distance: float
     normalised: float
+    #: Cost per unit of mass left unassigned (App. A.1), for views that draw the cost matrix.
+    unit_non_assignment: float = NON_ASSIGNMENT_COST
 
 
 def transport_plan(
