@@ -9,16 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from nasviz import viz
-from nasviz.components import kernels_for
+from nasviz.dashboard.engine import get_space, kernels_for, parse_architecture, RunStore, StoreError, TableError
 from nasviz.dashboard.explorer import pairs
 from nasviz.dashboard.sources import current_table, lookup_value
 from nasviz.dashboard.ui import (adopt_from_url, current_space, literal, publish_to_url, run_through_app,
                                  session_kernels, source, store_path, url_selectbox)
-from nasviz.objectives import TableError
-from nasviz.spaces import get_space
-from nasviz.store import RunStore, StoreError
 from nasviz.dashboard.text import chart, fill, shorten
-from nasviz.spaces.strings import parse_architecture
 
 run_through_app()
 

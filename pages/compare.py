@@ -9,14 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from nasviz import viz
-from nasviz.components import strategies_for
+from nasviz.dashboard.engine import RUNNING, RunStore, StoreError, strategies_for, TableError
 from nasviz.dashboard import launching
 from nasviz.dashboard.explorer import comparison
 from nasviz.dashboard.sidebyside import two_runs
 from nasviz.dashboard.ui import (run_through_app, runs_or_stop, serve_settings, session_token, source, store_path,
                                  url_int, url_multiselect)
-from nasviz.objectives import TableError
-from nasviz.store import RUNNING, RunStore, StoreError
 from nasviz.dashboard.text import chart, fill, plain
 
 run_through_app()

@@ -12,10 +12,8 @@ from nasviz.dashboard.explorer import interpretation as ix
 from nasviz.dashboard.explorer.samples import sample_table
 from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session_kernels, source, stop_with,
                                  url_number, url_selectbox)
-from nasviz.spaces import get_space
-from nasviz.spaces.base import OPERATION_SLOTS
+from nasviz.dashboard.engine import get_space, OPERATION_SLOTS, parse_architecture
 from nasviz.dashboard.text import chart, fill
-from nasviz.spaces.strings import parse_architecture
 
 run_through_app()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from nasviz import viz
-from nasviz.components import kernels_for
+from nasviz.dashboard.engine import kernels_for, RunStore, StoreError, TableError
 from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.explorer.samples import sample_run, sample_table
 from nasviz.dashboard.forms import chart_grid
@@ -14,8 +14,6 @@ from nasviz.dashboard.kernels import KernelSet, parse_archs
 from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
                                  session_kernels, source, stop_with, store_path, url_multiselect, url_number,
                                  url_int, url_selectbox)
-from nasviz.objectives import TableError
-from nasviz.store import RunStore, StoreError
 from nasviz.dashboard.text import chart, fill, shorten
 
 run_through_app()

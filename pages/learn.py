@@ -9,10 +9,10 @@ import streamlit as st
 
 from nasviz.dashboard.ui import (adopt_from_url, literal, publish_to_url, run_through_app, serve_settings,
                                  session_token, store_path)
-from nasviz.errors import InputError
-from nasviz.learn import compute_takeaway, find_lesson_runs, launch_lesson, load_lessons
-from nasviz.learn.view import view_target
-from nasviz.store import RUNNING, RunStore, StoreError
+from nasviz.dashboard.engine import (
+    compute_takeaway, find_lesson_runs, InputError, launch_lesson, load_lessons, RUNNING, RunStore, StoreError,
+    view_target,
+)
 from nasviz.dashboard.text import chart, fill
 
 run_through_app()

@@ -11,8 +11,7 @@ from nasviz.dashboard import launching
 from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, url_int, url_selectbox
 from nasviz.dashboard.ui import store_path as default_store
 from nasviz.dashboard.watching import export_bytes
-from nasviz.table_schema import run_direction, shown_value
-from nasviz.store import MAX_NOTES_CHARS, RUNNING, StoreError
+from nasviz.dashboard.engine import export_zip, MAX_NOTES_CHARS, run_direction, RUNNING, shown_value, StoreError
 from nasviz.dashboard.text import fill, plain, public_config, shorten
 
 run_through_app()
@@ -89,8 +88,6 @@ c6.download_button("Export JSON", data=lambda: export_bytes(store_path, run_id, 
                    file_name=f"nasviz-run-{run_id}.json", mime="application/json", key="export_json")
 
 if run["config"].get("objective") == "train":  # a trained run's best network (nasviz export)
-    from nasviz.export import export_zip
-
     st.download_button("Export best network (TorchScript + JSON)", data=lambda: export_zip(store_path, run_id),
                        file_name=f"nasviz-run-{run_id}-network.zip", mime="application/zip", key="export_network",
                        help="Retrained from the run's config if its weights were not kept (network.json says so)")

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nasviz import defaults, viz
-from nasviz.components import model_never_fitted, problems
-from nasviz.config import MAX_STEP_DELAY
+from nasviz import viz
+from nasviz.dashboard.engine import (
+    defaults, format_value, get_space, MAX_STEP_DELAY, model_never_fitted, parse_architecture, problems, RUNNING,
+    StoreError, TableError, UnknownRunError,
+)
 from nasviz.dashboard import forms, launching
 from nasviz.dashboard.explain import explain_run_step
 from nasviz.dashboard.sources import lookup_value
@@ -20,12 +22,7 @@ from nasviz.dashboard.ui import (adopt_from_url, current_space, literal, publish
 from nasviz.dashboard.views import views
 from nasviz.dashboard.views.hyperparameters import bounds_message
 from nasviz.dashboard.watching import RunWatcher
-from nasviz.objectives import TableError
-from nasviz.rounding import format_value
-from nasviz.spaces import get_space
-from nasviz.store import RUNNING, StoreError, UnknownRunError
 from nasviz.dashboard.text import chart, fill, plain
-from nasviz.spaces.strings import parse_architecture
 
 run_through_app()
 

@@ -11,7 +11,8 @@ with :mod:`ast`. A rule on a package covers every module under it, and where it 
 - ``spaces`` import neither kernels, objectives nor the table builder (``nasviz.tabulate``).
 - ``kernels`` do not import ``gp`` (the PSD repair both use lives below them, ``nasviz.linalg``).
 - The worker process (``nasviz.workers``) never imports Streamlit, transitively.
-- Pages (``pages/*.py``) import only ``nasviz.dashboard`` and ``nasviz.viz`` from the project.
+- Pages (``pages/*.py``, ``app.py``) import only ``nasviz.dashboard`` and ``nasviz.viz`` from the project
+  (what they need of the engine, ``nasviz.dashboard.engine`` lists).
 """
 
 from __future__ import annotations
@@ -101,6 +102,29 @@ def test_the_worker_never_imports_streamlit():
     external = _external()
     found = sorted(m for m in reachable(modules_of("nasviz.workers")) if "streamlit" in external[m])
     assert found == [], f"the worker process imports Streamlit through {found}"
+
+
+def _page_imports(path: Path) -> set[str]:
+    """The ``nasviz`` modules a page names in its imports (``from nasviz import viz``: ``nasviz.viz``)."""
+    names: set[str] = set()
+    for node in _import_nodes(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names if _under(a.name, "nasviz"))
+        elif node.level == 0 and node.module and _under(node.module, "nasviz"):
+            if node.module == "nasviz":
+                names.update(f"nasviz.{a.name}" for a in node.names)
+            else:
+                names.add(node.module)
+    return names
+
+
+PAGES = sorted((REPO / "pages").glob("*.py")) + [REPO / "app.py"]
+
+
+def test_pages_import_only_the_dashboard_and_viz():
+    bad = sorted(f"{p.relative_to(REPO)}: {m}" for p in PAGES if p.exists() for m in _page_imports(p)
+                 if not (_under(m, "nasviz.dashboard") or _under(m, "nasviz.viz")))
+    assert bad == [], f"pages import the engine directly (go through nasviz.dashboard): {bad}"
 
 
 def test_third_party_names_are_read():
