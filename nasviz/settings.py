@@ -44,6 +44,13 @@ class Limits:
         An upload that no search has used for this long (none running, none updated) is deleted.
     uploads_max_total_mb : float
         All kept uploads together; an upload that would exceed it is refused.
+    max_explorer_seconds : float
+        CPU seconds one explorer request (a Kernels page's matrices, its surrogate protocol, an
+        Interpretability fit) may be estimated to cost before it starts
+        (:mod:`nasviz.dashboard.explorer.budget`); a larger one is refused with what would fit.
+    max_pause_seconds : float
+        Pause after each step, times the budget: the longest one search started from the page may
+        spend waiting (a class's pace, not a way to hold a search slot for hours).
     """
 
     max_budget: int = 1000
@@ -54,6 +61,8 @@ class Limits:
     max_table_mb: float = 50.0
     upload_max_age_hours: float = 24.0
     uploads_max_total_mb: float = 1000.0
+    max_explorer_seconds: float = 60.0
+    max_pause_seconds: float = 1800.0
 
     @property
     def max_upload_bytes(self) -> int:
@@ -69,6 +78,16 @@ class Limits:
             raise LimitError(f"a budget of {budget:,} evaluations is more than the {self.max_budget:,} this server "
                              f"allows per search ({_ENV['max_budget']}); the command line has no such limit",
                              field="budget")
+
+    def check_pause(self, step_delay: float, budget: int) -> None:
+        """:class:`LimitError` if a search would pause longer in all than the server allows."""
+        total = float(step_delay) * int(budget)
+        if total > self.max_pause_seconds:
+            fits = int(self.max_pause_seconds // max(float(step_delay), 1e-9))
+            raise LimitError(f"a pause of {step_delay:g} s after each of {budget:,} evaluations adds up to "
+                             f"{total / 60:,.0f} min, more than the {self.max_pause_seconds / 60:,.0f} min this server "
+                             f"allows per search ({_ENV['max_pause_seconds']}): shorten the pause or the budget "
+                             f"(at {step_delay:g} s, a budget of {fits:,} fits)", field="step_delay")
 
     def check_study(self, n_runs: int) -> None:
         """:class:`LimitError` if a study of ``n_runs`` runs is larger than allowed."""
@@ -94,6 +113,8 @@ _ENV = {
     "max_table_mb": "NASVIZ_MAX_TABLE_MB",
     "upload_max_age_hours": "NASVIZ_UPLOAD_MAX_AGE_HOURS",
     "uploads_max_total_mb": "NASVIZ_UPLOADS_MAX_TOTAL_MB",
+    "max_explorer_seconds": "NASVIZ_MAX_EXPLORER_SECONDS",
+    "max_pause_seconds": "NASVIZ_MAX_PAUSE_SECONDS",
 }
 
 
@@ -135,4 +156,4 @@ class ServeSettings:
 def unlimited() -> Limits:
     """Limits that never refuse (tests and scripts that start many runs through the dashboard API)."""
     big = 10 ** 9
-    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12)
+    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12, 1e12, 1e12)

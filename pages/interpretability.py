@@ -10,12 +10,22 @@ import streamlit as st
 from nasviz import viz
 from nasviz.dashboard.explorer import interpretation as ix
 from nasviz.dashboard.explorer.samples import sample_table
-from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, session_kernels, source, stop_with,
-                                 url_number, url_selectbox)
+from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, serve_settings, session_kernels, source,
+                                 stop_with, url_number, url_selectbox)
 from nasviz.dashboard.engine import get_space, OPERATION_SLOTS, parse_architecture
 from nasviz.dashboard.text import chart, fill
+from nasviz.dashboard.explorer import budget
+from nasviz.dashboard.explorer import kernels as kx
+from nasviz.dashboard.kernels import parse_archs
 
 run_through_app()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _wl_cost(space: str, _strings: tuple[str, ...]) -> budget.KernelCost:
+    """The WL kernel's measured cost on this space (once per space for the server's life)."""
+    return budget.measure(lambda k: kx.kernel_views("wl", parse_archs(_strings[:k], space), space, session_kernels()))
+
 
 st.title("Interpretability")
 src = source()
@@ -34,8 +44,17 @@ top = url_number(c4, "Top features", min_value=1, max_value=10, value=4, key="i_
 key = (src.path, space, metric, int(n), int(seed), int(top))
 if st.session_state.get("i_result", (None,))[0] != key:
     try:
+        sample = sample_table(table, metric, int(n), int(seed))
+        # Bounded before it starts: a WL GP fitted by ML-II on N, from the WL kernel's measured cost per pair.
+        limits = serve_settings().limits
+        with st.spinner("Timing the WL kernel on a few architectures..."):
+            costs = {"wl": _wl_cost(space, tuple(sample.strings))}
+        refused = budget.refusal(budget.Estimate(costs, len(sample.strings), budget.FIT_FACTOR),
+                                 limits.max_explorer_seconds, f"A WL GP on N = {len(sample.strings)}",
+                                 budget.largest_n(costs, limits.max_explorer_seconds, budget.FIT_FACTOR))
+        if refused:
+            stop_with(refused)
         with st.spinner("Fitting a WL GP and computing its feature gradients..."):
-            sample = sample_table(table, metric, int(n), int(seed))
             st.session_state["i_result"] = (key, ix.interpret_sample(sample, top=int(top), seed=int(seed),
                                                                      kernels=session_kernels()))
     except ValueError as err:

@@ -12,11 +12,20 @@ from nasviz.dashboard.explorer.samples import sample_run, sample_table
 from nasviz.dashboard.forms import chart_grid
 from nasviz.dashboard.kernels import KernelSet, parse_archs
 from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
-                                 session_kernels, source, stop_with, store_path, url_multiselect, url_number,
+                                 serve_settings, session_kernels, source, stop_with, store_path, url_multiselect,
+                                 url_number,
                                  url_int, url_selectbox)
-from nasviz.dashboard.text import chart, fill, shorten
+from nasviz.dashboard.text import chart, fill, plain, shorten
+from nasviz.dashboard.explorer import budget
 
 run_through_app()
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _kernel_cost(spec: str, space: str, _strings: tuple[str, ...]) -> budget.KernelCost:
+    """A kernel's measured cost on this space (on the request's first few architectures; once per
+    kernel and space for the server's life)."""
+    return budget.measure(lambda n: kx.kernel_views(spec, parse_archs(_strings[:n], space), space, session_kernels()))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -72,6 +81,15 @@ if not chosen:
     stop_with("Choose at least one kernel.", "info")
 
 strings = tuple(sample.strings)
+# Bounded before it starts: the request's cost from each kernel's measured cost per pair on this space.
+limits = serve_settings().limits
+with st.spinner("Timing the kernels on a few architectures..."):
+    costs = {spec: _kernel_cost(spec, space, strings) for spec in chosen}
+refused = budget.refusal(budget.Estimate(costs, len(strings)), limits.max_explorer_seconds,
+                         f"N = {len(strings)} with {', '.join(chosen)}",
+                         budget.largest_n(costs, limits.max_explorer_seconds))
+if refused:
+    stop_with(refused)
 distances: dict = {}
 matrices: dict = {}
 with st.spinner("Computing distances..."):
@@ -107,7 +125,17 @@ n_train = s1.number_input("Training architectures", min_value=1, max_value=500, 
 n_test = s2.number_input("Test architectures", min_value=1, max_value=1000, value=100, step=50, key="k_test")
 trials = s3.number_input("Trials", min_value=1, max_value=50, value=5, key="k_trials")
 s4.write("")
-if s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
+# per trial and kernel: a GP on the training architectures, fitted by ML-II, asked about the test ones
+protocol = budget.Estimate(costs, int(n_train) + int(n_test), int(trials) * budget.FIT_FACTOR)
+protocol_refused = budget.refusal(protocol, limits.max_explorer_seconds,
+                                  f"{int(trials)} trials of {int(n_train)} + {int(n_test)} architectures with "
+                                  f"{', '.join(chosen)}",
+                                  budget.largest_n(costs, limits.max_explorer_seconds, protocol.repeats, int(n_test)),
+                                  noun="training architectures")
+if protocol_refused:
+    s4.caption("Over this server's limit")
+    st.info(plain(protocol_refused))
+elif s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
     bar = st.progress(0.0, text="Fitting GPs...")
     total = len(chosen) * int(trials)
     results = []

@@ -412,3 +412,20 @@ def test_declaring_a_run_interrupted_revokes_its_lease(store):
     with pytest.raises(LeaseLostError):
         store.add_evaluations(run_id, evs(1), 0, step=1, lease=lease)
     assert store.get_run(run_id)["status"] == "interrupted" and store.n_evaluations(run_id) == 0
+
+
+def test_a_resume_claim_checks_the_status_in_its_own_transaction(tmp_path):
+    """Two visitors press Resume at once: both read "stopped", both claim; the second claim sees
+    the first's RUNNING inside its transaction and is refused (issue 47: one worker, not two)."""
+    from nasviz.store import RUNNING, RunStore, StoreError
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    (run_id,) = store.create_runs([{"strategy": "random", "budget": 5, "metric": "acc"}])
+    store.set_status(run_id, "stopped")
+    first = store.set_status(run_id, RUNNING, claim=True, resume=True)
+    with pytest.raises(StoreError, match="is running"):
+        store.set_status(run_id, RUNNING, claim=True, resume=True)
+    assert store.get_run(run_id)["lease"] == first  # the first claim's worker keeps its lease
+    store.set_status(run_id, "finished")
+    with pytest.raises(StoreError, match="is finished"):
+        store.set_status(run_id, RUNNING, claim=True, resume=True)

@@ -207,6 +207,7 @@ def start_runs(store_path: str | os.PathLike, configs: Sequence[SearchConfig | M
     stored = [stored_config(c, source) for c in configs]
     for config in stored:
         limits.check_budget(int(config["budget"]))
+        limits.check_pause(float(config.get("step_delay") or 0.0), int(config["budget"]))
         STRATEGIES.get(config["strategy"]).check_page_options(config.get("strategy_options") or {},
                                                               owner=f"strategy {config['strategy']!r}")
     ids = RunStore(store_path).create_runs(stored, names=names, session=session, limits=limits)
@@ -227,8 +228,9 @@ def resume_run(store_path: str | os.PathLike, run_id: int, *, background: bool |
         raise StoreError(f"run {run_id} is still running")
     if run["status"] == FINISHED:
         raise StoreError(f"run {run_id} has finished: all {run['budget']} evaluations are done")
-    # claimed by the server (a new lease) until the worker claims it: an old worker stops writing now
-    store.set_status(run_id, RUNNING, claim=True, session=session, limits=limits)
+    # claimed by the server (a new lease) until the worker claims it: an old worker stops writing now;
+    # the status is checked again inside the claim's transaction (two visitors resuming at once)
+    store.set_status(run_id, RUNNING, claim=True, session=session, limits=limits, resume=True)
     _run(Path(store_path), run_id, background)
 
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from nasviz.errors import LeaseLostError, LimitError, StoreError
 from nasviz.store.database import SQLiteFile
-from nasviz.store.records import (INTERRUPTED, MAX_NOTES_CHARS, RUNNING, UnknownRunError, check_status, default_name,
-                                  to_json)
+from nasviz.store.records import (FINISHED, INTERRUPTED, MAX_NOTES_CHARS, RUNNING, UnknownRunError, check_status,
+                                  default_name, to_json)
 
 if TYPE_CHECKING:
     from nasviz.settings import Limits
@@ -130,7 +130,7 @@ class Runs(SQLiteFile):
 
     def set_status(self, run_id: int, status: str, *, error: str | None = None,
                    claim: bool = False, lease: int | None = None, session: str | None = None,
-                   limits: "Limits | None" = None) -> int | None:
+                   limits: "Limits | None" = None, resume: bool = False) -> int | None:
         """Set a run's status (one of :data:`STATUSES`).
 
         ``lease``: only if it is the run's current lease (:class:`LeaseLostError` otherwise);
@@ -138,6 +138,9 @@ class Runs(SQLiteFile):
         resumes a run) also records this process as the owner, refreshes the heartbeat, clears a
         pending stop request, increments the lease and returns the new one; with ``limits`` and
         ``session`` the claim counts as a browser starting a search (see :meth:`create_runs`).
+        ``resume=True``: the claim of a resumed run, refused (:class:`StoreError`) if the run is
+        running or finished *in the same transaction* as the claim and the capacity check, so two
+        visitors resuming one run at once start one worker, not two.
         """
         check_status(status)
         if limits is not None:
@@ -146,6 +149,8 @@ class Runs(SQLiteFile):
 
         def update(conn):
             row = self._check_lease(conn, run_id, lease)
+            if resume and row["status"] in (RUNNING, FINISHED):
+                raise StoreError(f"run {run_id} is {row['status']}: only a stopped, failed or interrupted run resumes")
             if claim:
                 if limits is not None and status == RUNNING and row["status"] != RUNNING:
                     self._check_capacity(conn, 1, session, limits)
