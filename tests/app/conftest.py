@@ -42,6 +42,9 @@ def store_path(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("NASVIZ_STORE", str(path))
     monkeypatch.setenv("NASVIZ_SYNC_RUNS", "1")
     monkeypatch.setenv("NASVIZ_DATA_DIR", str(tmp_path))
+    # An explorer request's cost is measured on the machine: under a loaded test run a request near
+    # the default limit could flip to refused. Tests of the refusal set their own limit.
+    monkeypatch.setenv("NASVIZ_MAX_EXPLORER_SECONDS", "1e9")
     # The page pauses after each step by default (teaching); a synchronous run in a test has
     # nobody watching, so the form starts at 0 here (test_the_step_pause_... checks the default).
     monkeypatch.setattr("nasviz.defaults.PAGE_STEP_DELAY", 0.0)
