@@ -106,3 +106,52 @@ def test_the_number_rules_the_fuzzing_relies_on():
     assert [b.reason for b in table.bad_rows] == ["non-numeric value", "non-numeric value", "value outside +-1e+15",
                                                   "value outside +-1e+15", "non-numeric value"]
     assert not math.isinf(table.optimum("acc"))
+
+
+def _registered_spaces():
+    from nasviz.components import SPACES
+    from nasviz.spaces import get_space
+
+    return [get_space(entry.name) for entry in SPACES]
+
+
+#: What breaks number parsing and nesting: huge, negative, non-finite and odd-notation numbers,
+#: separators of every space's format, long runs.
+NASTY = ["1e999", "-1", "-0", "nan", "inf", "9" * 400, "0x1f", "1_0", "\uff11", ".", "..", ",", ";", "|", "-", "=",
+         ":", "<", "(", ")", "[", "]", "~", "+", "", " ", "\x00", "((((((((((", "[[[[[[[[", "<" * 50, "0-" * 200]
+
+
+@FUZZ
+@given(st.data())
+def test_every_registered_spaces_parser_reads_a_mutated_example_or_refuses_it(data):
+    """Issue 47: each space's parser (wired's ``seed=1e999`` raised OverflowError) reached through the
+    one entry point raises only :class:`ArchitectureError`; what parses round-trips."""
+    import re
+
+    for space in _registered_spaces():
+        example = space.examples[0] if space.examples else ""
+        numbers = list(re.finditer(r"\d+(?:\.\d+)?", example))
+        if numbers and data.draw(st.booleans(), label=f"{space.name}: replace a number"):
+            m = numbers[data.draw(st.integers(0, len(numbers) - 1), label="which number")]
+            odd = data.draw(st.sampled_from(["1e999", "-1", "nan", "inf", "9" * 400, "0x1f", "-0", "1_0", "\uff11", ""]))
+            example = example[:m.start()] + odd + example[m.end():]
+        i = data.draw(st.integers(0, len(example)), label=f"{space.name} start")
+        j = data.draw(st.integers(i, min(len(example), i + 12)), label=f"{space.name} end")
+        inserted = data.draw(st.lists(st.sampled_from(NASTY), max_size=3).map("".join), label="inserted")
+        text = example[:i] + inserted + example[j:]
+        try:
+            arch = parse_architecture(space, text, source="link")
+        except ArchitectureError as err:
+            assert err.source == "link" and len(str(err)) < 1000  # a short message, never the whole input
+        else:
+            assert parse_architecture(space, space.format(arch)) == arch, (space.name, text)
+
+
+@FUZZ
+@given(st.one_of(st.text(max_size=300), csv_like))
+def test_every_registered_spaces_parser_refuses_arbitrary_text_with_its_own_error(text):
+    for space in _registered_spaces():
+        try:
+            parse_architecture(space, text)
+        except ArchitectureError:
+            pass
