@@ -113,4 +113,17 @@ register(DocTable("fidelity-goal", (str(Path("docs/results") / "fidelity-goal.js
 register(DocTable("fidelity-costs", (str(Path("docs/results") / "fidelity-goal.json"),), fidelity_costs,
                   "every strategy of the multi-fidelity goal runs: regret against cumulative cost"))
 
-__all__ = ["CHOSEN", "fidelity_costs", "fidelity_goal", "fidelity_selection", "regret_at_cost", "selection_scores"]
+def fidelity_step(results: Sequence[Any]) -> str:
+    """One step's wall and CPU seconds (median over seeds, and the slowest) once the search holds
+    ``n_observations`` evaluations, per strategy: issue 50's step-overhead goal."""
+    (report,) = results
+    rows = [[f"`{name}`", f"{s['step_seconds_median']:.3f}", f"{s['step_seconds_max']:.3f}",
+             f"{s['step_cpu_seconds_median']:.3f}"] for name, s in report["strategies"].items()]
+    return md_table([f"strategy (step at {report['n_observations']} observations, {report['repeats']} seeds)",
+                     "wall s (median)", "wall s (max)", "CPU s (median)"], rows)
+
+
+register(DocTable("fidelity-step", (str(Path("docs/results") / "fidelity-step.json"),), fidelity_step,
+                  "issue 50's step overhead: one mf-gp step against one Optuna GPSampler step at 100 observations"))
+
+__all__ = ["CHOSEN", "fidelity_step", "fidelity_costs", "fidelity_goal", "fidelity_selection", "regret_at_cost", "selection_scores"]
