@@ -55,6 +55,10 @@ class SearchConfig:
     early_stopping : a rule that may stop any training after an epoch, with every strategy
         (training objectives: ``median``, ``asha`` or ``asha:eta=3:min_epochs=1``,
         :func:`nasviz.fidelity.stopping.parse_rule`); ``None``: none.
+    kernel : the kernel of the strategy's GP (``None``: a strategy without a model), worked out
+        once by :meth:`create` from the strategy's registry entry and ``strategy_options`` and
+        stored with the run, so the dashboard reads it instead of working it out again. Given, it
+        must be the one the strategy uses (set it through ``strategy_options``).
     """
 
     objective: str = TABLE
@@ -79,6 +83,7 @@ class SearchConfig:
     fidelity: str | None = None
     cost_budget: float | None = None
     early_stopping: str | None = None
+    kernel: str | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -86,7 +91,7 @@ class SearchConfig:
         """A validated config; ``None`` values mean "the default". Raises
         :class:`~nasviz.errors.ConfigError` naming the first field that is wrong."""
         from nasviz.components import (DATASETS, SPACES, STRATEGIES, check_compatible, default_batch_size,
-                                       default_strategy)
+                                       default_strategy, strategy_kernel)
 
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
@@ -127,7 +132,11 @@ class SearchConfig:
             raise ConfigError(f"overlap must be true or false, got {config.overlap!r}")
         _check_fidelity(config)
         check_compatible(config.space, config.strategy, options, config.batch_size)
-        return replace(config, strategy_options=options, step_delay=float(config.step_delay),
+        kernel = strategy_kernel(config.strategy, options)
+        if config.kernel is not None and config.kernel != kernel:
+            raise ConfigError(f"kernel {config.kernel!r} is not the one strategy {config.strategy!r} uses with these "
+                              f"options ({kernel!r}); choose the kernel through the strategy's options")
+        return replace(config, strategy_options=options, step_delay=float(config.step_delay), kernel=kernel,
                        dataset=config.dataset or ("digits" if config.objective == TRAIN else None),
                        metric=config.metric or ("valid_accuracy" if config.objective == TRAIN else None))
 

@@ -167,13 +167,16 @@ class RunWatcher:
 
     @property
     def model_kernel(self) -> str | None:
-        """The kernel of the strategy's GP by its registry entry (``None``: no model, or a
-        strategy this installation does not know)."""
-        from nasviz.components import STRATEGIES, strategy_kernel
+        """The kernel of the strategy's GP, as the stored configuration names it
+        (:attr:`nasviz.config.SearchConfig.kernel`; ``None``: no model). Runs stored before the
+        configuration named it: by the strategy's registry entry (``None`` for a strategy this
+        installation does not know)."""
+        from nasviz.store.schema import legacy_kernel
 
-        if self.strategy not in STRATEGIES:
-            return None
-        return strategy_kernel(self.strategy, self.config.get("strategy_options") or {})
+        if "kernel" in self.config:
+            kernel = self.config.get("kernel")
+            return str(kernel) if kernel else None
+        return legacy_kernel(self.config)
 
     @property
     def has_model(self) -> bool:

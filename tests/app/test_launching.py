@@ -9,6 +9,7 @@ import time
 import pytest
 
 from nasviz.config import SearchConfig
+from nasviz.errors import ConfigError
 from nasviz.dashboard import launching
 from nasviz.dashboard.sources import DataSource, save_upload, table_from_path
 from nasviz.dashboard.watching import RunWatcher, export_bytes
@@ -245,3 +246,16 @@ def test_the_views_use_the_kernel_of_the_runs_strategy(tmp_path, config, kernel)
     w = RunWatcher(tmp_path / "s.sqlite", 1)
     w.run = {"config": config}
     assert w.model_kernel == kernel and w.has_model == (kernel is not None)
+
+
+@pytest.mark.parametrize("strategy, options, kernel", [
+    ("random", {}, None), ("bo-wl-ei", {}, "wl"), ("bo", {"kernel": "otmann"}, "otmann"), ("bo-tw2g-ucb", {}, "tw2g"),
+])
+def test_the_config_names_the_kernel_once_and_the_watcher_reads_it(tmp_path, strategy, options, kernel):
+    config = SearchConfig.create(table="t.csv", strategy=strategy, strategy_options=options)
+    assert config.kernel == kernel and SearchConfig.from_dict(config.to_dict()) == config
+    w = RunWatcher(tmp_path / "s.sqlite", 1)
+    w.run = {"config": {**config.to_dict(), "kernel": "edit"}}  # what the store says wins over the registry
+    assert w.model_kernel == "edit"
+    with pytest.raises(ConfigError, match="choose the kernel through the strategy's options"):
+        SearchConfig.create(table="t.csv", strategy="bo-wl-ei", kernel="tw2g")
