@@ -51,6 +51,11 @@ class Limits:
     max_pause_seconds : float
         Pause after each step, times the budget: the longest one search started from the page may
         spend waiting (a class's pace, not a way to hold a search slot for hours).
+    max_upload_parse_seconds : float
+        An upload is first read in a separate process that is stopped after this long; a file that
+        takes longer is refused before the server's own process spends time on it.
+    max_uploads_per_session_mb : float
+        Uploads one browser session may keep on the server, so one visitor cannot fill the total.
     """
 
     max_budget: int = 1000
@@ -63,6 +68,8 @@ class Limits:
     uploads_max_total_mb: float = 1000.0
     max_explorer_seconds: float = 60.0
     max_pause_seconds: float = 1800.0
+    max_upload_parse_seconds: float = 30.0
+    max_uploads_per_session_mb: float = 200.0
 
     @property
     def max_upload_bytes(self) -> int:
@@ -115,6 +122,8 @@ _ENV = {
     "uploads_max_total_mb": "NASVIZ_UPLOADS_MAX_TOTAL_MB",
     "max_explorer_seconds": "NASVIZ_MAX_EXPLORER_SECONDS",
     "max_pause_seconds": "NASVIZ_MAX_PAUSE_SECONDS",
+    "max_upload_parse_seconds": "NASVIZ_MAX_UPLOAD_PARSE_SECONDS",
+    "max_uploads_per_session_mb": "NASVIZ_MAX_UPLOADS_PER_SESSION_MB",
 }
 
 
@@ -156,4 +165,4 @@ class ServeSettings:
 def unlimited() -> Limits:
     """Limits that never refuse (tests and scripts that start many runs through the dashboard API)."""
     big = 10 ** 9
-    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12, 1e12, 1e12)
+    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12, 1e12, 1e12, 1e12, 1e12)

@@ -9,7 +9,11 @@ names, deleted when nothing needs them any more.
   visitor's file, or of their own, before it exists. Files are created ``0600`` with ``O_EXCL``.
 * **Pruned.** :func:`prune_uploads` deletes uploads that no search has used within the configured
   age (none running, none updated since) and that are older than it; the total the folder may
-  hold is capped.
+  hold is capped, and so is what one browser session keeps (its files carry a tag derived from
+  the session's random id, :func:`owner_tag`).
+* **Read first in a separate process.** :func:`check_parse_time` reads a new upload in a child
+  process stopped after ``limits.max_upload_parse_seconds``: a file that takes longer (a 49 MB
+  file of bad rows took 46 s) is refused before the server's process spends that time on it.
 
 The background worker reads the stored copy as text, like any table: an upload is never unpickled.
 """
@@ -56,6 +60,34 @@ def check_upload(data: bytes, filename: str, limits: Limits) -> None:
         raise TableError("is empty: expected a header line such as 'arch,cifar10'", source=filename)
 
 
+def owner_tag(session: str | None) -> str:
+    """The prefix of a session's upload files: 12 hex digits of the SHA-256 of its random id
+    (``anon`` without one); another visitor cannot tell from it whose file it is."""
+    return hashlib.sha256(session.encode()).hexdigest()[:12] if session else "anon"
+
+
+def is_cached(data: bytes, filename: str, space: str) -> bool:
+    with _lock:
+        return (hashlib.sha256(data).hexdigest(), filename, space) in _parsed
+
+
+def check_parse_time(data: bytes, filename: str, space: str, limits: Limits) -> None:
+    """Read ``data`` as a table in a child process (``python -m nasviz.uploads``) and refuse it
+    (:class:`LimitError`) if that takes over ``limits.max_upload_parse_seconds``. The child's own
+    verdict is not used: the server parses the file itself afterwards, knowing it finishes in time."""
+    import subprocess
+    import sys
+
+    seconds = limits.max_upload_parse_seconds
+    try:
+        subprocess.run([sys.executable, "-m", "nasviz.uploads", space, filename], input=data,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds, check=False)
+    except subprocess.TimeoutExpired:
+        raise LimitError(f"takes more than {seconds:g} s to read (NASVIZ_MAX_UPLOAD_PARSE_SECONDS): keep the "
+                         "rows the table needs, or give the file to the operator for the server's data folder",
+                         source=filename) from None
+
+
 def parse_upload(data: bytes, filename: str, space: str = "nb201") -> Table:
     """The table of an uploaded CSV's bytes, parsed at most once per content (SHA-256), name and
     space. Raises :class:`~nasviz.errors.TableError` with the line and column of the problem."""
@@ -74,11 +106,13 @@ def parse_upload(data: bytes, filename: str, space: str = "nb201") -> Table:
     return table
 
 
-def store_upload(data: bytes, folder: Path, limits: Limits, *, in_use: Iterable[Path] = ()) -> Path:
+def store_upload(data: bytes, folder: Path, limits: Limits, *, in_use: Iterable[Path] = (),
+                 owner: str | None = None) -> Path:
     """Write ``data`` to a new file with an unguessable name in ``folder`` and return its path.
 
     Old unused uploads are pruned first (:func:`prune_uploads`); if the folder would still hold
-    more than ``limits.uploads_max_total_mb``, the upload is refused (:class:`LimitError`).
+    more than ``limits.uploads_max_total_mb``, or the session ``owner`` (its random id) more than
+    ``limits.max_uploads_per_session_mb``, the upload is refused (:class:`LimitError`).
     """
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     prune_uploads(folder, in_use=in_use, max_age_seconds=limits.upload_max_age_hours * 3600)
@@ -86,7 +120,14 @@ def store_upload(data: bytes, folder: Path, limits: Limits, *, in_use: Iterable[
     if held + len(data) > limits.uploads_max_total_mb * 1e6:
         raise LimitError(f"the server keeps {held / 1e6:.0f} MB of uploads, and this one would pass its "
                          f"{limits.uploads_max_total_mb:g} MB (NASVIZ_UPLOADS_MAX_TOTAL_MB); try again later")
-    path = folder / f"{secrets.token_urlsafe(24)}.csv"
+    tag = owner_tag(owner)
+    mine = sum(p.stat().st_size for p in folder.glob(f"{tag}-*.csv") if p.is_file())
+    if owner is not None and mine + len(data) > limits.max_uploads_per_session_mb * 1e6:
+        raise LimitError(f"this browser session keeps {mine / 1e6:.0f} MB of uploads on the server, and this one "
+                         f"would pass the {limits.max_uploads_per_session_mb:g} MB a session may keep "
+                         "(NASVIZ_MAX_UPLOADS_PER_SESSION_MB); uploads no search uses are deleted after "
+                         f"{limits.upload_max_age_hours:g} h")
+    path = folder / f"{tag}-{secrets.token_urlsafe(24)}.csv"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
@@ -115,3 +156,22 @@ def prune_uploads(folder: Path, *, in_use: Iterable[Path], max_age_seconds: floa
             continue
         deleted.append(path)
     return deleted
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m nasviz.uploads SPACE NAME < bytes``: read a table from stdin (the child of
+    :func:`check_parse_time`); exit 0 when it loads, 2 when it is refused."""
+    import sys
+
+    space, name = argv
+    try:
+        load_table(sys.stdin.buffer.read(), space=space, name=name)
+    except TableError:
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(_main(sys.argv[1:]))

@@ -505,6 +505,7 @@ def test_uploads_are_capped_in_code_and_in_streamlit(env):
         sources.save_upload(data, "t.pkl")
 
 
+@pytest.mark.slow  # each new upload is read first in a child process
 def test_uploads_get_unguessable_private_names(env):
     import hashlib
 
@@ -514,7 +515,8 @@ def test_uploads_get_unguessable_private_names(env):
     assert first != second and first.read_bytes() == second.read_bytes() == data
     for path in (first, second):
         assert hashlib.sha256(data).hexdigest()[:16] not in path.name
-        assert re.fullmatch(r"[A-Za-z0-9_-]{32}\.csv", path.name)  # 192 random bits
+        # the session's tag (12 hex digits of a hash of its random id), then 192 random bits
+        assert re.fullmatch(r"(?:[0-9a-f]{12}|anon)-[A-Za-z0-9_-]{32}\.csv", path.name)
         assert path.stat().st_mode & 0o777 == 0o600
 
 
@@ -679,3 +681,31 @@ def test_a_dataset_folder_typed_in_the_dashboard_stays_in_the_data_folder(tmp_pa
             resolve_server_folder(text, data)
     with pytest.raises(PathNotAllowedError, match="off"):
         resolve_server_folder("MNIST", None)
+
+
+@pytest.mark.slow  # each new upload is read first in a child process
+def test_one_session_cannot_fill_the_servers_uploads(env, tmp_path):
+    """Issue 47: each browser session may keep its own share of the uploads folder; another
+    session's upload still goes in when one session's share is full."""
+    data = table_text(30).encode()
+    limits = Limits(max_uploads_per_session_mb=2.5 * len(data) / 1e6, uploads_max_total_mb=1.0)  # two fit
+    folder = tmp_path / "uploads"
+    sources.save_upload(data, "a.csv", folder=folder, limits=limits, owner="alice")
+    with pytest.raises(LimitError, match="this browser session keeps"):
+        for k in range(5):
+            sources.save_upload(table_text(31 + k).encode(), "b.csv", folder=folder, limits=limits, owner="alice")
+    path, _ = sources.save_upload(table_text(50).encode(), "c.csv", folder=folder, limits=limits, owner="bob")
+    assert path.exists() and not path.name.startswith(uploads.owner_tag("alice"))
+
+
+@pytest.mark.slow  # each new upload is read first in a child process
+def test_an_upload_that_reads_too_slowly_is_refused_before_the_server_parses_it(env, tmp_path):
+    """Issue 47: a new upload is read first in a child process with a time limit."""
+    before = uploads.cache_stats()["parses"]
+    with pytest.raises(LimitError, match="takes more than"):
+        sources.save_upload(table_text(40).encode() + b"\n# slow\n", "slow.csv", folder=tmp_path / "u",
+                            limits=Limits(max_upload_parse_seconds=0.001))
+    assert uploads.cache_stats()["parses"] == before  # the server's process never parsed it
+    path, table = sources.save_upload(table_text(41).encode(), "fine.csv", folder=tmp_path / "u",
+                                      limits=Limits(max_upload_parse_seconds=60))
+    assert len(table) == 41

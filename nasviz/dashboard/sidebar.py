@@ -17,7 +17,7 @@ import streamlit as st
 from nasviz import defaults
 from nasviz.dashboard import sources
 from nasviz.dashboard.locations import default_store_path
-from nasviz.dashboard.ui import adopt_from_url, publish_to_url, serve_settings
+from nasviz.dashboard.ui import adopt_from_url, publish_to_url, serve_settings, session_token
 from nasviz.errors import InputError
 from nasviz.settings import ServeSettings
 from nasviz.dashboard.text import plain
@@ -69,7 +69,8 @@ def _uploaded_source(upload, settings: ServeSettings, space: str) -> None:
         _use(kept[1])
         return
     try:
-        path, table = sources.save_upload(upload.getvalue(), upload.name, space, limits=settings.limits)
+        path, table = sources.save_upload(upload.getvalue(), upload.name, space, limits=settings.limits,
+                                          owner=session_token())
     except (InputError, OSError) as err:  # the visitor's own file: its text may be shown
         _use(None, str(err))
         return

@@ -118,21 +118,25 @@ def server_table(text: str, space: str = "nb201", settings: ServeSettings | None
 
 
 def save_upload(data: bytes, filename: str, space: str = "nb201", folder: Path | None = None,
-                limits: Limits | None = None) -> tuple[Path, Table]:
+                limits: Limits | None = None, owner: str | None = None) -> tuple[Path, Table]:
     """Validate an uploaded CSV and keep a copy the background worker can read.
 
     The bytes are parsed as UTF-8 text by :func:`~nasviz.objectives.load_table` (never
     unpickled), once per content (:func:`nasviz.uploads.parse_upload`). Bad rows are reported in
     ``table.bad_rows`` with their line numbers; a file with no usable row raises ``TableError``,
     one over ``limits.max_upload_mb`` a ``LimitError``. The copy gets a new unguessable name
-    (:func:`nasviz.uploads.store_upload`); old uploads no running search reads are pruned.
+    (:func:`nasviz.uploads.store_upload`, counted against ``owner``'s, the browser session's, share);
+    old uploads no running search reads are pruned. A new upload is first read in a child process
+    with a time limit (:func:`nasviz.uploads.check_parse_time`).
     """
     limits = limits or ServeSettings.from_env().limits
     uploads.check_upload(data, filename, limits)
+    if not uploads.is_cached(data, filename, space):
+        uploads.check_parse_time(data, filename, space, limits)
     table = uploads.parse_upload(data, filename, space)
     folder = folder or uploads_dir()
     in_use = uploads_in_use(default_store_path(), limits.upload_max_age_hours * 3600)
-    path = uploads.store_upload(data, folder, limits, in_use=in_use)
+    path = uploads.store_upload(data, folder, limits, in_use=in_use, owner=owner)
     _TABLES.put(_TABLES.key(path.resolve(), space), table)  # the worker and the pages find it parsed
     return path, table
 
