@@ -20,6 +20,8 @@ run_through_app()
 
 #: Neighbours listed per architecture (a layer network has hundreds; an NB201 cell 24).
 MAX_NEIGHBOURS = 50
+#: Pixels of the distance table (about ten rows; it scrolls).
+DISTANCE_TABLE_HEIGHT = 320
 
 st.title("Architectures")
 src = source()
@@ -103,7 +105,10 @@ for col, arch, text, side in ((col_a, a, text_a, "A"), (col_b, b, text_b, "B")):
 
 st.subheader("Distances between A and B, component by component")
 kernels = kernels_for(space)
-st.table(pd.DataFrame(pairs.pair_distances(kernels, a, b, space, session_kernels())).set_index(["kernel", "component"]))
+# A scrolling table, not a static one: ~70 rows (every kernel's components) would fill the page.
+st.dataframe(pd.DataFrame(pairs.pair_distances(kernels, a, b, space, session_kernels())), hide_index=True,
+             height=DISTANCE_TABLE_HEIGHT, width="stretch", key="a_distances",
+             column_config={"distance": st.column_config.NumberColumn("distance", format="%.4f")})
 
 if "otmann" in kernels:
     st.subheader("OTMANN: where each layer's mass goes")
@@ -122,4 +127,10 @@ for col, arch, side in ((n_a, a, "A"), (n_b, b, "B")):
     rows = pairs.neighbour_values(arch, table, metric, space)
     shown = f"the best {MAX_NEIGHBOURS} of " if len(rows) > MAX_NEIGHBOURS else ""
     col.caption(f"{shown.capitalize() or 'The '}{len(rows)} neighbours of {side}" + (fill(", by {}", metric) if metric else ""))
-    col.table(pd.DataFrame(rows[:MAX_NEIGHBOURS], columns=["arch", "change", "value"]).set_index("arch"))
+    # A dataframe shows strings as text (a static table read NB201's '~' as strike-through) and keeps
+    # the short columns first, so the long architecture string cannot push the value off the page.
+    col.dataframe(pd.DataFrame(rows[:MAX_NEIGHBOURS], columns=["arch", "change", "value"])[["value", "change", "arch"]],
+                  hide_index=True, width="stretch", key=f"a_neighbours_{side}",
+                  column_config={"value": st.column_config.NumberColumn(metric or "value", format="%.2f"),
+                                 "change": st.column_config.TextColumn("change", width="medium"),
+                                 "arch": st.column_config.TextColumn("architecture", width="large")})
