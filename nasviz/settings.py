@@ -56,6 +56,9 @@ class Limits:
         takes longer is refused before the server's own process spends time on it.
     max_uploads_per_session_mb : float
         Uploads one browser session may keep on the server, so one visitor cannot fill the total.
+    max_explorer_seconds_total : float
+        Estimated CPU seconds of explorer jobs running in worker processes, all sessions together
+        (one session's running jobs are held to ``max_explorer_seconds``); see :mod:`nasviz.jobs`.
     """
 
     max_budget: int = 1000
@@ -70,6 +73,7 @@ class Limits:
     max_pause_seconds: float = 1800.0
     max_upload_parse_seconds: float = 30.0
     max_uploads_per_session_mb: float = 200.0
+    max_explorer_seconds_total: float = 240.0
 
     @property
     def max_upload_bytes(self) -> int:
@@ -124,6 +128,7 @@ _ENV = {
     "max_pause_seconds": "NASVIZ_MAX_PAUSE_SECONDS",
     "max_upload_parse_seconds": "NASVIZ_MAX_UPLOAD_PARSE_SECONDS",
     "max_uploads_per_session_mb": "NASVIZ_MAX_UPLOADS_PER_SESSION_MB",
+    "max_explorer_seconds_total": "NASVIZ_MAX_EXPLORER_SECONDS_TOTAL",
 }
 
 
@@ -165,4 +170,4 @@ class ServeSettings:
 def unlimited() -> Limits:
     """Limits that never refuse (tests and scripts that start many runs through the dashboard API)."""
     big = 10 ** 9
-    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12, 1e12, 1e12, 1e12, 1e12)
+    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12, 1e12, 1e12, 1e12, 1e12, 1e12)

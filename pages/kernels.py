@@ -3,6 +3,8 @@ Auto-Keras kernel quality (paper 003 §5.4) and surrogate quality (paper 002 §5
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from nasviz import viz
@@ -10,13 +12,15 @@ from nasviz.dashboard.engine import kernels_for, RunStore, StoreError, TableErro
 from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.explorer.samples import sample_run, sample_table
 from nasviz.dashboard.forms import chart_grid
-from nasviz.dashboard.kernels import KernelSet, parse_archs
+from nasviz.dashboard.kernels import parse_archs
+from nasviz.dashboard.locations import runs_dir, sync_runs
 from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
-                                 serve_settings, session_kernels, source, stop_with, store_path, url_multiselect,
-                                 url_number,
-                                 url_int, url_selectbox)
+                                 serve_settings, session_kernels, session_token, source, stop_with, store_path,
+                                 url_multiselect, url_number, url_int, url_selectbox)
 from nasviz.dashboard.text import chart, fill, plain, shorten
 from nasviz.dashboard.explorer import budget
+from nasviz.errors import LimitError
+from nasviz.jobs.manager import KernelRequest, KernelResult, manager
 
 run_through_app()
 
@@ -28,11 +32,51 @@ def _kernel_cost(spec: str, space: str, _strings: tuple[str, ...]) -> budget.Ker
     return budget.measure(lambda n: kx.kernel_views(spec, parse_archs(_strings[:n], space), space, session_kernels()))
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _views(spec: str, strings: tuple[str, ...], space: str, _kernels: KernelSet) -> tuple[dict, object]:
-    """Distance components and Gram matrix of one kernel on the sample (kept across reruns; the
-    cache holds plain arrays, copied out to each session, never a kernel)."""
-    return kx.kernel_views(spec, parse_archs(strings, space), space, _kernels)
+def explorer_jobs():
+    """The server's job manager, caching results in ``explorer-cache/`` beside the run store."""
+    return manager(runs_dir() / "explorer-cache")
+
+
+def _matrices(requests: list[KernelRequest]) -> dict[str, KernelResult]:
+    """Each kernel's matrices, computed in worker processes (:mod:`nasviz.jobs.manager`): cached
+    results at once; else a job with a progress bar and a Cancel button. Stops the page until
+    every result is there."""
+    jobs = explorer_jobs()
+    owner = session_token()
+    if st.session_state.get("k_jobs_cancelled") == [r.key for r in requests]:
+        if not st.button("Compute again", key="k_again"):
+            stop_with("Cancelled: change N or the kernels, or compute again.", "info")
+        st.session_state.pop("k_jobs_cancelled")
+    try:
+        jobs.submit(requests, owner, serve_settings().limits, background=not sync_runs())
+    except LimitError as err:
+        stop_with(str(err))
+    deadline = time.monotonic() + 3.0  # small jobs: the figures without a progress bar's flash
+    while not jobs.poll(requests, owner).finished and time.monotonic() < deadline:
+        time.sleep(0.2)
+    progress = jobs.poll(requests, owner)
+    if not progress.finished:
+        _progress(requests)
+        st.stop()
+    if progress.errors:
+        stop_with("Cannot compute: " + " ".join(progress.errors))
+    return {r.kernel: jobs.cached(r) for r in requests}
+
+
+@st.fragment(run_every=1.0)
+def _progress(requests: list[KernelRequest]) -> None:
+    """Progress of this session's jobs, polled every second (each poll is the session's heartbeat:
+    a closed tab stops polling and its jobs are killed)."""
+    jobs = explorer_jobs()
+    progress = jobs.poll(requests, session_token())
+    if progress.finished:
+        st.rerun(scope="app")
+    st.progress(progress.fraction, text=f"Computing in a worker process: {progress.done} of {progress.total} "
+                                        f"kernels done")
+    if st.button("Cancel", key="k_cancel"):
+        jobs.cancel(requests, session_token())
+        st.session_state["k_jobs_cancelled"] = [r.key for r in requests]
+        st.rerun(scope="app")
 
 
 st.title("Kernels")
@@ -90,11 +134,9 @@ refused = budget.refusal(budget.Estimate(costs, len(strings)), limits.max_explor
                          budget.largest_n(costs, limits.max_explorer_seconds))
 if refused:
     stop_with(refused)
-distances: dict = {}
-matrices: dict = {}
-with st.spinner("Computing distances..."):
-    for spec in chosen:
-        distances[spec], matrices[spec] = _views(spec, strings, space, session_kernels())
+results = _matrices([KernelRequest(spec, space, strings, costs[spec].seconds(len(strings))) for spec in chosen])
+distances = {spec: results[spec].distances for spec in chosen}
+matrices = {spec: results[spec].gram for spec in chosen}
 
 st.subheader("Distance matrices, per component")
 st.caption("Rows and columns are the architectures ordered by performance, best first: a kernel that tracks "

@@ -137,6 +137,9 @@ def app(matrix):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("NASVIZ_STORE", str(matrix["store"]))
         mp.setenv("NASVIZ_DATA_DIR", str(matrix["store"].parents[1]))
+        # Explorer jobs (kernel matrices) compute in this thread: AppTest does not run the page's
+        # polling fragment; tests/test_explorer_jobs.py covers the worker processes.
+        mp.setenv("NASVIZ_SYNC_RUNS", "1")
         yield AppTest.from_file(APP, default_timeout=300)
 
 

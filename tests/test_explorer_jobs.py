@@ -1,0 +1,109 @@
+"""Explorer computations leave the request (issue 47, finding 1): kernel matrices run in worker
+processes, held to a per-visitor and a server-wide budget of running work, killed on Cancel or when
+the visitor stops polling (a closed tab), and cached for the next visitor. Real worker processes.
+(The request's own cost, measured before it starts, is tests/dashboard/test_explorer_budget.py.)"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from nasviz.errors import LimitError
+from nasviz.jobs.manager import JobManager, KernelRequest
+from nasviz.settings import Limits
+from nasviz.spaces import get_space
+from nasviz.workers.explorer import compute
+
+pytestmark = pytest.mark.slow
+
+
+def _strings(n: int, seed: int = 0) -> tuple[str, ...]:
+    sp = get_space("nb201")
+    return tuple(sp.format(a) for a in sp.sample(np.random.default_rng(seed), n))
+
+
+def _wait(manager: JobManager, requests, owner: str, timeout: float = 60.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        progress = manager.poll(requests, owner)
+        if progress.finished:
+            return progress
+        time.sleep(0.2)
+    raise AssertionError("job did not finish")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _gone(pid: int, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if not _alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_kernel_matrix_is_computed_in_another_process_and_cached_for_a_second_visitor(tmp_path):
+    jobs = JobManager(tmp_path)
+    req = KernelRequest("wl", "nb201", _strings(8))
+    jobs.submit([req], "visitor-a", Limits())
+    job = jobs.running()[req.key]
+    assert job.pid is not None and job.pid != os.getpid()
+    assert _wait(jobs, [req], "visitor-a").errors == []
+    got = jobs.cached(req)
+    expected = compute(req)
+    np.testing.assert_allclose(got.gram, expected.gram)
+    assert set(got.distances) == set(expected.distances)
+    # A second visitor asking for the same matrix: no new process, the result at once.
+    jobs.submit([req], "visitor-b", Limits())
+    assert jobs.running() == {}
+    assert jobs.poll([req], "visitor-b").finished
+
+
+def test_one_visitors_running_jobs_and_all_visitors_jobs_are_budgeted(tmp_path):
+    jobs = JobManager(tmp_path)
+    limits = Limits(max_explorer_seconds=60.0, max_explorer_seconds_total=100.0)
+    first = KernelRequest("otmann", "nb201", _strings(70), cost_s=50.0)
+    jobs.submit([first], "a", limits)
+    try:
+        with pytest.raises(LimitError, match="your computations still running"):
+            jobs.submit([KernelRequest("otmann", "nb201", _strings(70, seed=1), cost_s=20.0)], "a", limits)
+        jobs.submit([KernelRequest("wl", "nb201", _strings(5), cost_s=5.0)], "a", limits)  # fits beside it
+        with pytest.raises(LimitError, match="busy with other visitors"):
+            jobs.submit([KernelRequest("otmann", "nb201", _strings(70, seed=2), cost_s=50.0)], "b", limits)
+        # Joining a job already running for another visitor costs nothing more.
+        jobs.submit([first], "b", limits)
+        assert set(jobs.running()[first.key].owners) == {"a", "b"}
+    finally:
+        jobs.cancel([first], "a")
+        jobs.cancel([first], "b")
+
+
+def test_cancel_kills_the_worker_process(tmp_path):
+    jobs = JobManager(tmp_path)
+    req = KernelRequest("otmann", "nb201", _strings(70))
+    jobs.submit([req], "visitor", Limits())
+    pid = jobs.running()[req.key].pid
+    assert _alive(pid)
+    jobs.cancel([req], "visitor")
+    assert _gone(pid)
+    assert jobs.running() == {} and jobs.cached(req) is None
+
+
+def test_a_job_whose_visitor_stopped_polling_is_killed(tmp_path):
+    jobs = JobManager(tmp_path, heartbeat_s=1.0)
+    req = KernelRequest("otmann", "nb201", _strings(70))
+    jobs.submit([req], "closed-tab", Limits())
+    pid = jobs.running()[req.key].pid
+    # Nobody polls: the reaper thread kills it once the heartbeat is older than heartbeat_s.
+    assert _gone(pid, timeout=15.0)
+    assert jobs.cached(req) is None
