@@ -32,4 +32,5 @@ BENCHMARKS: dict[str, str] = {
     "gp-bounds": "nasviz.bench.gp_bounds",
     "top-cells": "nasviz.bench.top_cells",
     "accelerator-check": "nasviz.bench.accelerator_check",
+    "classroom": "nasviz.bench.classroom",
 }

@@ -77,6 +77,9 @@ INVOCATIONS: dict[str, tuple[list[str], tuple]] = {
     "browser": (["--repeats", "1", "--compare-evaluations", "50"],
                 (pytest.mark.browser,
                  pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"))),
+    "classroom": (["--visitors", "2", "--heavy", "1", "--rounds", "1", "--heavy-request", "n=10&kernels=tw2g"],
+                  (pytest.mark.browser,
+                   pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"))),
     "gp-bounds": (["--table", str(TABLE), "--metric", "valid_accuracy", "--budget", "12", "--seeds", "1"], ()),
     "top-cells": (["--tables", f"{TABLE}:valid_accuracy", "--top", "2", "--k", "4"], ()),
     # no search fits in 20 s: the check says so for each and runs the trainer's smallest parts

@@ -1,0 +1,225 @@
+"""A classroom on one server: page latency for visitors who only browse, alone and in a class.
+
+``python -m nasviz bench classroom`` starts ``streamlit run app.py`` on loopback and drives it
+with Chromium (one browser, one context per visitor, all from one asyncio loop):
+
+1. **alone**: one visitor browses Search, Kernels (the default request) and Compare, ``--rounds``
+   times; each page's seconds from opening its address to its content (Search: the Start button;
+   Kernels: a figure; Compare: its heading);
+2. **class**: ``--visitors`` visitors at once. The ``--heavy`` ones each start a paced search
+   (``--pause`` seconds after each step) and open Kernels with a heavy request of their own
+   (``?n=...&kernels=...&seed=i``, computed in worker processes within the server's budgets, or
+   refused with one sentence); the others browse as the lone visitor did, timed the same way.
+
+The JSON reports p50 / p95 per page for each phase, ``ratio_p95`` (class / alone, goal <= 2),
+``lost`` (visitors whose pages never arrived, searches that never started) and each search's
+median seconds between steps against its pause (``slowed``: more than pause + 1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from nasviz.bench.dashboard import CHROMIUM, CHROMIUM_ARGS, REPO, _answers, _free_port
+
+DESCRIPTION = "Classroom load: browsing visitors' page latency alone and beside paced searches and heavy Kernels requests."
+
+#: page -> (path, selector that is there once the page has drawn its content)
+PAGES = {
+    "search": ("", ".st-key-start button"),
+    "kernels": ("/kernels", ".stPlotlyChart"),
+    "compare": ("/compare", "h1:has-text('Compare runs')"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--visitors", type=int, default=20, help="visitors at once in the class phase (default 20)")
+    parser.add_argument("--heavy", type=int, default=None,
+                        help="of them, how many start a search and a heavy Kernels request (default half)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of Search, Kernels, Compare per browsing visitor")
+    parser.add_argument("--pause", type=float, default=1.0, help="pause after each step of the visitors' searches (s)")
+    parser.add_argument("--heavy-request", default="n=100&kernels=otmann,rw",
+                        help="the heavy visitors' Kernels query (each adds its own seed)")
+    parser.add_argument("--explorer-seconds", type=float, default=120.0,
+                        help="NASVIZ_MAX_EXPLORER_SECONDS of the server (per visitor; default 120)")
+    parser.add_argument("--explorer-seconds-total", type=float, default=480.0,
+                        help="NASVIZ_MAX_EXPLORER_SECONDS_TOTAL of the server (default 480)")
+
+
+@contextmanager
+def _server(store: Path, env_extra: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    env = {**os.environ, "NASVIZ_STORE": str(store), **env_extra}
+    env.pop("NASVIZ_SYNC_RUNS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        start = time.perf_counter()
+        while not _answers(f"{url}/_stcore/health"):
+            if time.perf_counter() - start > 120:
+                raise RuntimeError("the server did not answer within 120 s")
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def _open(page, url: str, name: str, timeout_s: float = 120.0) -> float | None:
+    """Seconds from opening page ``name`` to its content; ``None`` if it never came."""
+    path, selector = PAGES[name]
+    start = time.perf_counter()
+    try:
+        await page.goto(url + path, timeout=timeout_s * 1000)
+        await page.locator(selector).first.wait_for(timeout=timeout_s * 1000)
+    except Exception:  # Playwright's TimeoutError and navigation errors: counted as lost
+        return None
+    return time.perf_counter() - start
+
+
+async def _browse(browser, url: str, rounds: int) -> dict[str, list[float | None]]:
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    out: dict[str, list[float | None]] = {name: [] for name in PAGES}
+    for _ in range(rounds):
+        for name in PAGES:
+            out[name].append(await _open(page, url, name))
+    await context.close()
+    return out
+
+
+async def _heavy(browser, url: str, i: int, pause: float, query: str, hold: asyncio.Event) -> dict[str, Any]:
+    """Start a paced search, then ask Kernels for a heavy matrix and stay until ``hold`` is set."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    out: dict[str, Any] = {"started": False, "kernels": None}
+    try:
+        if await _open(page, url, "search") is not None:
+            for key, value in (("budget", "1000"), ("step_delay", str(pause)), ("seed", str(i))):
+                box = page.locator(f".st-key-{key} input")
+                if await box.count():
+                    await box.fill(value)
+                    await box.press("Enter")
+            await asyncio.sleep(1.0)
+            await page.locator(".st-key-start button").click()
+            await page.get_by_text("Status: running").first.wait_for(timeout=120_000)
+            out["started"] = True
+        await page.goto(f"{url}/kernels?{query}&seed={i}", timeout=120_000)
+        await asyncio.sleep(3.0)
+        text = await page.locator("[data-testid='stMain'] [data-testid='stAlert'], [data-testid='stMain'] [data-testid='stProgress']").all_inner_texts()
+        out["kernels"] = " | ".join(t.strip()[:160] for t in text)[:400]
+        await hold.wait()  # the tab stays open (its jobs keep their heartbeat) while the others browse
+    except Exception as err:
+        out["error"] = f"{type(err).__name__}: {str(err)[:200]}"
+    await context.close()
+    return out
+
+
+def _stats(values: list[float | None]) -> dict[str, Any]:
+    got = sorted(v for v in values if v is not None)
+    if not got:
+        return {"n": 0, "lost": len(values)}
+    p95 = got[min(len(got) - 1, int(round(0.95 * (len(got) - 1))))]
+    return {"n": len(got), "lost": len(values) - len(got), "p50": round(statistics.median(got), 3),
+            "p95": round(p95, 3), "max": round(got[-1], 3)}
+
+
+def _runs_report(store: Path, pause: float) -> list[dict[str, Any]]:
+    from nasviz.store import RunStore
+
+    rs = RunStore(store)
+    out = []
+    for r in rs.list_runs():
+        times = sorted(float(e["created"]) for e in rs.evaluations(r["id"]) if e.get("created") is not None)
+        gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
+        median_gap = statistics.median(gaps) if gaps else None
+        out.append({"run": r["id"], "evaluations": r["n_evaluations"], "status": r["status"],
+                    "median_step_seconds": None if median_gap is None else round(median_gap, 3),
+                    "slowed": bool(median_gap is not None and median_gap > pause + 1.0)})
+    return out
+
+
+def _stop_all(store: Path) -> None:
+    from nasviz.dashboard import launching
+    from nasviz.store import RunStore
+
+    rs = RunStore(store)
+    for r in rs.list_runs():
+        if r["status"] == "running":
+            launching.request_stop(store, r["id"])
+    deadline = time.time() + 60
+    while time.time() < deadline and any(r["status"] == "running" for r in rs.list_runs()):
+        time.sleep(0.5)
+
+
+async def _session(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    from playwright.async_api import async_playwright
+
+    visitors = int(args.visitors)
+    heavy = visitors // 2 if args.heavy is None else min(int(args.heavy), visitors)
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        await _browse(browser, url, 1)  # warm-up: imports, the first script run, the default matrices cached
+        t0 = time.perf_counter()
+        alone = await _browse(browser, url, int(args.rounds))
+        alone_seconds = time.perf_counter() - t0
+        hold = asyncio.Event()
+        heavy_tasks = [asyncio.create_task(_heavy(browser, url, i, float(args.pause), args.heavy_request, hold))
+                       for i in range(heavy)]
+        await asyncio.sleep(5.0)  # the searches and the heavy requests are under way
+        t0 = time.perf_counter()
+        browsing = await asyncio.gather(*(_browse(browser, url, int(args.rounds)) for _ in range(visitors - heavy)))
+        class_seconds = time.perf_counter() - t0
+        hold.set()
+        heavy_out = await asyncio.gather(*heavy_tasks)
+        await browser.close()
+    together = {name: [v for b in browsing for v in b[name]] for name in PAGES}
+    return {"alone": alone, "class": together, "heavy": heavy_out, "heavy_visitors": heavy,
+            "browsing_visitors": visitors - heavy, "alone_seconds": round(alone_seconds, 1),
+            "class_seconds": round(class_seconds, 1)}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    if not CHROMIUM.exists():
+        raise RuntimeError(f"Chromium is not installed at {CHROMIUM}")
+    env = {"NASVIZ_MAX_EXPLORER_SECONDS": str(args.explorer_seconds),
+           "NASVIZ_MAX_EXPLORER_SECONDS_TOTAL": str(args.explorer_seconds_total),
+           "NASVIZ_MAX_RUNNING": str(max(12, int(args.visitors))),
+           "NASVIZ_MAX_PAUSE_SECONDS": str(1000 * float(args.pause) + 1)}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store.sqlite"
+        try:
+            with _server(store, env) as url:
+                raw = asyncio.run(_session(url, args))
+        finally:
+            _stop_all(store)
+        runs = _runs_report(store, float(args.pause))
+    alone = {name: _stats(v) for name, v in raw["alone"].items()}
+    together = {name: _stats(v) for name, v in raw["class"].items()}
+    ratio = {name: round(together[name]["p95"] / alone[name]["p95"], 2)
+             for name in PAGES if together[name].get("p95") and alone[name].get("p95")}
+    lost = {"pages": sum(s["lost"] for s in together.values()) + sum(s["lost"] for s in alone.values()),
+            "searches_not_started": sum(not h["started"] for h in raw["heavy"])}
+    return {
+        "visitors": int(args.visitors), "heavy_visitors": raw["heavy_visitors"],
+        "browsing_visitors": raw["browsing_visitors"], "rounds": int(args.rounds), "pause": float(args.pause),
+        "heavy_request": args.heavy_request, "server_env": env,
+        "alone": alone, "class": together, "ratio_p95": ratio,
+        "alone_seconds": raw["alone_seconds"], "class_seconds": raw["class_seconds"],
+        "heavy": raw["heavy"], "runs": runs, "lost": lost,
+        "goal": {"p95_at_most_2x": bool(ratio) and all(r <= 2.0 for r in ratio.values()),
+                 "nothing_lost": lost["pages"] == 0 and lost["searches_not_started"] == 0,
+                 "no_run_slowed_past_its_pause": not any(r["slowed"] for r in runs)},
+    }
