@@ -33,6 +33,7 @@ MODULES = (
     "nasviz.bench.tables.other_tables",
     "nasviz.bench.tables.first_hour",
     "nasviz.bench.tables.fidelity",
+    "nasviz.bench.tables.classroom",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
