@@ -20,7 +20,7 @@ from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_
 from nasviz.dashboard.text import chart, fill, plain, shorten
 from nasviz.dashboard.explorer import budget
 from nasviz.errors import LimitError
-from nasviz.jobs.manager import KernelRequest, KernelResult, manager
+from nasviz.jobs.manager import KernelRequest, KernelResult, SurrogateRequest, manager
 
 run_through_app()
 
@@ -37,45 +37,56 @@ def explorer_jobs():
     return manager(runs_dir() / "explorer-cache")
 
 
-def _matrices(requests: list[KernelRequest]) -> dict[str, KernelResult]:
-    """Each kernel's matrices, computed in worker processes (:mod:`nasviz.jobs.manager`): cached
-    results at once; else a job with a progress bar and a Cancel button. Stops the page until
-    every result is there."""
+def _computed(requests: list, name: str) -> dict | None:
+    """Each request's result by its key, computed in worker processes (:mod:`nasviz.jobs.manager`):
+    cached results at once; else jobs with a progress bar and a Cancel button. ``None`` (after
+    drawing the progress, or an error) until every result is there."""
     jobs = explorer_jobs()
     owner = session_token()
-    if st.session_state.get("k_jobs_cancelled") == [r.key for r in requests]:
-        if not st.button("Compute again", key="k_again"):
-            stop_with("Cancelled: change N or the kernels, or compute again.", "info")
-        st.session_state.pop("k_jobs_cancelled")
+    if st.session_state.get(f"k_{name}_cancelled") == [r.key for r in requests]:
+        if not st.button("Compute again", key=f"k_{name}_again"):
+            st.info("Cancelled: change the request, or compute again.")
+            return None
+        st.session_state.pop(f"k_{name}_cancelled")
     try:
         jobs.submit(requests, owner, serve_settings().limits, background=not sync_runs())
     except LimitError as err:
-        stop_with(str(err))
+        st.error(plain(str(err)))
+        return None
     deadline = time.monotonic() + 3.0  # small jobs: the figures without a progress bar's flash
     while not jobs.poll(requests, owner).finished and time.monotonic() < deadline:
         time.sleep(0.2)
     progress = jobs.poll(requests, owner)
     if not progress.finished:
-        _progress(requests)
-        st.stop()
+        _progress(requests, name)
+        return None
     if progress.errors:
-        stop_with("Cannot compute: " + " ".join(progress.errors))
-    return {r.kernel: jobs.cached(r) for r in requests}
+        st.error(plain("Cannot compute: " + " ".join(progress.errors)))
+        return None
+    return {r.key: jobs.cached(r) for r in requests}
+
+
+def _matrices(requests: list[KernelRequest]) -> dict[str, KernelResult]:
+    """Each kernel's matrices (:func:`_computed`); stops the page until they are all there."""
+    results = _computed(requests, "matrices")
+    if results is None:
+        st.stop()
+    return {r.kernel: results[r.key] for r in requests}
 
 
 @st.fragment(run_every=1.0)
-def _progress(requests: list[KernelRequest]) -> None:
+def _progress(requests: list, name: str) -> None:
     """Progress of this session's jobs, polled every second (each poll is the session's heartbeat:
     a closed tab stops polling and its jobs are killed)."""
     jobs = explorer_jobs()
     progress = jobs.poll(requests, session_token())
     if progress.finished:
         st.rerun(scope="app")
-    st.progress(progress.fraction, text=f"Computing in a worker process: {progress.done} of {progress.total} "
+    st.progress(progress.fraction, text=f"Computing in worker processes: {progress.done} of {progress.total} "
                                         f"kernels done")
-    if st.button("Cancel", key="k_cancel"):
+    if st.button("Cancel", key=f"k_{name}_cancel"):
         jobs.cancel(requests, session_token())
-        st.session_state["k_jobs_cancelled"] = [r.key for r in requests]
+        st.session_state[f"k_{name}_cancelled"] = [r.key for r in requests]
         st.rerun(scope="app")
 
 
@@ -162,7 +173,7 @@ if table is None or table.space.name != space:
     stop_with("The surrogate protocol samples train and test sets from a table of this space: choose one in the "
               "sidebar.", "info")
 s1, s2, s3, s4 = st.columns(4)
-# Bounded like the other explorer inputs: the GPs are fitted in the page's own request.
+# Bounded like the other explorer inputs; the GPs are fitted in worker processes.
 n_train = s1.number_input("Training architectures", min_value=1, max_value=500, value=50, step=10, key="k_train")
 n_test = s2.number_input("Test architectures", min_value=1, max_value=1000, value=100, step=50, key="k_test")
 trials = s3.number_input("Trials", min_value=1, max_value=50, value=5, key="k_trials")
@@ -178,21 +189,16 @@ if protocol_refused:
     s4.caption("Over this server's limit")
     st.info(plain(protocol_refused))
 elif s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
-    bar = st.progress(0.0, text="Fitting GPs...")
-    total = len(chosen) * int(trials)
-    results = []
-    try:
-        for k, spec in enumerate(chosen):
-            results.append(kx.surrogate_quality(
-                table, metric, spec, n_train=int(n_train), n_test=int(n_test), trials=int(trials), seed=int(seed),
-                on_trial=lambda i, k=k, spec=spec: bar.progress((k * int(trials) + i + 1) / total,
-                                                                text=f"{spec}: trial {i + 1} of {int(trials)}")))
-    except ValueError as err:
-        bar.empty()
-        st.error(fill("Cannot run the protocol: {}", err))
-    else:
-        bar.empty()
-        st.session_state["k_surrogate"] = {"key": (src.path, metric), "results": results}
+    st.session_state["k_surrogate_asked"] = [
+        SurrogateRequest(str(src.path), space, metric, spec, int(n_train), int(n_test), int(trials), int(seed),
+                         protocol.seconds / len(chosen)) for spec in chosen]
+asked = st.session_state.get("k_surrogate_asked")
+if asked and src is not None and asked[0].table == str(src.path) and asked[0].metric == metric:
+    # In worker processes like the matrices: a progress bar, Cancel, the result cached for everyone.
+    results = _computed(asked, "surrogate")
+    if results is not None:
+        st.session_state["k_surrogate"] = {"key": (src.path, metric), "results": [results[r.key] for r in asked]}
+        st.session_state.pop("k_surrogate_asked")
 stored = st.session_state.get("k_surrogate")
 if stored and stored["key"] == (src.path, metric):
     res = stored["results"]

@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 from nasviz.errors import LimitError
-from nasviz.jobs.manager import JobManager, KernelRequest
+from nasviz.jobs.manager import JobManager, KernelRequest, SurrogateRequest
 from nasviz.settings import Limits
 from nasviz.spaces import get_space
-from nasviz.workers.explorer import compute
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +59,7 @@ def test_kernel_matrix_is_computed_in_another_process_and_cached_for_a_second_vi
     assert job.pid is not None and job.pid != os.getpid()
     assert _wait(jobs, [req], "visitor-a").errors == []
     got = jobs.cached(req)
-    expected = compute(req)
+    expected = KernelRequest.result(req.compute())
     np.testing.assert_allclose(got.gram, expected.gram)
     assert set(got.distances) == set(expected.distances)
     # A second visitor asking for the same matrix: no new process, the result at once.
@@ -107,3 +106,21 @@ def test_a_job_whose_visitor_stopped_polling_is_killed(tmp_path):
     # Nobody polls: the reaper thread kills it once the heartbeat is older than heartbeat_s.
     assert _gone(pid, timeout=15.0)
     assert jobs.cached(req) is None
+
+
+def test_the_surrogate_protocol_runs_in_a_worker_and_matches_the_in_process_one(tmp_path):
+    from nasviz.dashboard.explorer.kernels import surrogate_quality
+    from nasviz.dashboard.sources import table_from_path
+    rng = np.random.default_rng(0)
+    strings = sorted(set(_strings(120)))
+    path = tmp_path / "table.csv"
+    path.write_text("arch,acc\n" + "".join(f"{a},{50 + rng.normal():.3f}\n" for a in strings))
+    jobs = JobManager(tmp_path / "cache")
+    req = SurrogateRequest(str(path), "nb201", "acc", "tw2g", n_train=15, n_test=20, trials=2, seed=0)
+    jobs.submit([req], "visitor", Limits())
+    assert jobs.running()[req.key].pid != os.getpid()
+    assert _wait(jobs, [req], "visitor").errors == []
+    got = jobs.cached(req)
+    expected = surrogate_quality(table_from_path(path), "acc", "tw2g", n_train=15, n_test=20, trials=2, seed=0)
+    np.testing.assert_allclose(got.spearman, expected.spearman)
+    assert got.kernel == "tw2g" and got.transform == expected.transform

@@ -52,14 +52,93 @@ class KernelRequest:
     cost_s: float = field(default=0.0, compare=False)
 
     @property
+    def label(self) -> str:
+        return f"the {self.kernel} matrices"
+
+    @property
     def key(self) -> str:
         """Hash of the inputs: the cache file's name and the job's identity."""
-        text = json.dumps({"v": CACHE_VERSION, "kind": "kernel", "kernel": self.kernel, "space": self.space,
-                           "strings": list(self.strings)})
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        return _hash({"kind": "kernel", "kernel": self.kernel, "space": self.space, "strings": list(self.strings)})
 
     def to_json(self) -> dict:
         return {"kind": "kernel", "kernel": self.kernel, "space": self.space, "strings": list(self.strings)}
+
+    def compute(self) -> dict[str, np.ndarray]:
+        """The arrays of :class:`KernelResult` (in the worker process)."""
+        from nasviz.dashboard.explorer.kernels import kernel_views
+        from nasviz.dashboard.kernels import parse_archs
+
+        distances, gram = kernel_views(self.kernel, parse_archs(self.strings, self.space), self.space)
+        return {"gram": gram, **{f"dist.{k}": v for k, v in distances.items()}}
+
+    @staticmethod
+    def result(arrays: dict[str, np.ndarray]) -> "KernelResult":
+        return KernelResult({k[5:]: v for k, v in arrays.items() if k.startswith("dist.")}, arrays["gram"])
+
+
+@dataclass(frozen=True)
+class SurrogateRequest:
+    """The surrogate-quality protocol (paper 002 §5.1) of one kernel on the table at ``table``
+    (a file the app chose: the embedded table, a stored upload, a server-side table)."""
+
+    table: str
+    space: str
+    metric: str
+    kernel: str
+    n_train: int
+    n_test: int
+    trials: int
+    seed: int
+    cost_s: float = field(default=0.0, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"the {self.kernel} surrogate protocol"
+
+    @property
+    def key(self) -> str:
+        stat = Path(self.table).stat()  # a changed file is another table
+        return _hash({**self.to_json(), "size": stat.st_size, "mtime": stat.st_mtime_ns})
+
+    def to_json(self) -> dict:
+        return {"kind": "surrogate", "table": self.table, "space": self.space, "metric": self.metric,
+                "kernel": self.kernel, "n_train": self.n_train, "n_test": self.n_test, "trials": self.trials,
+                "seed": self.seed}
+
+    def compute(self) -> dict[str, np.ndarray]:
+        from nasviz.dashboard.explorer.kernels import surrogate_quality
+        from nasviz.dashboard.sources import table_from_path
+
+        q = surrogate_quality(table_from_path(self.table, self.space), self.metric, self.kernel,
+                              n_train=self.n_train, n_test=self.n_test, trials=self.trials, seed=self.seed)
+        return {"spearman": q.spearman, "spearman_mean": np.float64(q.spearman_mean),
+                "spearman_se": np.float64(q.spearman_se), "coverage_95": np.float64(q.coverage_95),
+                "truth": q.truth, "mean": q.mean, "std": q.std, "transform": np.str_(q.transform)}
+
+    def result(self, arrays: dict[str, np.ndarray]):
+        from nasviz.dashboard.explorer.kernels import SurrogateQuality
+
+        return SurrogateQuality(self.kernel, arrays["spearman"], float(arrays["spearman_mean"]),
+                                float(arrays["spearman_se"]), float(arrays["coverage_95"]), arrays["truth"],
+                                arrays["mean"], arrays["std"], str(arrays["transform"]))
+
+
+Request = KernelRequest | SurrogateRequest
+
+
+def request_from_json(data: dict) -> Request:
+    """The request a worker reads from its job file (plain JSON)."""
+    if data["kind"] == "kernel":
+        return KernelRequest(str(data["kernel"]), str(data["space"]), tuple(str(s) for s in data["strings"]))
+    if data["kind"] == "surrogate":
+        return SurrogateRequest(str(data["table"]), str(data["space"]), str(data["metric"]), str(data["kernel"]),
+                                int(data["n_train"]), int(data["n_test"]), int(data["trials"]), int(data["seed"]))
+    raise ValueError(f"unknown job kind {data['kind']!r}")
+
+
+def _hash(inputs: dict) -> str:
+    text = json.dumps({"v": CACHE_VERSION, **inputs}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass
@@ -70,28 +149,28 @@ class KernelResult:
     gram: np.ndarray
 
 
-def save_result(path: Path, result: KernelResult) -> None:
-    """Write ``result`` as ``.npz`` atomically (a reader never sees half a file)."""
+def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` as ``.npz`` atomically (a reader never sees half a file)."""
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
-        np.savez(fh, gram=result.gram, **{f"dist.{k}": v for k, v in result.distances.items()})
+        np.savez(fh, **arrays)
     os.replace(tmp, path)
 
 
-def load_result(path: Path) -> KernelResult:
-    """Read a result written by :func:`save_result` (never unpickles); arrays are read-only."""
+def load_arrays(path: Path) -> dict[str, np.ndarray]:
+    """Read arrays written by :func:`save_arrays` (never unpickles); read-only."""
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: np.array(data[k]) for k in data.files}
     for a in arrays.values():
         a.setflags(write=False)
-    return KernelResult({k[5:]: v for k, v in arrays.items() if k.startswith("dist.")}, arrays["gram"])
+    return arrays
 
 
 @dataclass
 class Job:
     """A running computation: its process, estimate, and the visitors waiting for it."""
 
-    request: KernelRequest
+    request: Request
     proc: subprocess.Popen | None
     started: float
     owners: dict[str, float] = field(default_factory=dict)  # visitor -> time of its last poll
@@ -132,18 +211,19 @@ class JobManager:
     def _error_path(self, key: str) -> Path:
         return self.cache_dir / f"{key}.error.txt"
 
-    def cached(self, request: KernelRequest) -> KernelResult | None:
-        """The stored result of ``request``, or ``None``."""
+    def cached(self, request: Request):
+        """The stored result of ``request`` (its ``result`` type), or ``None``."""
         path = self.result_path(request.key)
-        return load_result(path) if path.exists() else None
+        return request.result(load_arrays(path)) if path.exists() else None
 
     # ------------------------------------------------------------------ budget
-    def check(self, requests: Sequence[KernelRequest], owner: str, limits: Limits) -> None:
+    def check(self, requests: Sequence[Request], owner: str, limits: Limits) -> None:
         """:class:`LimitError` (one sentence) if starting the uncached and not yet running
         ``requests`` would take ``owner``'s running jobs past ``max_explorer_seconds`` or all running
         jobs past ``max_explorer_seconds_total``."""
         with self._lock:
-            new = [r for r in requests if r.key not in self._jobs and not self.result_path(r.key).exists()]
+            new = [r for r in requests if r.key not in self._jobs and not self.result_path(r.key).exists()
+                   and not self._error_path(r.key).exists()]
             cost = sum(r.cost_s for r in new)
             mine = sum(j.request.cost_s for j in self._jobs.values() if owner in j.owners)
             everyone = sum(j.request.cost_s for j in self._jobs.values())
@@ -159,7 +239,7 @@ class JobManager:
                              f"a minute, or ask for a smaller N.", field="n")
 
     # ------------------------------------------------------------------ jobs
-    def submit(self, requests: Sequence[KernelRequest], owner: str, limits: Limits, *,
+    def submit(self, requests: Sequence[Request], owner: str, limits: Limits, *,
                background: bool = True) -> None:
         """Start (or join) a job for each request not cached yet, after :meth:`check`.
         ``background=False`` computes in this thread instead (tests, ``$NASVIZ_SYNC_RUNS``)."""
@@ -172,13 +252,13 @@ class JobManager:
                 if key in self._jobs:
                     self._jobs[key].owners[owner] = now
                     continue
-                if self.result_path(key).exists():
-                    continue
-                self._error_path(key).unlink(missing_ok=True)
+                if self.result_path(key).exists() or self._error_path(key).exists():
+                    continue  # done, or an input it cannot compute (the same inputs fail the same way)
                 if not background:
-                    from nasviz.workers.explorer import compute
-
-                    save_result(self.result_path(key), compute(r))
+                    try:
+                        save_arrays(self.result_path(key), r.compute())
+                    except ValueError as err:
+                        self._error_path(key).write_text(f"{r.label} cannot be computed: {str(err)[:300]}")
                     continue
                 spec = self.cache_dir / f"{key}.job.json"
                 spec.write_text(json.dumps(r.to_json()))
@@ -188,7 +268,7 @@ class JobManager:
                 self._jobs[key] = Job(r, proc, now, {owner: now})
             self._start_reaper()
 
-    def poll(self, requests: Sequence[KernelRequest], owner: str) -> Progress:
+    def poll(self, requests: Sequence[Request], owner: str) -> Progress:
         """Progress of ``requests`` for ``owner``; also its heartbeat for the running ones."""
         self.reap()
         now = time.monotonic()
@@ -208,11 +288,11 @@ class JobManager:
                     fraction += 1.0
                     errors.append(self._error_path(key).read_text())
                 else:
-                    errors.append(f"the {r.kernel} computation was stopped.")
+                    errors.append(f"{r.label} stopped before it finished.")
                     done += 1
         return Progress(done, len(requests), fraction / max(1, len(requests)), errors)
 
-    def cancel(self, requests: Sequence[KernelRequest], owner: str) -> None:
+    def cancel(self, requests: Sequence[Request], owner: str) -> None:
         """``owner`` no longer waits for ``requests``; a job nobody waits for is killed."""
         with self._lock:
             for r in requests:
