@@ -19,8 +19,7 @@ from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_
                                  url_multiselect, url_number, url_int, url_selectbox)
 from nasviz.dashboard.text import chart, fill, plain, shorten
 from nasviz.dashboard.explorer import budget
-from nasviz.errors import LimitError
-from nasviz.jobs.manager import KernelRequest, KernelResult, SurrogateRequest, manager
+from nasviz.dashboard.engine import KernelRequest, KernelResult, LimitError, SurrogateRequest, manager
 
 run_through_app()
 
