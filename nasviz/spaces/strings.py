@@ -28,8 +28,8 @@ PARSER_REFUSALS = (ValueError, ArithmeticError, RecursionError, MemoryError, Loo
 MAX_REASON_CHARS = 200
 
 
-def _reason(err: BaseException) -> str:
-    text = str(err) or type(err).__name__
+def _reason(err: BaseException | str) -> str:
+    text = err if isinstance(err, str) else (str(err) or type(err).__name__)
     return text if len(text) <= MAX_REASON_CHARS else f"{text[:MAX_REASON_CHARS]}… ({len(text):,} characters)"
 
 
@@ -54,8 +54,9 @@ def parse_architecture(space: SearchSpace, text: str, *, source: str | None = No
                                 f"{MAX_ARCH_CHARS:,} any {space.name} architecture needs", **where)
     try:
         return space.parse(text)
-    except ArchitectureError as err:
-        raise ArchitectureError(err.problem, detail=err.detail, **where) from None
+    except ArchitectureError as err:  # a parser's own error may quote the input in its problem: cut both
+        raise ArchitectureError(_reason(err.problem), detail=None if err.detail is None else _reason(err.detail),
+                                **where) from None
     except PARSER_REFUSALS as err:
         raise ArchitectureError(f"not a valid {space.name} architecture", detail=_reason(err), **where) from None
 
@@ -77,6 +78,7 @@ def parse_architecture_columns(space: SearchSpace, texts: tuple[str, ...], *, so
     try:
         return space.parse_columns(tuple(texts))
     except ArchitectureError as err:
-        raise ArchitectureError(err.problem, detail=err.detail, **where) from None
+        raise ArchitectureError(_reason(err.problem), detail=None if err.detail is None else _reason(err.detail),
+                                **where) from None
     except PARSER_REFUSALS as err:
         raise ArchitectureError(f"not a valid {space.name} architecture", detail=_reason(err), **where) from None

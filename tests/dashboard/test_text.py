@@ -102,6 +102,12 @@ def test_a_links_numbers_that_are_fine():
 def test_a_wired_string_with_an_overflowing_number_is_an_architecture_error():
     with pytest.raises(ArchitectureError, match="not a valid wired architecture"):
         parse_architecture(get_space("wired"), "er:P=0.1,seed=1e999|0-1")
+    example = get_space("wired").examples[0]  # 'ws:K=4,...': K=1e999 read as inf would be written back as 'inf'
+    with pytest.raises(ArchitectureError, match="not a finite number"):
+        parse_architecture(get_space("wired"), example.replace("K=4", "K=1e999"))
+    with pytest.raises(ArchitectureError) as caught:  # a parser's own message quoting 400 digits is cut
+        parse_architecture(get_space("layers"), "input;relu:" + "9" * 400 + "<0;output<1")
+    assert len(str(caught.value)) < 600
 
 
 def test_a_huge_architecture_string_is_refused_at_once_with_a_short_message():

@@ -31,6 +31,7 @@ unknown origin.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -168,7 +169,10 @@ def _parse_header(head: str) -> Provenance:
         m = _PARAM.fullmatch(item)
         if m is None:
             raise ValueError(f"generator setting {item[:20]!r} is not of the form name=number")
-        values[m.group(1)] = float(m.group(2))
+        value = float(m.group(2))
+        if not math.isfinite(value):  # 1e999 reads as inf: it would be written back as 'inf', which no parse reads
+            raise ValueError(f"generator setting {item[:20]!r} is not a finite number")
+        values[m.group(1)] = value
     seed = values.pop("seed", None)
     rewired = int(values.pop("rewired", 0))
     expected = tuple(GRIDS.get(name, {}))
