@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping
 
 #: Sizes a kernel is timed at before a request (its first architectures): two sizes separate what
 #: it costs per architecture (features, graph reductions) from what it costs per pair.
