@@ -82,9 +82,20 @@ if c4.button("Delete", key="delete_run", disabled=not confirm):
             st.session_state["run_id"] = None
         st.session_state.pop("confirm_delete", None)
         st.rerun()
-c5.download_button("Export CSV", data=lambda: export_bytes(store_path, run_id, "csv"),
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _exported(path: str, run: int, fmt: str, updated: float | None) -> bytes:
+    """A run's export, made once per version of the run (``updated``; tens of ms for a 100-step run)."""
+    return export_bytes(path, run, fmt)
+
+
+# The bytes are made when the page is drawn, not by a deferred callable: Streamlit drops a
+# deferred download's id whenever the page reruns, and a click that still held the old id hung
+# ("Deferred file ... not found"). Made here, the file's id is its content's hash, stable across reruns.
+c5.download_button("Export CSV", data=_exported(str(store_path), run_id, "csv", run["updated"]),
                    file_name=f"nasviz-run-{run_id}.csv", mime="text/csv", key="export_csv")
-c6.download_button("Export JSON", data=lambda: export_bytes(store_path, run_id, "json"),
+c6.download_button("Export JSON", data=_exported(str(store_path), run_id, "json", run["updated"]),
                    file_name=f"nasviz-run-{run_id}.json", mime="application/json", key="export_json")
 
 if run["config"].get("objective") == "train":  # a trained run's best network (nasviz export)

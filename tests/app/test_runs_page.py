@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from nasviz.dashboard import launching
@@ -104,3 +105,18 @@ def test_notes_are_kept_with_a_run_and_shown_in_the_table(store_path, synthetic_
     assert again.text_area(key=f"notes_{first}").value.startswith("TW kernel")
     with pytest.raises(StoreError, match="at most 10,000"):
         RunStore(store_path).set_notes(first, "x" * (MAX_NOTES_CHARS + 1))
+
+
+@pytest.mark.slow
+def test_exports_are_files_ready_to_download_not_deferred(store_path, synthetic_table):
+    """Issue 46: Export JSON hung ("Deferred file ... not found") when the page had rerun between
+    drawing the button and the click. The buttons now carry the file itself (a URL of its bytes)."""
+    run_id = make_runs(store_path, synthetic_table, n=1)[0]
+    at = runs_page(AppTest.from_file(APP, default_timeout=120))
+    assert not errors(at)
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert set(buttons) >= {"Export CSV", "Export JSON"}
+    for label in ("Export CSV", "Export JSON"):
+        proto = buttons[label]
+        assert not proto.HasField("deferred_file_id") and proto.url, label
+    assert buttons["Export JSON"].url != buttons["Export CSV"].url and at.selectbox(key="selected_run").value == run_id
