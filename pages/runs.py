@@ -38,8 +38,10 @@ if st.button("Refresh", key="refresh"):
     st.rerun()
 
 by_id = {r["id"]: r for r in runs}
+# The picker names a run by what never changes: the browser keeps a select box's text until its
+# choice changes, so a status in it still said "(stopped)" after Resume. The status is below.
 run_id = url_selectbox(st, "Run", list(by_id), key="selected_run", param="run", convert=url_int,
-                      format_func=lambda i: f"{i}: {shorten(by_id[i]['name'], 120)} ({by_id[i]['status']})")
+                      format_func=lambda i: f"{i}: {shorten(by_id[i]['name'], 120)}")
 run = by_id[run_id]
 st.subheader(fill("Run {}: {}", run_id, run["name"]))
 best_value = shown_value(run["best_value"], run_direction(run["config"]))
