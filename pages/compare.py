@@ -106,7 +106,8 @@ axis = st.radio("x axis", list(viz.X_AXES), format_func=viz.X_AXES.get, horizont
 chart(st, viz.plot_curves(curves, regret, axis), key="chart_curves")
 finals = viz.final_table(curves)
 st.dataframe(finals, hide_index=True, key="c_final_table")
-left, right = st.columns(2)
+# One above the other: the parallel coordinates need the page's width (one axis per slot).
+left = right = st.container()
 chart(left, viz.plot_final_values(curves), key="chart_final_values")
 space, why_not = comparison.parallel_space(curves)
 slots = comparison.slot_axes(curves, space)  # None when why_not says why

@@ -283,23 +283,31 @@ def _get_parallel_plot(info: ParallelInfo, height: int = 420) -> go.Figure:
     index = {op: i for i, op in enumerate(info.operations)}
     short = [op.replace("nor_conv_", "conv ").replace("avg_pool_3x3", "pool").replace("skip_connect", "skip")
              for op in info.operations]
-    # Axis labels short ("0→1": the title says they are edges) and tilted: full-width labels ran
-    # into each other on a narrow screen.
+    # Axis labels short ("0→1": the title says they are edges) and level. Every slot axis has the
+    # same categories in the same order, so only the first names them: names on every axis ran into
+    # the lines and the next axis's names on a half-width chart. The value axis is coloured by
+    # itself, so a colour bar beside it only covered its ticks.
     dims = [dict(label=e.removeprefix("edge "), values=f[e].map(index).to_numpy(), tickvals=list(range(len(short))),
-                 ticktext=short, range=[-0.3, len(short) - 0.7]) for e in info.edges]
-    dims.append(dict(label=info.metric, values=f["value"].to_numpy()))
+                 ticktext=short if i == 0 else [""] * len(short), range=[-0.3, len(short) - 0.7])
+            for i, e in enumerate(info.edges)]
+    dims.append(dict(label=_short_metric(info.metric), values=f["value"].to_numpy()))
     values = f["value"].to_numpy()
     # Colour from the 10th percentile up: a few diverged trainings (NB201: ~10% accuracy) would
     # otherwise squeeze every good cell into one colour.
     cmin = float(np.quantile(values, 0.1)) if len(values) > 9 else float(values.min())
-    fig = go.Figure(go.Parcoords(line=dict(color=values, colorscale="Viridis", showscale=True, cmin=cmin,
-                                           cmax=float(values.max()), colorbar=dict(title=info.metric)),
-                                 dimensions=dims, labelangle=-30, labelside="top"))
-    fig.update_layout(height=height, margin=dict(l=60, r=40, t=130, b=30),
+    fig = go.Figure(go.Parcoords(line=dict(color=values, colorscale="Viridis", showscale=False, cmin=cmin,
+                                           cmax=float(values.max())),
+                                 dimensions=dims, labelangle=0, labelside="top"))
+    fig.update_layout(height=height, margin=dict(l=70, r=50, t=120, b=30),
                       title=dict(text=f"Evaluated cells by edge operation ({shown})", x=0,
-                                 subtitle=dict(text=f"axes: the edges, then {info.metric}; colour: {info.metric}, from its "
-                                                    "10th percentile up")))
+                                 subtitle=dict(text=f"axes: the edges, then {info.metric}; colour: {info.metric} "
+                                                    "(yellow high), from its 10th percentile up")))
     return tidy_layout(fig)
+
+
+def _short_metric(metric: str, limit: int = 10) -> str:
+    """The value axis's label: a long column name ran into the subtitle (the subtitle names it whole)."""
+    return metric if len(metric) <= limit else metric[:limit - 1] + "…"
 
 
 def plot_parallel(curves, slots: SlotAxes) -> go.Figure:

@@ -94,3 +94,26 @@ def whole_page_screenshot(page, path, settle: float = 0.5) -> None:
     time.sleep(settle)
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(size)
+
+
+def overlapping_texts(page, selector: str, tolerance: float = 1.0) -> list[tuple[str, str]]:
+    """Pairs of visible SVG texts inside ``selector`` whose boxes overlap by more than
+    ``tolerance`` pixels each way (labels drawn over each other); ``[]`` when none do."""
+    return page.evaluate("""([selector, tol]) => {
+        const boxes = [];
+        for (const t of document.querySelectorAll(selector + ' text')) {
+            const text = (t.textContent || '').trim();
+            const r = t.getBoundingClientRect();
+            const style = window.getComputedStyle(t);
+            if (!text || r.width < 1 || r.height < 1 || style.visibility === 'hidden' || style.opacity === '0') continue;
+            boxes.push([text, r]);
+        }
+        const out = [];
+        for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+            const a = boxes[i][1], b = boxes[j][1];
+            const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (dx > tol && dy > tol) out.push([boxes[i][0], boxes[j][0]]);
+        }
+        return out;
+    }""", [selector, tolerance])
