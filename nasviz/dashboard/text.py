@@ -109,8 +109,10 @@ def chart(container: Any, fig: Any, **kwargs: Any) -> Any:
     shows goes through here."""
     import plotly.graph_objects as go
 
+    from nasviz.viz import clear_of_toolbar
+
     # a Figure again: plotly_chart refuses a dict without traces (an empty figure's message)
-    return container.plotly_chart(go.Figure(safe_figure(fig)), **kwargs)
+    return container.plotly_chart(clear_of_toolbar(go.Figure(safe_figure(fig))), **kwargs)
 
 
 # ----------------------------------------------------------------------------- configurations

@@ -6,7 +6,7 @@ public ``plot_*`` does both. Large runs stay responsive: scatter traces are down
 :data:`MAX_SCATTER_POINTS` and heatmaps capped at :data:`MAX_HEATMAP_SIZE`, with a note on the plot.
 """
 
-from nasviz.viz._common import MAX_HEATMAP_SIZE, MAX_SCATTER_POINTS, empty_figure
+from nasviz.viz._common import MAX_HEATMAP_SIZE, MAX_SCATTER_POINTS, clear_of_toolbar, empty_figure
 from nasviz.viz._curves import FidelityCurveInfo, LearningCurveInfo, plot_fidelity_curves, plot_learning_curves
 from nasviz.viz._distances import DistanceMatrixInfo, distance_note, heatmap_indices, plot_distance_panels
 from nasviz.viz._embedding import PoolInfo, classical_mds, plot_pool
@@ -44,6 +44,7 @@ __all__ = [
     "PoolInfo",
     "ProgressInfo",
     "classical_mds",
+    "clear_of_toolbar",
     "empty_figure",
     "format_seconds",
     "get_progress_info",

@@ -102,6 +102,22 @@ def empty_figure(message: str, height: int = 300) -> go.Figure:
     return fig
 
 
+def clear_of_toolbar(fig: go.Figure) -> go.Figure:
+    """Pin a figure's title :data:`TOOLBAR_ROOM` pixels below its top, under the chart toolbar's
+    strip, and grow the top margin to hold it (and its subtitle). A figure without a title is left
+    as it is. The dashboard applies it to every figure it shows (at 390 px the toolbar spans the
+    width and covered centred panel titles such as the Kernels page's component names)."""
+    layout = fig.layout
+    title = layout.title.text if layout.title is not None else None
+    if not title:
+        return fig
+    fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=TOOLBAR_ROOM)))
+    subtitle = layout.title.subtitle is not None and bool(layout.title.subtitle.text)
+    top = layout.margin.t
+    fig.update_layout(margin=dict(t=max(top if top is not None else 0, TOOLBAR_ROOM + 45 + (20 if subtitle else 0))))
+    return fig
+
+
 def tidy_layout(fig: go.Figure) -> go.Figure:
     """Keep a figure's title clear of the chart toolbar and its legend clear of the x axis's title.
 
@@ -110,12 +126,8 @@ def tidy_layout(fig: go.Figure) -> go.Figure:
     with room for the axis title above it (:data:`LEGEND_BELOW`). Figures call it last.
     """
     layout = fig.layout
-    title = layout.title.text if layout.title is not None else None
+    clear_of_toolbar(fig)
     margin = {k: getattr(layout.margin, k) for k in ("l", "r", "t", "b")}
-    if title:
-        fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=TOOLBAR_ROOM)))
-        subtitle = layout.title.subtitle is not None and bool(layout.title.subtitle.text)
-        margin["t"] = max(margin["t"] or 0, TOOLBAR_ROOM + 45 + (20 if subtitle else 0))
     legend_shown = layout.showlegend is not False and len(fig.data) > 1
     if legend_shown and (layout.legend.orientation == "h" or layout.legend.y is not None):
         fig.update_layout(legend=LEGEND_BELOW)

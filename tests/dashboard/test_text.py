@@ -119,3 +119,29 @@ def test_a_huge_architecture_string_is_refused_at_once_with_a_short_message():
     with pytest.raises(ArchitectureError) as caught:
         parse_architecture(get_space("nb201"), "|" + "a" * 9_000)  # under the cap: the parser's reason, cut
     assert len(str(caught.value)) < 400
+
+
+def test_every_shown_figure_has_its_title_below_the_chart_toolbar():
+    """Issue 46: at 390 px the chart toolbar spans the width and covered centred titles (the Kernels
+    page's component panels, which did not pin theirs). ``chart`` pins every figure's title."""
+    import numpy as np
+
+    from nasviz import viz
+    from nasviz.dashboard.text import chart
+    from nasviz.viz._common import TOOLBAR_ROOM
+
+    class Sink:
+        def plotly_chart(self, fig, **kwargs):
+            self.fig = fig
+
+    panels = viz.plot_distance_panels({"operations": np.ones((4, 4)) - np.eye(4)}, list("abcd"), [1.0, 2.0, 3.0, 4.0])
+    sink = Sink()
+    for _, fig in panels:
+        assert fig.layout.title.yref != "container"  # as the figure comes: centred, at the very top
+        chart(sink, fig)
+        title = sink.fig.layout.title
+        assert title.yref == "container" and title.y == 1.0 and title.pad.t >= TOOLBAR_ROOM
+        assert sink.fig.layout.margin.t >= TOOLBAR_ROOM + 45
+    untitled = viz.empty_figure("nothing yet")
+    chart(sink, untitled)
+    assert not sink.fig.layout.title.text and sink.fig.layout.margin.t == untitled.layout.margin.t
