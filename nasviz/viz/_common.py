@@ -81,7 +81,8 @@ def add_note(fig: go.Figure, text: str | None) -> go.Figure:
     title = fig.layout.title.text if fig.layout.title is not None else None
     if title:
         old = fig.layout.title.subtitle.text if fig.layout.title.subtitle is not None else None
-        fig.update_layout(title=dict(subtitle=dict(text="; ".join(t for t in (old, text) if t),
+        # a line each: a subtitle does not wrap, and one long line was cut on a phone
+        fig.update_layout(title=dict(subtitle=dict(text="<br>".join(t for t in (old, text) if t),
                                                    font=dict(size=11, color="#888"))))
     else:
         fig.add_annotation(
@@ -112,9 +113,10 @@ def clear_of_toolbar(fig: go.Figure) -> go.Figure:
     if not title:
         return fig
     fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=TOOLBAR_ROOM)))
-    subtitle = layout.title.subtitle is not None and bool(layout.title.subtitle.text)
+    subtitle = layout.title.subtitle.text if layout.title.subtitle is not None else None
+    lines = (subtitle.count("<br>") + 1) if subtitle else 0
     top = layout.margin.t
-    fig.update_layout(margin=dict(t=max(top if top is not None else 0, TOOLBAR_ROOM + 45 + (20 if subtitle else 0))))
+    fig.update_layout(margin=dict(t=max(top if top is not None else 0, TOOLBAR_ROOM + 45 + 20 * lines)))
     return fig
 
 

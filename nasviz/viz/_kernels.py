@@ -126,8 +126,9 @@ def _get_kernel_quality_plot(infos: Sequence[KernelQualityInfo], height: int = 3
         fig.update_yaxes(autorange="reversed", showticklabels=False, row=1, col=c)
         fig.update_xaxes(showticklabels=False, row=1, col=c)
     fig.update_layout(height=height, margin=dict(l=20, r=20, t=60, b=20),
-                      title=dict(text="Kernel quality (Auto-Keras §5.4): both scaled to [-1, 1], ordered best first, "
-                                      "lighter = more similar", x=0))
+                      # short title, the rest in the subtitle's lines: a title does not wrap and was cut at 390 px
+                      title=dict(text="Kernel quality (Auto-Keras §5.4)", x=0,
+                                 subtitle=dict(text="K and P scaled to [-1, 1], best first; lighter = more similar")))
     best = min(infos, key=lambda i: i.mse)
     return tidy_layout(add_note(fig, f"lower MSE = closer to P (here {best.kernel}); it can disagree with ρ"
                                 if len(infos) > 1 else "lower MSE = closer to P"))

@@ -37,3 +37,13 @@ def test_kernel_quality_says_its_ranking_can_differ_from_rho():
     assert "lower MSE = closer to P" in fig.layout.title.subtitle.text
     assert "can disagree with ρ" in fig.layout.title.subtitle.text
 
+
+
+def test_kernel_quality_title_and_notes_fit_a_phone():
+    """A figure's title and subtitle do not wrap: the long title was cut at 390 px. The title is
+    short and each note is a line of its own."""
+    D, y = _distances(30)
+    fig = viz.plot_kernel_quality({"a": np.exp(-D), "b": np.exp(-D ** 2)}, y)
+    assert len(fig.layout.title.text) <= 40
+    lines = fig.layout.title.subtitle.text.split("<br>")
+    assert len(lines) == 2 and all(len(line) <= 70 for line in lines), lines
