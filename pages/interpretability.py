@@ -17,14 +17,16 @@ from nasviz.dashboard.text import chart, fill
 from nasviz.dashboard.explorer import budget
 from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.kernels import parse_archs
+from nasviz.dashboard.computing import computed
+from nasviz.dashboard.engine import InterpretRequest, InterpretResult
 
 run_through_app()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _wl_cost(space: str, _strings: tuple[str, ...]) -> budget.KernelCost:
-    """The WL kernel's measured cost on this space (once per space for the server's life)."""
-    return budget.measure(lambda k: kx.kernel_views("wl", parse_archs(_strings[:k], space), space, session_kernels()))
+def _kernel_cost(spec: str, space: str, _strings: tuple[str, ...]) -> budget.KernelCost:
+    """A kernel's measured cost on this space (once per kernel and space for the server's life)."""
+    return budget.measure(lambda k: kx.kernel_views(spec, parse_archs(_strings[:k], space), space, session_kernels()))
 
 
 st.title("Interpretability")
@@ -34,6 +36,7 @@ if table is None:
     stop_with(st.session_state.get("source_error") or "Choose a benchmark table in the sidebar (the GP is fitted "
               "on a sample of it).")
 space = table.space.name
+has_slots = get_space(space).provides(OPERATION_SLOTS)
 
 c1, c2, c3, c4 = st.columns(4)
 metric = url_selectbox(c1, "Metric", table.metrics, key="i_metric", param="metric")
@@ -41,25 +44,34 @@ n = url_number(c2, "Architectures in the sample N", min_value=3, max_value=2000,
 seed = url_number(c3, "Seed", min_value=0, value=0, step=1, key="i_seed", param="seed")
 top = url_number(c4, "Top features", min_value=1, max_value=10, value=4, key="i_top", param="top")
 
-key = (src.path, space, metric, int(n), int(seed), int(top))
-if st.session_state.get("i_result", (None,))[0] != key:
+key = (str(src.path), space, metric, int(n), int(seed))
+if st.session_state.get("i_request", (None,))[0] != key:
     try:
         sample = sample_table(table, metric, int(n), int(seed))
-        # Bounded before it starts: a WL GP fitted by ML-II on N, from the WL kernel's measured cost per pair.
+        # Bounded before it starts: a WL GP fitted by ML-II on N (and, with operation slots, a slot-kernel GP
+        # for the importances), from each kernel's measured cost per pair.
         limits = serve_settings().limits
-        with st.spinner("Timing the WL kernel on a few architectures..."):
-            costs = {"wl": _wl_cost(space, tuple(sample.strings))}
-        refused = budget.refusal(budget.Estimate(costs, len(sample.strings), budget.FIT_FACTOR),
-                                 limits.max_explorer_seconds, f"A WL GP on N = {len(sample.strings)}",
+        with st.spinner("Timing the kernels on a few architectures..."):
+            costs = {spec: _kernel_cost(spec, space, tuple(sample.strings))
+                     for spec in (("wl", "slots") if has_slots else ("wl",))}
+        estimate = budget.Estimate(costs, len(sample.strings), budget.FIT_FACTOR)
+        refused = budget.refusal(estimate, limits.max_explorer_seconds, f"A WL GP on N = {len(sample.strings)}",
                                  budget.largest_n(costs, limits.max_explorer_seconds, budget.FIT_FACTOR))
-        if refused:
-            stop_with(refused)
-        with st.spinner("Fitting a WL GP and computing its feature gradients..."):
-            st.session_state["i_result"] = (key, ix.interpret_sample(sample, top=int(top), seed=int(seed),
-                                                                     kernels=session_kernels()))
     except ValueError as err:
         stop_with(f"Cannot interpret this sample: {err}")
-it: ix.Interpretation = st.session_state["i_result"][1]
+    if refused:
+        stop_with(refused)
+    # The fits run in a worker process (a progress bar, Cancel, the result cached for every visitor).
+    st.session_state["i_request"] = (key, InterpretRequest(str(src.path), space, metric, int(n), int(seed),
+                                                           estimate.seconds))
+request: InterpretRequest = st.session_state["i_request"][1]
+if st.session_state.get("i_result", (None,))[0] != key:
+    results = computed([request], "i_fit", "fits")
+    if results is None:
+        st.stop()
+    st.session_state["i_result"] = (key, results[request.key])
+result: InterpretResult = st.session_state["i_result"][1]
+it = ix.interpret_fit(result.fit, top=int(top))
 st.caption(f"GP with the WL kernel fitted by ML-II on {len(it.sample.archs)} architectures (depth h = {it.h}, "
            f"target transform {it.transform}, fit {it.fit_seconds:.2f} s); gradients d(mean)/d(feature count), "
            f"paper 002 Eq. 3.2, averaged over the same architectures.")
@@ -82,13 +94,10 @@ for label, feats in (("Raise the prediction", it.top_positive), ("Lower the pred
         col.caption(fill("{} (WL iteration h = {})", name, depth))
 
 st.subheader("Which operation slots matter")
-if get_space(space).provides(OPERATION_SLOTS):
-    key_imp = (key, "importance")
-    if st.session_state.get("i_importance", (None,))[0] != key_imp:
-        with st.spinner("Shuffling each slot's operations and predicting again..."):
-            st.session_state["i_importance"] = (key_imp, ix.slot_importance(it.sample, seed=int(seed),
-                                                                            kernels=session_kernels()))
-    imp: ix.SlotImportance = st.session_state["i_importance"][1]
+if has_slots and result.importance is None:
+    st.info("Slot importance shuffles the slots of at least 5 architectures: choose a larger N.")
+elif has_slots:
+    imp: ix.SlotImportance = result.importance
     chart(st, viz.plot_slot_importance(imp.slots, imp.drop, imp.se, imp.baseline), key="chart_importance")
     st.caption(f"Permutation importance on a surrogate: a GP with the slot kernel (one lengthscale per slot, "
                f"fitted by ML-II to the same sample) predicts the sample, and its predictions are ranked against "
@@ -101,7 +110,7 @@ else:
                  "fixed slots; the WL feature gradients above say which operations matter.", space))
 
 st.subheader("Gradient-guided mutation")
-if not get_space(space).provides(OPERATION_SLOTS):
+if not has_slots:
     stop_with(f"Gradient-guided mutation changes one operation slot at a time, and architectures of the {space} "
               f"space have no fixed slots.", "info")
 default = it.sample.strings[len(it.sample.strings) // 2]

@@ -3,8 +3,6 @@ Auto-Keras kernel quality (paper 003 §5.4) and surrogate quality (paper 002 §5
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from nasviz import viz
@@ -13,13 +11,13 @@ from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.explorer.samples import sample_run, sample_table
 from nasviz.dashboard.forms import chart_grid
 from nasviz.dashboard.kernels import parse_archs
-from nasviz.dashboard.locations import runs_dir, sync_runs
 from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
-                                 serve_settings, session_kernels, session_token, source, stop_with, store_path,
+                                 serve_settings, session_kernels, source, stop_with, store_path,
                                  url_multiselect, url_number, url_int, url_selectbox)
 from nasviz.dashboard.text import chart, fill, plain, shorten
 from nasviz.dashboard.explorer import budget
-from nasviz.dashboard.engine import KernelRequest, KernelResult, LimitError, SurrogateRequest, manager
+from nasviz.dashboard.computing import computed
+from nasviz.dashboard.engine import KernelRequest, KernelResult, SurrogateRequest
 
 run_through_app()
 
@@ -31,62 +29,13 @@ def _kernel_cost(spec: str, space: str, _strings: tuple[str, ...]) -> budget.Ker
     return budget.measure(lambda n: kx.kernel_views(spec, parse_archs(_strings[:n], space), space, session_kernels()))
 
 
-def explorer_jobs():
-    """The server's job manager, caching results in ``explorer-cache/`` beside the run store."""
-    return manager(runs_dir() / "explorer-cache")
-
-
-def _computed(requests: list, name: str) -> dict | None:
-    """Each request's result by its key, computed in worker processes (:mod:`nasviz.jobs.manager`):
-    cached results at once; else jobs with a progress bar and a Cancel button. ``None`` (after
-    drawing the progress, or an error) until every result is there."""
-    jobs = explorer_jobs()
-    owner = session_token()
-    if st.session_state.get(f"k_{name}_cancelled") == [r.key for r in requests]:
-        if not st.button("Compute again", key=f"k_{name}_again"):
-            st.info("Cancelled: change the request, or compute again.")
-            return None
-        st.session_state.pop(f"k_{name}_cancelled")
-    try:
-        jobs.submit(requests, owner, serve_settings().limits, background=not sync_runs())
-    except LimitError as err:
-        st.error(plain(str(err)))
-        return None
-    deadline = time.monotonic() + 3.0  # small jobs: the figures without a progress bar's flash
-    while not jobs.poll(requests, owner).finished and time.monotonic() < deadline:
-        time.sleep(0.2)
-    progress = jobs.poll(requests, owner)
-    if not progress.finished:
-        _progress(requests, name)
-        return None
-    if progress.errors:
-        st.error(plain("Cannot compute: " + " ".join(progress.errors)))
-        return None
-    return {r.key: jobs.cached(r) for r in requests}
-
-
 def _matrices(requests: list[KernelRequest]) -> dict[str, KernelResult]:
-    """Each kernel's matrices (:func:`_computed`); stops the page until they are all there."""
-    results = _computed(requests, "matrices")
+    """Each kernel's matrices (:func:`nasviz.dashboard.computing.computed`); stops the page until
+    they are all there."""
+    results = computed(requests, "k_matrices", "kernels")
     if results is None:
         st.stop()
     return {r.kernel: results[r.key] for r in requests}
-
-
-@st.fragment(run_every=1.0)
-def _progress(requests: list, name: str) -> None:
-    """Progress of this session's jobs, polled every second (each poll is the session's heartbeat:
-    a closed tab stops polling and its jobs are killed)."""
-    jobs = explorer_jobs()
-    progress = jobs.poll(requests, session_token())
-    if progress.finished:
-        st.rerun(scope="app")
-    st.progress(progress.fraction, text=f"Computing in worker processes: {progress.done} of {progress.total} "
-                                        f"kernels done")
-    if st.button("Cancel", key=f"k_{name}_cancel"):
-        jobs.cancel(requests, session_token())
-        st.session_state[f"k_{name}_cancelled"] = [r.key for r in requests]
-        st.rerun(scope="app")
 
 
 st.title("Kernels")
@@ -194,7 +143,7 @@ elif s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
 asked = st.session_state.get("k_surrogate_asked")
 if asked and src is not None and asked[0].table == str(src.path) and asked[0].metric == metric:
     # In worker processes like the matrices: a progress bar, Cancel, the result cached for everyone.
-    results = _computed(asked, "surrogate")
+    results = computed(asked, "k_surrogate", "kernels")
     if results is not None:
         st.session_state["k_surrogate"] = {"key": (src.path, metric), "results": [results[r.key] for r in asked]}
         st.session_state.pop("k_surrogate_asked")

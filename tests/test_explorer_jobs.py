@@ -124,3 +124,36 @@ def test_the_surrogate_protocol_runs_in_a_worker_and_matches_the_in_process_one(
     expected = surrogate_quality(table_from_path(path), "acc", "tw2g", n_train=15, n_test=20, trials=2, seed=0)
     np.testing.assert_allclose(got.spearman, expected.spearman)
     assert got.kernel == "tw2g" and got.transform == expected.transform
+
+
+def test_the_interpretability_fits_run_in_a_worker_as_plain_arrays_and_match_the_in_process_ones(tmp_path):
+    """Issue 47: the Interpretability page's WL GP, its feature gradients and the slot importances
+    leave the request like the Kernels page's work: a worker process, a ``.npz`` of plain arrays
+    (read without unpickling), cached for the next visitor whatever the page's "Top features"."""
+    from nasviz.dashboard.explorer.interpretation import interpret_sample, slot_importance
+    from nasviz.dashboard.explorer.samples import sample_table
+    from nasviz.dashboard.sources import table_from_path
+    from nasviz.jobs.interpret import InterpretRequest
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "table.csv"
+    path.write_text("arch,acc\n" + "".join(f"{a},{50 + rng.normal():.3f}\n" for a in sorted(set(_strings(120)))))
+    jobs = JobManager(tmp_path / "cache")
+    req = InterpretRequest(str(path), "nb201", "acc", 30, 1, cost_s=5.0)
+    jobs.submit([req], "visitor", Limits())
+    assert jobs.running()[req.key].pid != os.getpid()
+    assert _wait(jobs, [req], "visitor", timeout=120).errors == []
+    with np.load(jobs.result_path(req.key), allow_pickle=False) as data:
+        assert all(data[k].dtype != object for k in data.files)
+    got = jobs.cached(req)
+    sample = sample_table(table_from_path(path), "acc", 30, 1)
+    expected = interpret_sample(sample, top=3, seed=1)
+    assert got.fit.sample.strings == sample.strings
+    np.testing.assert_allclose(got.fit.gradients.mean_gradient, expected.gradients.mean_gradient, rtol=1e-6, atol=1e-9)
+    assert got.fit.gradients.names == expected.gradients.names and got.fit.transform == expected.transform
+    np.testing.assert_allclose(got.importance.drop, slot_importance(sample, seed=1).drop, rtol=1e-6, atol=1e-9)
+    # What the page shows of it (top features) is not an input: the same job serves every choice.
+    from nasviz.dashboard.explorer.interpretation import interpret_fit
+    assert interpret_fit(got.fit, top=3).top_positive == expected.top_positive
+    jobs.submit([InterpretRequest(str(path), "nb201", "acc", 30, 1, cost_s=5.0)], "another", Limits())
+    assert jobs.running() == {}

@@ -15,6 +15,7 @@ from nasviz import defaults
 from nasviz.components import kernels_for, model_never_fitted, problems, strategies_for
 from nasviz.config import MAX_STEP_DELAY
 from nasviz.errors import InputError, LimitError
+from nasviz.jobs.interpret import InterpretRequest, InterpretResult
 from nasviz.jobs.manager import KernelRequest, KernelResult, SurrogateRequest, manager
 from nasviz.learn import compute_takeaway, find_lesson_runs, launch_lesson, load_lessons
 from nasviz.learn.view import view_target
@@ -36,7 +37,7 @@ def export_zip(store_path: str | os.PathLike, run_id: int) -> bytes:
 
 
 __all__ = [
-    "InputError", "KernelRequest", "KernelResult", "LimitError", "MAX_NOTES_CHARS", "SurrogateRequest", "manager", "MAX_STEP_DELAY", "OPERATION_SLOTS", "RUNNING", "RunStore", "StoreError",
+    "InputError", "InterpretRequest", "InterpretResult", "KernelRequest", "KernelResult", "LimitError", "MAX_NOTES_CHARS", "SurrogateRequest", "manager", "MAX_STEP_DELAY", "OPERATION_SLOTS", "RUNNING", "RunStore", "StoreError",
     "TableError", "UnknownRunError", "compute_takeaway", "defaults", "export_zip", "find_lesson_runs",
     "format_value", "get_space", "kernels_for", "launch_lesson", "load_lessons", "model_never_fitted",
     "parse_architecture", "problems", "run_direction", "shown_value", "strategies_for", "view_target",

@@ -1,6 +1,8 @@
 """Explorer computations off the request thread: priced, budgeted, cached, cancellable.
 
-A page asks for a :class:`KernelRequest` (one kernel's matrices on a sample). The
+A page asks for a :class:`KernelRequest` (one kernel's matrices on a sample), a
+:class:`SurrogateRequest` (the surrogate protocol) or an
+:class:`~nasviz.jobs.interpret.InterpretRequest` (the Interpretability page's GP fits). The
 :class:`JobManager` (one per server process, see :func:`manager`):
 
 1. returns the cached result at once if any visitor computed the same inputs before (a ``.npz``
@@ -20,7 +22,6 @@ reaper thread, as is a job its last visitor cancelled.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -35,10 +36,9 @@ from typing import Sequence
 import numpy as np
 
 from nasviz.errors import LimitError
+from nasviz.jobs.interpret import InterpretRequest
+from nasviz.jobs.keys import file_identity, input_key as _hash
 from nasviz.settings import Limits
-
-#: Bump when what a job computes changes, so older cached results are not served.
-CACHE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,7 @@ class SurrogateRequest:
 
     @property
     def key(self) -> str:
-        stat = Path(self.table).stat()  # a changed file is another table
-        return _hash({**self.to_json(), "size": stat.st_size, "mtime": stat.st_mtime_ns})
+        return _hash({**self.to_json(), **file_identity(self.table)})  # a changed file is another table
 
     def to_json(self) -> dict:
         return {"kind": "surrogate", "table": self.table, "space": self.space, "metric": self.metric,
@@ -123,7 +122,7 @@ class SurrogateRequest:
                                 arrays["mean"], arrays["std"], str(arrays["transform"]))
 
 
-Request = KernelRequest | SurrogateRequest
+Request = KernelRequest | SurrogateRequest | InterpretRequest
 
 
 def request_from_json(data: dict) -> Request:
@@ -133,12 +132,9 @@ def request_from_json(data: dict) -> Request:
     if data["kind"] == "surrogate":
         return SurrogateRequest(str(data["table"]), str(data["space"]), str(data["metric"]), str(data["kernel"]),
                                 int(data["n_train"]), int(data["n_test"]), int(data["trials"]), int(data["seed"]))
+    if data["kind"] == "interpret":
+        return InterpretRequest.from_json(data)
     raise ValueError(f"unknown job kind {data['kind']!r}")
-
-
-def _hash(inputs: dict) -> str:
-    text = json.dumps({"v": CACHE_VERSION, **inputs}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """The explorer worker: ``python -m nasviz.workers.explorer JOB.json SERVER_PID``.
 
-Computes one request of :mod:`nasviz.jobs.manager` (kernel matrices, a surrogate protocol) read from ``JOB.json`` (plain JSON) at
+Computes one request of :mod:`nasviz.jobs.manager` (kernel matrices, a surrogate protocol, an
+Interpretability fit) read from ``JOB.json`` (plain JSON) at
 low priority, writes the result beside it as ``KEY.npz`` (or a one-line ``KEY.error.txt`` for an
 input the kernel cannot read) and exits. It also exits when the server process that started it
 is gone, so an orphaned job does not keep computing.

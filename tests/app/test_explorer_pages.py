@@ -90,6 +90,32 @@ def test_interpretability_page_profiles_features_and_mutation(store_path, synthe
 
 
 @pytest.mark.slow
+def test_interpretability_page_fits_in_a_worker_process_not_in_the_request(store_path, synthetic_table, monkeypatch):
+    """Issue 47: the page's GP fits (WL gradients, slot importances) run as a job of the server's
+    job manager; the page's own process never fits a GP (a fit here fails the test)."""
+    import time
+
+    from nasviz.gp import GaussianProcess
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a GP was fitted in the request")
+
+    monkeypatch.setattr(GaussianProcess, "fit", no_fit)
+    monkeypatch.setenv("NASVIZ_SYNC_RUNS", "0")  # jobs in worker processes, as served
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=180), synthetic_table)
+    at.query_params.update({"n": "40"})
+    at.switch_page("pages/interpretability.py").run()
+    end = time.monotonic() + 120
+    while "chart_importance" not in chart_keys(at) and time.monotonic() < end:
+        assert not errors(at), errors(at)
+        time.sleep(1.0)
+        at.run()
+    assert not errors(at), errors(at)
+    assert {"chart_profile", "chart_features", "chart_importance", "chart_mutation"} <= chart_keys(at)
+    assert list((store_path.parent / "explorer-cache").glob("*.npz")), "the result is cached for the next visitor"
+
+
+@pytest.mark.slow
 def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     at = open_page(synthetic_table, "pages/compare.py")
     assert any("No runs yet" in i.value for i in at.info)

@@ -39,13 +39,24 @@ class Interpretation:
     top_negative: list[tuple[str, float, int]] = field(default_factory=list)
 
 
-def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts: int = 1,
-                     kernels: KernelSet | None = None) -> Interpretation:
+@dataclass
+class WLFit:
+    """What the expensive part of an interpretation computes (in a worker process on the page):
+    the WL feature gradients (:class:`nasviz.interpret.FeatureGradients`) of a GP fitted on
+    ``sample``, its target ``transform`` and how long the fit took. Everything else of an
+    :class:`Interpretation` follows from it in milliseconds (:func:`interpret_fit`)."""
+
+    sample: Sample
+    gradients: Any
+    transform: str
+    fit_seconds: float
+
+
+def fit_wl(sample: Sample, *, seed: int = 0, n_restarts: int = 1, kernels: KernelSet | None = None) -> WLFit:
     """Fit a GP with the WL kernel (ML-II) on ``sample`` and compute the WL feature gradients of
-    its posterior mean at the same architectures (paper 002 Eq. 3.2), the Fig. 2 profiles and the
-    ``top`` most positive / negative features present in the sample."""
+    its posterior mean at the same architectures (paper 002 Eq. 3.2)."""
     from nasviz.gp import GaussianProcess
-    from nasviz.interpret import operation_gradient_profile, wl_feature_gradients
+    from nasviz.interpret import wl_feature_gradients
     from nasviz.surrogate import choose_transform
 
     if len(sample.archs) < 3:
@@ -56,7 +67,15 @@ def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts:
     t0 = time.perf_counter()
     gp.fit(sample.archs, sample.values)
     fit_seconds = time.perf_counter() - t0
-    fg = wl_feature_gradients(gp, sample.archs)
+    return WLFit(sample, wl_feature_gradients(gp, sample.archs), transform, fit_seconds)
+
+
+def interpret_fit(fit: WLFit, *, top: int = 5) -> Interpretation:
+    """The Fig. 2 profiles, the mean gradient per operation and the ``top`` most positive /
+    negative features present in the sample, from a :class:`WLFit`."""
+    from nasviz.interpret import operation_gradient_profile
+
+    fg, sample = fit.gradients, fit.sample
     profiles = operation_gradient_profile(fg, sample.values)
     h0 = fg.depths == 0
     op_gradients = {fg.names[j]: float(fg.mean_gradient[j]) for j in np.flatnonzero(h0)
@@ -66,7 +85,15 @@ def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts:
     pos = [(fg.names[j], float(fg.mean_gradient[j]), int(fg.depths[j])) for j in order[:top] if fg.mean_gradient[j] > 0]
     neg = [(fg.names[j], float(fg.mean_gradient[j]), int(fg.depths[j])) for j in order[::-1][:top]
            if fg.mean_gradient[j] < 0]
-    return Interpretation(sample, fg, profiles, op_gradients, fg.h, transform, fit_seconds, pos, neg)
+    return Interpretation(sample, fg, profiles, op_gradients, fg.h, fit.transform, fit.fit_seconds, pos, neg)
+
+
+def interpret_sample(sample: Sample, *, top: int = 5, seed: int = 0, n_restarts: int = 1,
+                     kernels: KernelSet | None = None) -> Interpretation:
+    """Fit a GP with the WL kernel (ML-II) on ``sample`` and compute the WL feature gradients of
+    its posterior mean at the same architectures (paper 002 Eq. 3.2), the Fig. 2 profiles and the
+    ``top`` most positive / negative features present in the sample."""
+    return interpret_fit(fit_wl(sample, seed=seed, n_restarts=n_restarts, kernels=kernels), top=top)
 
 
 _TOKEN = re.compile(r"<-|->|\(|\)|,|[^\s(),]+")
