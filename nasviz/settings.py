@@ -59,6 +59,10 @@ class Limits:
     max_explorer_seconds_total : float
         Estimated CPU seconds of explorer jobs running in worker processes, all sessions together
         (one session's running jobs are held to ``max_explorer_seconds``); see :mod:`nasviz.jobs`.
+    max_explorer_cache_mb : float
+        Explorer results kept on disk for the next visitor (``explorer-cache/`` beside the run
+        store), all together; past it the least recently used are deleted
+        (:meth:`nasviz.jobs.manager.JobManager.prune`).
     """
 
     max_budget: int = 1000
@@ -74,6 +78,7 @@ class Limits:
     max_upload_parse_seconds: float = 30.0
     max_uploads_per_session_mb: float = 200.0
     max_explorer_seconds_total: float = 240.0
+    max_explorer_cache_mb: float = 500.0
 
     @property
     def max_upload_bytes(self) -> int:
@@ -82,6 +87,10 @@ class Limits:
     @property
     def max_table_bytes(self) -> int:
         return int(self.max_table_mb * 1e6)
+
+    @property
+    def max_explorer_cache_bytes(self) -> int:
+        return int(self.max_explorer_cache_mb * 1e6)
 
     def check_budget(self, budget: int) -> None:
         """:class:`LimitError` if ``budget`` evaluations are more than a page may start."""
@@ -129,6 +138,7 @@ _ENV = {
     "max_upload_parse_seconds": "NASVIZ_MAX_UPLOAD_PARSE_SECONDS",
     "max_uploads_per_session_mb": "NASVIZ_MAX_UPLOADS_PER_SESSION_MB",
     "max_explorer_seconds_total": "NASVIZ_MAX_EXPLORER_SECONDS_TOTAL",
+    "max_explorer_cache_mb": "NASVIZ_MAX_EXPLORER_CACHE_MB",
 }
 
 
@@ -170,4 +180,4 @@ class ServeSettings:
 def unlimited() -> Limits:
     """Limits that never refuse (tests and scripts that start many runs through the dashboard API)."""
     big = 10 ** 9
-    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12, 1e12, 1e12, 1e12, 1e12, 1e12)
+    return Limits(big, big, big, big, 1e9, 1e9, 1e9, 1e12, 1e12, 1e12, 1e12, 1e12, 1e12, 1e12)

@@ -157,3 +157,41 @@ def test_the_interpretability_fits_run_in_a_worker_as_plain_arrays_and_match_the
     assert interpret_fit(got.fit, top=3).top_positive == expected.top_positive
     jobs.submit([InterpretRequest(str(path), "nb201", "acc", 30, 1, cost_s=5.0)], "another", Limits())
     assert jobs.running() == {}
+
+
+def test_the_result_cache_is_held_to_its_size_cap_dropping_the_least_recently_used(tmp_path):
+    """Issue 47: ``explorer-cache/`` does not grow for the server's life. Results are real files in
+    a real cache folder; reading one marks it used; past ``max_explorer_cache_mb`` the least
+    recently used go first, the one just computed stays."""
+    cache = tmp_path / "explorer-cache"
+    jobs = JobManager(cache)
+    requests = [KernelRequest("tw2g", "nb201", _strings(12, seed=s)) for s in range(4)]
+    for r in requests:
+        jobs.submit([r], "visitor", Limits(), background=False)
+    sizes = {r.key: jobs.result_path(r.key).stat().st_size for r in requests}
+    # Their last use: first the oldest, ... (file times as a day of visitors would leave them)
+    for age, r in zip((400, 300, 200, 100), requests):
+        t = time.time() - age
+        os.utime(jobs.result_path(r.key), (t, t))
+    assert jobs.cached(requests[0]) is not None  # the oldest is read again: now the most recent
+    newest = KernelRequest("tw2g", "nb201", _strings(12, seed=9))
+    cap_mb = (sizes[requests[0].key] + sizes[requests[3].key] + max(sizes.values()) + 10) / 1e6
+    jobs.submit([newest], "visitor", Limits(max_explorer_cache_mb=cap_mb), background=False)
+    kept = {p.name.split(".")[0] for p in cache.glob("*.npz")}
+    assert kept == {requests[0].key, requests[3].key, newest.key}
+    assert sum(p.stat().st_size for p in cache.glob("*.npz")) <= cap_mb * 1e6
+    assert jobs.cached(requests[1]) is None and jobs.cached(newest) is not None
+
+
+def test_a_workers_result_that_takes_the_cache_over_its_cap_prunes_the_older_ones(tmp_path):
+    cache = tmp_path / "explorer-cache"
+    jobs = JobManager(cache)
+    old = KernelRequest("tw2g", "nb201", _strings(12, seed=1))
+    jobs.submit([old], "visitor", Limits(), background=False)
+    t = time.time() - 60
+    os.utime(jobs.result_path(old.key), (t, t))
+    req = KernelRequest("wl", "nb201", _strings(12, seed=2))
+    jobs.submit([req], "visitor", Limits(max_explorer_cache_mb=jobs.result_path(old.key).stat().st_size / 1e6))
+    _wait(jobs, [req], "visitor")
+    jobs.reap()
+    assert [p.name for p in cache.glob("*.npz")] == [f"{req.key}.npz"]

@@ -52,7 +52,11 @@ def computed(requests: Sequence, name: str, noun: str = "computations") -> dict 
     if progress.errors:
         st.error(plain("Cannot compute: " + " ".join(progress.errors)))
         return None
-    return {r.key: jobs.cached(r) for r in requests}
+    results = {r.key: jobs.cached(r) for r in requests}
+    if any(v is None for v in results.values()):  # pruned by another visitor's request in between
+        st.error("The result was removed from this server's full cache before it could be shown: compute it again.")
+        return None
+    return results
 
 
 @st.fragment(run_every=1.0)

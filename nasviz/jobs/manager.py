@@ -15,6 +15,10 @@ A page asks for a :class:`KernelRequest` (one kernel's matrices on a sample), a
 3. else starts ``python -m nasviz.workers.explorer JOB.json`` (a worker process at low priority)
    or joins the same job already running for another visitor.
 
+The cache is held to ``max_explorer_cache_mb`` (:meth:`JobManager.prune`): reading a result marks it
+used, and past the cap the least recently used results are deleted (a later request computes them
+again).
+
 Each page poll is a heartbeat (:meth:`JobManager.poll`); a job none of whose visitors has polled
 for :attr:`JobManager.heartbeat_s` seconds (the tab was closed, the session ended) is killed by a
 reaper thread, as is a job its last visitor cancelled.
@@ -31,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -199,6 +203,7 @@ class JobManager:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.RLock()
         self._reaper: threading.Thread | None = None
+        self._cache_cap: int | None = None  # bytes, from the Limits of the last submit
 
     # ------------------------------------------------------------------ files
     def result_path(self, key: str) -> Path:
@@ -208,9 +213,46 @@ class JobManager:
         return self.cache_dir / f"{key}.error.txt"
 
     def cached(self, request: Request):
-        """The stored result of ``request`` (its ``result`` type), or ``None``."""
+        """The stored result of ``request`` (its ``result`` type), or ``None``; marks it used (its
+        file's time is what :meth:`prune` orders by)."""
         path = self.result_path(request.key)
-        return request.result(load_arrays(path)) if path.exists() else None
+        try:
+            arrays = load_arrays(path)
+        except FileNotFoundError:
+            return None
+        try:
+            os.utime(path)
+        except FileNotFoundError:
+            pass
+        return request.result(arrays)
+
+    def prune(self, max_bytes: int, keep: Iterable[str] = ()) -> list[Path]:
+        """Delete the least recently used results (``.npz`` and error notes, oldest file time
+        first) until the cache holds at most ``max_bytes``; never those of running jobs or of the
+        keys in ``keep`` (results a page is about to read). Returns the deleted files."""
+        keep = set(keep)
+        with self._lock:
+            keep |= set(self._jobs)
+            files = []
+            for path in self.cache_dir.glob("*"):
+                if not path.name.endswith((".npz", ".error.txt")):
+                    continue  # job specs and half-written results belong to running jobs
+                try:
+                    stat = path.stat()
+                except FileNotFoundError:
+                    continue
+                files.append((stat.st_mtime_ns, stat.st_size, path.name.split(".", 1)[0], path))
+            total = sum(size for _, size, _, _ in files)
+            removed = []
+            for _, size, key, path in sorted(files):
+                if total <= max_bytes:
+                    break
+                if key in keep:
+                    continue
+                path.unlink(missing_ok=True)
+                total -= size
+                removed.append(path)
+        return removed
 
     # ------------------------------------------------------------------ budget
     def check(self, requests: Sequence[Request], owner: str, limits: Limits) -> None:
@@ -242,6 +284,7 @@ class JobManager:
         with self._lock:
             self.check(requests, owner, limits)
             self.cache_dir.mkdir(parents=True, exist_ok=True)
+            self._cache_cap = limits.max_explorer_cache_bytes
             now = time.monotonic()
             for r in requests:
                 key = r.key
@@ -262,6 +305,7 @@ class JobManager:
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
                 self._jobs[key] = Job(r, proc, now, {owner: now})
+            self.prune(self._cache_cap, keep=[r.key for r in requests])
             self._start_reaper()
 
     def poll(self, requests: Sequence[Request], owner: str) -> Progress:
@@ -305,16 +349,21 @@ class JobManager:
             return dict(self._jobs)
 
     def reap(self) -> None:
-        """Forget finished jobs; kill jobs whose visitors all stopped polling."""
+        """Forget finished jobs (then prune the cache their results may have taken over its cap);
+        kill jobs whose visitors all stopped polling."""
         now = time.monotonic()
         with self._lock:
+            finished = []
             for key, job in list(self._jobs.items()):
                 if job.proc is not None and job.proc.poll() is not None:
                     del self._jobs[key]
+                    finished.append(key)
                     continue
                 job.owners = {o: t for o, t in job.owners.items() if now - t <= self.heartbeat_s}
                 if not job.owners:
                     self._kill(key)
+            if finished and self._cache_cap is not None:
+                self.prune(self._cache_cap, keep=finished)  # new results: the cache may be over its cap
 
     def _kill(self, key: str) -> None:
         job = self._jobs.pop(key)
