@@ -49,8 +49,11 @@ def _objective(config: dict[str, Any]):
     return spec.build()
 
 
-def trained_network(store: RunStore, run_id: int, arch: str | None = None) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """The trained network of ``arch`` (default: the run's best) and what the JSON says about it."""
+def trained_network(store: RunStore, run_id: int, arch: str | None = None,
+                    retrain: bool = True) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The trained network of ``arch`` (default: the run's best) and what the JSON says about it;
+    ``retrain=False`` raises :class:`ConfigError` instead of training a network whose weights the
+    run did not keep (the dashboard never trains inside a request)."""
     run = store.get_run(run_id)
     config = run["config"]
     objective = _objective(config)
@@ -66,6 +69,9 @@ def trained_network(store: RunStore, run_id: int, arch: str | None = None) -> tu
         model = objective.builder(network, objective.dataset, **objective.model_options)
         model.load_state_dict({k: torch.as_tensor(v) for k, v in arrays.items()})
         weights = "kept by the run"
+    elif not retrain:
+        raise ConfigError(f"run {run_id} did not keep the trained weights of {key}: exporting it means training it "
+                          f"again (python -m nasviz export)")
     else:
         model, result = objective.train_network(network)
         if not result.ok:
@@ -108,12 +114,13 @@ def load_exported(path: str | os.PathLike) -> torch.nn.Module:
 
 
 def export_network(store_path: str | os.PathLike, run_id: int, out: str | os.PathLike, fmt: str = "torchscript",
-                   arch: str | None = None) -> dict[str, Any]:
-    """Write ``out/network.pt`` (or ``.pt2``) and ``out/network.json`` (module docstring); returns the JSON."""
+                   arch: str | None = None, retrain: bool = True) -> dict[str, Any]:
+    """Write ``out/network.pt`` (or ``.pt2``) and ``out/network.json`` (module docstring); returns the JSON.
+    ``retrain=False``: :class:`ConfigError` rather than retraining (:func:`trained_network`)."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
     store = RunStore(store_path)
-    model, about = trained_network(store, int(run_id), arch)
+    model, about = trained_network(store, int(run_id), arch, retrain)
     data = about["objective"].dataset
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -135,15 +142,16 @@ def export_network(store_path: str | os.PathLike, run_id: int, out: str | os.Pat
     return recipe
 
 
-def export_zip(store_path: str | os.PathLike, run_id: int, fmt: str = "torchscript", arch: str | None = None) -> bytes:
+def export_zip(store_path: str | os.PathLike, run_id: int, fmt: str = "torchscript", arch: str | None = None,
+               retrain: bool = True) -> bytes:
     """:func:`export_network` into a temporary folder, returned as the bytes of a ``.zip`` of its
-    two files (what the Runs page offers for download)."""
+    two files (what the Runs page offers for download, with ``retrain=False``)."""
     import io
     import tempfile
     import zipfile
 
     with tempfile.TemporaryDirectory(prefix="nasviz-export-") as folder:
-        recipe = export_network(store_path, run_id, folder, fmt, arch)
+        recipe = export_network(store_path, run_id, folder, fmt, arch, retrain)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for name in (recipe["file"], "network.json"):

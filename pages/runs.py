@@ -8,7 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from nasviz.dashboard import launching
-from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, url_int, url_selectbox
+from nasviz.dashboard.computing import computed, is_cached
+from nasviz.dashboard.exporting import plan_export
+from nasviz.dashboard.ui import resume_and_rerun, run_through_app, runs_or_stop, serve_settings, url_int, url_selectbox
 from nasviz.dashboard.ui import store_path as default_store
 from nasviz.dashboard.watching import export_bytes
 from nasviz.dashboard.engine import export_zip, MAX_NOTES_CHARS, run_direction, RUNNING, shown_value, StoreError
@@ -101,9 +103,28 @@ c6.download_button("Export JSON", data=_exported(str(store_path), run_id, "json"
                    file_name=f"nasviz-run-{run_id}.json", mime="application/json", key="export_json")
 
 if run["config"].get("objective") == "train":  # a trained run's best network (nasviz export)
-    st.download_button("Export best network (TorchScript + JSON)", data=lambda: export_zip(store_path, run_id),
-                       file_name=f"nasviz-run-{run_id}-network.zip", mime="application/zip", key="export_network",
-                       help="Retrained from the run's config if its weights were not kept (network.json says so)")
+    # Kept weights are exported at once; a retraining runs as a bounded worker job, never in this
+    # request (nasviz/dashboard/exporting.py says why), or is refused with the command that does it.
+    plan = plan_export(store_path, run_id, serve_settings().limits.max_explorer_seconds)
+    if plan.refusal:
+        st.info(plain(plan.refusal))
+    elif plan.kept:
+        st.download_button("Export best network (TorchScript + JSON)", data=lambda: export_zip(store_path, run_id),
+                           file_name=f"nasviz-run-{run_id}-network.zip", mime="application/zip",
+                           key="export_network", help="The trained weights the run kept, traced and scored")
+    else:
+        asked = plan.request if is_cached(plan.request) else st.session_state.get("r_export_asked")
+        if not (asked and asked.key == plan.request.key) and st.button(
+                f"Retrain the best network for download (about {plan.request.cost_s:.0f} s)", key="export_retrain",
+                help="The run kept no weights: the network is trained again from the run's config in a worker "
+                     "process (network.json says so)"):
+            st.session_state["r_export_asked"] = asked = plan.request
+        if asked and asked.key == plan.request.key:
+            done = computed([asked], "r_export", "networks")
+            if done is not None:
+                st.download_button("Export best network (TorchScript + JSON)", data=done[asked.key],
+                                   file_name=f"nasviz-run-{run_id}-network.zip", mime="application/zip",
+                                   key="export_network")
 
 with st.expander("Configuration"):
     st.json(public_config(run["config"]))

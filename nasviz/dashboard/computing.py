@@ -25,6 +25,11 @@ def explorer_jobs() -> JobManager:
     return manager(runs_dir() / "explorer-cache")
 
 
+def is_cached(request) -> bool:
+    """Whether ``request``'s result is on disk already (a page may then show it without asking)."""
+    return explorer_jobs().result_path(request.key).exists()
+
+
 def computed(requests: Sequence, name: str, noun: str = "computations") -> dict | None:
     """Each request's result by its key, computed in worker processes: cached results at once;
     else jobs with a progress bar and a Cancel button (widget keys start with ``name``). ``None``

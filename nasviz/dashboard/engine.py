@@ -30,10 +30,12 @@ from nasviz.table_schema import run_direction, shown_value
 
 def export_zip(store_path: str | os.PathLike, run_id: int) -> bytes:
     """:func:`nasviz.export.export_zip` of a trained run's best network, imported when a visitor
-    first exports (it loads the exporters, which the other pages never need)."""
+    first exports (it loads the exporters, which the other pages never need). Never trains: a
+    network whose weights the run did not keep raises :class:`~nasviz.errors.ConfigError`
+    (:func:`nasviz.dashboard.exporting.plan_export` says so before the button is offered)."""
     from nasviz.export import export_zip as export
 
-    return export(store_path, run_id)
+    return export(store_path, run_id, retrain=False)
 
 
 __all__ = [

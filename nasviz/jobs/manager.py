@@ -2,7 +2,8 @@
 
 A page asks for a :class:`KernelRequest` (one kernel's matrices on a sample), a
 :class:`SurrogateRequest` (the surrogate protocol) or an
-:class:`~nasviz.jobs.interpret.InterpretRequest` (the Interpretability page's GP fits). The
+:class:`~nasviz.jobs.interpret.InterpretRequest` (the Interpretability page's GP fits) or an
+:class:`~nasviz.jobs.export.ExportRequest` (a run's network retrained for download). The
 :class:`JobManager` (one per server process, see :func:`manager`):
 
 1. returns the cached result at once if any visitor computed the same inputs before (a ``.npz``
@@ -40,6 +41,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from nasviz.errors import LimitError
+from nasviz.jobs.export import ExportRequest
 from nasviz.jobs.interpret import InterpretRequest
 from nasviz.jobs.keys import file_identity, input_key as _hash
 from nasviz.settings import Limits
@@ -126,7 +128,7 @@ class SurrogateRequest:
                                 arrays["mean"], arrays["std"], str(arrays["transform"]))
 
 
-Request = KernelRequest | SurrogateRequest | InterpretRequest
+Request = KernelRequest | SurrogateRequest | InterpretRequest | ExportRequest
 
 
 def request_from_json(data: dict) -> Request:
@@ -138,6 +140,8 @@ def request_from_json(data: dict) -> Request:
                                 int(data["n_train"]), int(data["n_test"]), int(data["trials"]), int(data["seed"]))
     if data["kind"] == "interpret":
         return InterpretRequest.from_json(data)
+    if data["kind"] == "export":
+        return ExportRequest.from_json(data)
     raise ValueError(f"unknown job kind {data['kind']!r}")
 
 

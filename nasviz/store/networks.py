@@ -56,6 +56,13 @@ class Networks(SQLiteFile):
         except (ValueError, OSError) as err:
             raise StoreError(f"stored weights of {arch!r} in run {run_id} are unreadable: {err}") from None
 
+    def has_network(self, run_id: int, arch: str) -> bool:
+        """Whether weights of ``arch`` are kept for a run (without reading them)."""
+        with self._read() as conn:
+            self._require(conn, run_id)
+            return conn.execute("SELECT 1 FROM networks WHERE run_id=? AND arch=?",
+                                (int(run_id), str(arch))).fetchone() is not None
+
     def drop_networks(self, run_id: int, *, lease: int | None = None, keep: str | None = None) -> None:
         """Forget a run's stored weights but those of network ``keep`` (the runner does so when the
         run finishes, keeping its best network for ``nasviz export``: only a run that may be

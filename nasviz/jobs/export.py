@@ -1,0 +1,58 @@
+"""A trained run's best network retrained and exported as an explorer job (:mod:`nasviz.jobs.manager`).
+
+Most runs keep no trained weights (only warm-starting strategies need them), so exporting their
+best network trains it again from the run's stored config (:mod:`nasviz.export`). An
+:class:`ExportRequest` does that in a worker process, held to the same budgets as the explorer's
+other jobs (its estimate: the search's own training time of that network), with Cancel; the
+``.zip`` comes back as a plain ``uint8`` array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nasviz.jobs.keys import input_key
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """The ``.zip`` (TorchScript + ``network.json``) of network ``arch`` of run ``run_id`` in the
+    store at ``store``, retrained if the run did not keep its weights. ``created``: the run's
+    creation time, so a deleted run's id given to a new run is another request. ``cost_s``: its
+    estimated CPU seconds (not part of its identity)."""
+
+    store: str
+    run_id: int
+    arch: str
+    created: float
+    cost_s: float = field(default=0.0, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"the export of run {self.run_id}'s network"
+
+    @property
+    def key(self) -> str:
+        # The result depends on the run's stored config only (same split, settings and seed: the
+        # same training), not on the store file's other changes.
+        return input_key(self.to_json())
+
+    def to_json(self) -> dict:
+        return {"kind": "export", "store": self.store, "run_id": self.run_id, "arch": self.arch,
+                "created": self.created}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ExportRequest":
+        return cls(str(data["store"]), int(data["run_id"]), str(data["arch"]), float(data["created"]))
+
+    def compute(self) -> dict[str, np.ndarray]:
+        """``{"zip": uint8 array}`` (in the worker process)."""
+        from nasviz.export import export_zip
+
+        return {"zip": np.frombuffer(export_zip(self.store, self.run_id, arch=self.arch), dtype=np.uint8)}
+
+    @staticmethod
+    def result(arrays: dict[str, np.ndarray]) -> bytes:
+        return arrays["zip"].tobytes()
