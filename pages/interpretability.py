@@ -23,10 +23,11 @@ from nasviz.dashboard.engine import InterpretRequest, InterpretResult
 run_through_app()
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _kernel_cost(spec: str, space: str, _strings: tuple[str, ...]) -> budget.KernelCost:
-    """A kernel's measured cost on this space (once per kernel and space for the server's life)."""
-    return budget.measure(lambda k: kx.kernel_views(spec, parse_archs(_strings[:k], space), space, session_kernels()))
+def _kernel_cost(spec: str, space: str, strings: tuple[str, ...]) -> budget.KernelCost:
+    """A kernel's measured cost on this space (once per kernel and space for the server's life, shared
+    with the Kernels page: :func:`~nasviz.dashboard.explorer.budget.measured`)."""
+    return budget.measured(spec, space, lambda k: kx.kernel_views(spec, parse_archs(strings[:k], space), space,
+                                                                  session_kernels()), len(strings))
 
 
 st.title("Interpretability")

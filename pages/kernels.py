@@ -22,11 +22,11 @@ from nasviz.dashboard.engine import KernelRequest, KernelResult, SurrogateReques
 run_through_app()
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _kernel_cost(spec: str, space: str, _strings: tuple[str, ...]) -> budget.KernelCost:
+def _kernel_cost(spec: str, space: str, strings: tuple[str, ...]) -> budget.KernelCost:
     """A kernel's measured cost on this space (on the request's first few architectures; once per
-    kernel and space for the server's life)."""
-    return budget.measure(lambda n: kx.kernel_views(spec, parse_archs(_strings[:n], space), space, session_kernels()))
+    kernel and space for the server's life, :func:`~nasviz.dashboard.explorer.budget.measured`)."""
+    return budget.measured(spec, space, lambda n: kx.kernel_views(spec, parse_archs(strings[:n], space), space,
+                                                                  session_kernels()), len(strings))
 
 
 def _matrices(requests: list[KernelRequest]) -> dict[str, KernelResult]:

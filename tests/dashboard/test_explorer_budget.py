@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -57,3 +59,53 @@ def test_the_kernels_page_refuses_an_over_budget_link_before_computing(store_pat
     texts = [e.value.replace("\\", "") for e in at.error]
     assert any("N = 100" in t or "N = 300" in t for t in texts) and any("this server allows" in t for t in texts), texts
     assert not [c for c in at.get("plotly_chart")], "nothing is computed for a refused request"
+
+
+def test_a_kernels_cost_is_timed_once_per_space_for_every_later_request(monkeypatch):
+    """Issue 47: timing a kernel costs the request's own thread; the second request (another
+    session, another page, several at once) reuses the first timing of that kernel on that space."""
+    import threading
+
+    monkeypatch.setattr(budget, "_MEASURED", {})
+    monkeypatch.setattr(budget, "_MEASURING", {})
+    calls = []
+
+    def compute(n):
+        calls.append(n)
+        time.sleep(0.05)  # long enough for the threads below to ask at once
+
+    threads = [threading.Thread(target=budget.measured, args=("wl", "nb201", compute, 100)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == list(budget.CALIBRATION_SIZES)  # one timing for four simultaneous requests
+    first = budget.measured("wl", "nb201", compute, 100)
+    assert budget.measured("wl", "nb201", lambda n: pytest.fail("timed again"), 30) == first
+    budget.measured("wl", "darts", compute, 100)  # another space is another cost
+    assert len(calls) == 2 * len(budget.CALIBRATION_SIZES)
+    budget.measured("tw2g", "nb201", compute, 5)  # fewer architectures than it times: not kept
+    budget.measured("tw2g", "nb201", compute, 5)
+    assert len(calls) == 4 * len(budget.CALIBRATION_SIZES) and ("tw2g", "nb201") not in budget._MEASURED
+
+
+@pytest.mark.slow
+def test_the_interpretability_page_reuses_the_kernels_pages_timing(store_path, synthetic_table, monkeypatch):
+    import streamlit as st
+
+    from tests_app_helpers import APP, errors, use_server_csv
+
+    st.cache_data.clear()
+    monkeypatch.setattr(budget, "_MEASURED", {}, raising=False)
+    monkeypatch.setattr(budget, "_MEASURING", {}, raising=False)
+    timings = []
+    measure = budget.measure
+    monkeypatch.setattr(budget, "measure", lambda compute, *a: timings.append(1) or measure(compute, *a))
+    for page, params in (("pages/kernels.py", {"n": "20", "kernels": "wl,slots"}),
+                         ("pages/kernels.py", {"n": "30", "kernels": "wl,slots"}),
+                         ("pages/interpretability.py", {"n": "20"})):
+        at = use_server_csv(AppTest.from_file(APP, default_timeout=120), synthetic_table)  # a new session
+        at.query_params.update(params)
+        at.switch_page(page).run()
+        assert not errors(at), errors(at)
+        assert len(timings) == 2, page  # wl and slots, timed by the first request only

@@ -5,7 +5,8 @@ costs from microseconds (TW, Hamming) to a tenth of a second (the random-walk gr
 DARTS cell), so "N up to 1000" ranges from a blink to ten CPU-hours. What a kernel costs is
 *measured* for the kernel and the space in question, on the request's own first architectures at
 two sizes (:func:`measure`: what it costs per architecture, such as WL's features, apart from
-what it costs per pair; cached per kernel and space for the server's life), and the request's
+what it costs per pair; :func:`measured` keeps it per kernel and space for the server process's
+life, for every session and page), and the request's
 estimate follows from N (:class:`Estimate`). A request over the operator's ``max_explorer_seconds``
 (``NASVIZ_MAX_EXPLORER_SECONDS``, :class:`~nasviz.settings.Limits`) is refused with one sentence
 that says what would fit (:func:`refusal`).
@@ -18,6 +19,7 @@ same with one trial and N architectures.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -62,6 +64,29 @@ def measure(compute: Callable[[int], object], sizes: tuple[int, int] = CALIBRATI
     if per_arch == 0.0 and per_pair == 0.0:
         per_pair = max(t1, t2) / pairs(n2)
     return KernelCost(per_arch, per_pair)
+
+
+_MEASURED: dict[tuple[str, str], KernelCost] = {}
+_MEASURING: dict[tuple[str, str], threading.Lock] = {}
+_MEASURING_LOCK = threading.Lock()
+
+
+def measured(kernel: str, space: str, compute: Callable[[int], object], available: int) -> KernelCost:
+    """:func:`measure` of ``kernel`` on ``space``, timed once for the server process: a later
+    request, from any session or page, reuses it (timing costs each request up to a second of the
+    request's own thread). Visitors asking at once for a kernel not timed yet wait for one timing,
+    not one each. ``available``: the request's architectures; fewer than the larger calibration
+    size time smaller matrices than :func:`measure` assumes, so that measurement serves this
+    request only."""
+    if available < max(CALIBRATION_SIZES):
+        return measure(compute)
+    key = (str(kernel), str(space))
+    with _MEASURING_LOCK:
+        lock = _MEASURING.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _MEASURED:
+            _MEASURED[key] = measure(compute)
+        return _MEASURED[key]
 
 
 @dataclass(frozen=True)
@@ -122,4 +147,5 @@ def refusal(estimate: Estimate, budget_seconds: float, what: str, fits_n: int | 
             f"{_duration(share)}); this server allows {_duration(budget_seconds)} per request: {fits}{hint}.")
 
 
-__all__ = ["CALIBRATION_SIZES", "Estimate", "FIT_FACTOR", "KernelCost", "largest_n", "measure", "pairs", "refusal"]
+__all__ = ["CALIBRATION_SIZES", "Estimate", "FIT_FACTOR", "KernelCost", "largest_n", "measure", "measured", "pairs",
+           "refusal"]
