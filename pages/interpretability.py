@@ -53,8 +53,10 @@ if st.session_state.get("i_request", (None,))[0] != key:
         # for the importances), from each kernel's measured cost per pair.
         limits = serve_settings().limits
         with st.spinner("Timing the kernels on a few architectures..."):
-            costs = {spec: _kernel_cost(spec, space, tuple(sample.strings))
-                     for spec in (("wl", "slots") if has_slots else ("wl",))}
+            costs = {"wl": _kernel_cost("wl", space, tuple(sample.strings))}
+            if has_slots:  # the importances: a slot-kernel GP, then a prediction per slot and shuffle
+                costs["slots"] = budget.importance_cost(_kernel_cost("slots", space, tuple(sample.strings)),
+                                                        len(get_space(space).slot_names()), ix.IMPORTANCE_REPEATS)
         estimate = budget.Estimate(costs, len(sample.strings), budget.FIT_FACTOR)
         refused = budget.refusal(estimate, limits.max_explorer_seconds, f"A WL GP on N = {len(sample.strings)}",
                                  budget.largest_n(costs, limits.max_explorer_seconds, budget.FIT_FACTOR))

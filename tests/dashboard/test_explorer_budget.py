@@ -109,3 +109,36 @@ def test_the_interpretability_page_reuses_the_kernels_pages_timing(store_path, s
         at.switch_page(page).run()
         assert not errors(at), errors(at)
         assert len(timings) == 2, page  # wl and slots, timed by the first request only
+
+
+def test_the_slot_importance_estimate_covers_the_kernel_work_it_does():
+    """The Interpretability job's estimate counts the slot importance's predictions (one n x n
+    cross-covariance per slot and shuffle), not only its GP fit: counted in kernel entries here."""
+    import numpy as np
+
+    from nasviz.dashboard.explorer import interpretation as ix
+    from nasviz.dashboard.explorer.samples import Sample
+    from nasviz.dashboard.kernels import KernelSet
+    from nasviz.spaces import get_space
+
+    sp, n = get_space("nb201"), 40
+    archs = sp.sample(np.random.default_rng(0), n)
+    values = np.array([sum(o.startswith("nor") for o in sp.slots(a)) + 0.1 * i for i, a in enumerate(archs)])
+    kernels = KernelSet()
+    kernel = kernels.get("slots", "nb201")
+    entries = []
+    components = type(kernel).components
+
+    def counted(self, a, b, *args, **kwargs):
+        entries.append(len(a) * len(b))
+        return components(self, a, b, *args, **kwargs)
+
+    type(kernel).components = counted
+    try:
+        ix.slot_importance(Sample(archs, [sp.format(a) for a in archs], values, "acc", "t", "nb201"), kernels=kernels)
+    finally:
+        type(kernel).components = components
+    one_matrix = budget.KernelCost(0.0, n * n / budget.pairs(n))  # a matrix of n costs n^2 entries
+    cost = budget.importance_cost(one_matrix, len(sp.slot_names()), ix.IMPORTANCE_REPEATS)
+    estimate = budget.Estimate({"slots": cost}, n, budget.FIT_FACTOR).seconds
+    assert sum(entries) <= estimate <= 3 * sum(entries)

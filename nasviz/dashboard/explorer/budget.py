@@ -106,6 +106,15 @@ class Estimate:
         return self.seconds <= budget_seconds
 
 
+def importance_cost(slots: KernelCost, n_slots: int, repeats: int) -> KernelCost:
+    """The slot kernel's :class:`KernelCost` scaled to what a slot importance
+    (:func:`~nasviz.dashboard.explorer.interpretation.slot_importance`) does with it, counted
+    like a GP fit (:data:`FIT_FACTOR` times a matrix): the fit, then one prediction of the sample
+    per slot and shuffle, each a full ``n x n`` cross-covariance (twice a symmetric matrix's pairs)."""
+    scale = (FIT_FACTOR + 2.0 * n_slots * repeats) / FIT_FACTOR
+    return KernelCost(slots.per_arch * scale, slots.per_pair * scale)
+
+
 def largest_n(costs: Mapping[str, KernelCost], budget_seconds: float, repeats: float = 1.0, extra: int = 0) -> int:
     """The largest ``n`` (plus ``extra`` fixed architectures) whose request fits ``budget_seconds``;
     0 when none does (bisection: the cost grows with ``n``)."""
@@ -147,5 +156,5 @@ def refusal(estimate: Estimate, budget_seconds: float, what: str, fits_n: int | 
             f"{_duration(share)}); this server allows {_duration(budget_seconds)} per request: {fits}{hint}.")
 
 
-__all__ = ["CALIBRATION_SIZES", "Estimate", "FIT_FACTOR", "KernelCost", "largest_n", "measure", "measured", "pairs",
+__all__ = ["CALIBRATION_SIZES", "Estimate", "FIT_FACTOR", "importance_cost", "KernelCost", "largest_n", "measure", "measured", "pairs",
            "refusal"]

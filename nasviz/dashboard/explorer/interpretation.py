@@ -178,6 +178,10 @@ def mutation_probabilities(arch: Architecture, op_gradients: Mapping[str, float]
     return {"ops": ops, "where": where, "to": to, "joint": where[:, None] * to, "operations": choices}
 
 
+#: Shuffles of each slot in a slot importance (the page's; :func:`slot_importance`).
+IMPORTANCE_REPEATS = 5
+
+
 @dataclass
 class SlotImportance:
     """Permutation importance of each operation slot for a GP surrogate: ``drop[j]`` is the mean
@@ -192,7 +196,7 @@ class SlotImportance:
     repeats: int
 
 
-def slot_importance(sample: Sample, *, kernel: str = "slots", repeats: int = 5, seed: int = 0,
+def slot_importance(sample: Sample, *, kernel: str = "slots", repeats: int = IMPORTANCE_REPEATS, seed: int = 0,
                     kernels: KernelSet | None = None) -> SlotImportance:
     """Which operation slots the surrogate relies on (as Optuna's parameter importances say which
     parameters matter): fit a GP (``kernel``, ML-II) on the sample, then for each slot shuffle its
