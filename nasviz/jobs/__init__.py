@@ -1,2 +1,3 @@
-"""Explorer computations (kernel matrices) run as budgeted, cached, cancellable jobs in worker
-processes: :mod:`nasviz.jobs.manager` runs them, :mod:`nasviz.workers.explorer` computes one."""
+"""Explorer computations (kernel matrices, surrogate protocols, Interpretability fits, a run's
+network retrained for download) run as budgeted, cached, cancellable jobs in worker processes:
+:mod:`nasviz.jobs.manager` runs them, :mod:`nasviz.workers.explorer` computes one."""

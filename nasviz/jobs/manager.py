@@ -1,7 +1,7 @@
 """Explorer computations off the request thread: priced, budgeted, cached, cancellable.
 
 A page asks for a :class:`KernelRequest` (one kernel's matrices on a sample), a
-:class:`SurrogateRequest` (the surrogate protocol) or an
+:class:`SurrogateRequest` (the surrogate protocol), an
 :class:`~nasviz.jobs.interpret.InterpretRequest` (the Interpretability page's GP fits) or an
 :class:`~nasviz.jobs.export.ExportRequest` (a run's network retrained for download). The
 :class:`JobManager` (one per server process, see :func:`manager`):
