@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 #: The dashboard modules that draw widgets; every other one is plain Python.
 STREAMLIT_MODULES = {"nasviz.dashboard.ui", "nasviz.dashboard.forms", "nasviz.dashboard.sidebar",
-                     "nasviz.dashboard.sidebyside"}
+                     "nasviz.dashboard.sidebyside", "nasviz.dashboard.computing"}
 
 
 def dashboard_modules() -> list[str]:
