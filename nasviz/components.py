@@ -432,9 +432,37 @@ def package_available(name: str) -> bool:
         return False
 
 
+_DAG, _TREE = "labelled-dag", "operation-tree"
+#: What each built-in kernel class reads (its ``reads``), written here so that offering the kernels
+#: and strategies that fit a space imports no kernel module: scipy's spatial and optimize packages
+#: and GraKeL came with them, about half a second of a new server's first page.
+#: ``tests/test_components.py`` checks every entry against its class.
+_BUILT_IN_READS: dict[str, frozenset[str]] = {
+    "nasviz.kernels.tw:TreeWassersteinKernel": frozenset({_DAG, _TREE}),
+    "nasviz.kernels.slots:SlotKernel": frozenset({"categorical-parameters"}),
+    "nasviz.kernels.slots:TWSlotsKernel": frozenset({"categorical-parameters", _DAG, _TREE}),
+    "nasviz.kernels.wl:WLKernel": frozenset({_DAG}),
+    "nasviz.kernels.otmann:OTMANNKernel": frozenset({_DAG, "layers"}),
+    "nasviz.kernels.edit:EditDistanceKernel": frozenset({_DAG}),
+    "nasviz.kernels.path:PathEncodingKernel": frozenset({_DAG, "paths"}),
+    "nasviz.kernels.ot:OTKernel": frozenset({_DAG, _TREE}),
+    "nasviz.kernels.ot:GWKernel": frozenset({_DAG}),
+    "nasviz.kernels.graph_kernels:RandomWalkKernel": frozenset({_DAG}),
+    "nasviz.kernels.graph_kernels:ShortestPathKernel": frozenset({_DAG}),
+    "nasviz.kernels.graph_kernels:MultiscaleLaplacianKernel": frozenset({_DAG}),
+    "nasviz.kernels.additive:AdditiveWLMLGKernel": frozenset({_DAG}),
+}
+
+
 def kernel_reads(kernel: str) -> frozenset[str]:
-    """The representations kernel ``kernel``'s class declares it reads."""
-    return frozenset(KERNELS.get(kernel).load().reads)
+    """The representations kernel ``kernel``'s class declares it reads: from the entry's
+    ``capabilities["reads"]`` or the built-in table above without importing the class, else
+    (a plugin's kernel that declares nothing) from the class itself."""
+    entry = KERNELS.get(kernel)
+    declared = entry.capabilities.get("reads")
+    if declared is None and entry.built_in and isinstance(entry.factory, str):
+        declared = _BUILT_IN_READS.get(entry.factory)
+    return frozenset(declared) if declared is not None else frozenset(entry.load().reads)
 
 
 def space_provides(space: str) -> frozenset[str]:
