@@ -370,6 +370,8 @@ def cmd_table_info(args: argparse.Namespace) -> int:
                       f"{d['within_0.5_of_optimum']} row(s) within 0.5 of the optimum")
         for b in info["bad_rows"]:
             print(f"  bad row: line {b['line']}, column {b['column']!r}: {b['problem']}")
+        if info["bad_rows_count"] > len(info["bad_rows"]):
+            print(f"  ... and {info['bad_rows_count'] - len(info['bad_rows']):,} more bad row(s)")
         if "rank_against" in info:
             r = info["rank_against"]
             for m, v in r["by_metric"].items():

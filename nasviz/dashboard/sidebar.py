@@ -181,8 +181,10 @@ def _show_source() -> None:
     if source is not None:
         st.sidebar.success(plain(source.summary()))
         if source.bad_rows:
-            with st.sidebar.expander(f"{len(source.bad_rows)} bad row(s) skipped"):
-                st.text("\n".join(source.bad_rows[:200]))
+            count = max(source.n_bad_rows, len(source.bad_rows))
+            with st.sidebar.expander(f"{count:,} bad row(s) skipped"):
+                more = count - len(source.bad_rows)
+                st.text("\n".join(source.bad_rows) + (f"\n... and {more:,} more" if more > 0 else ""))
     elif error:
         st.sidebar.error(plain(error))
     st.sidebar.caption(f"Runs are kept in {default_store_path().name}.")

@@ -200,6 +200,9 @@ def training_metrics(dataset: str) -> list[str]:
 # ----------------------------------------------------------------------------- the source
 
 
+#: Bad rows a data source keeps as text (it lives in every visitor's session; the sidebar shows them).
+SHOWN_BAD_ROWS = 200
+
 @dataclass
 class DataSource:
     """Where evaluations come from: a table CSV (``path``) or live training (``dataset``), for
@@ -217,7 +220,9 @@ class DataSource:
     #: rows of the file that repeated an architecture and were averaged into it (NAS-Bench-101's
     #: repeated trainings): the file has ``rows + rows_averaged`` usable rows
     rows_averaged: int = 0
+    #: the first :data:`SHOWN_BAD_ROWS` bad rows as text (all are counted in ``n_bad_rows``)
     bad_rows: list[str] = field(default_factory=list)
+    n_bad_rows: int = 0
     #: Whether messages about the table may quote it (``False`` for a server file: the visitor
     #: may use it but not read it).
     disclose: bool = True
@@ -230,7 +235,8 @@ class DataSource:
         return cls(TABLE, label or table.source, path=str(path), metrics=table.metrics,
                    optimum={m: table.optimum(m) for m in table.metrics}, rows=len(table),
                    rows_averaged=int(table.repeats.sum() - len(table)),
-                   bad_rows=[str(b) if disclose else b.redacted() for b in table.bad_rows], disclose=disclose,
+                   bad_rows=[str(b) if disclose else b.redacted() for b in table.bad_rows[:SHOWN_BAD_ROWS]],
+                   n_bad_rows=table.n_bad_rows, disclose=disclose,
                    space=table.space.name)
 
     @classmethod
@@ -266,7 +272,7 @@ class DataSource:
     def skipped_rows(self, first: int = 5) -> dict:
         """``{"count", "first"}``: the table's bad rows as the run stores and shows them (already
         redacted for a server file)."""
-        return {"count": len(self.bad_rows), "first": self.bad_rows[:first]}
+        return {"count": max(self.n_bad_rows, len(self.bad_rows)), "first": self.bad_rows[:first]}
 
 
 def current_table(source: DataSource | None) -> Table | None:

@@ -114,7 +114,11 @@ class Table:
     costs : ndarray (n,) or None
         Seconds per evaluation, if the table has a time column.
     bad_rows : list of BadRow
-        The rows that were skipped.
+        The first :data:`MAX_KEPT_BAD_ROWS` rows that were skipped, in file order.
+    bad_count : int or None
+        How many rows were skipped in all (``None``: ``len(bad_rows)``, a table built in code).
+    duplicates_refused : int or None
+        Of them, the rows refused as a repeat of an architecture (``None``: counted in ``bad_rows``).
     descriptive : dict column -> ndarray (n,)
         Numeric columns that describe the rows (parameters, FLOPs, standard deviations); NaN
         where a row has no value.
@@ -153,6 +157,13 @@ class Table:
     roles: list[ColumnRole] = field(default_factory=list)
     schema_source: str | None = None
     decimals: dict[str, int] = field(default_factory=dict)
+    bad_count: int | None = None
+    duplicates_refused: int | None = None
+
+    @property
+    def n_bad_rows(self) -> int:
+        """How many rows were skipped (``bad_rows`` keeps the first :data:`MAX_KEPT_BAD_ROWS`)."""
+        return len(self.bad_rows) if self.bad_count is None else self.bad_count
 
     def __post_init__(self) -> None:
         if not self.arch_columns:
@@ -221,7 +232,7 @@ class Table:
         (:meth:`BadRow.redacted` when ``redact``: for files that are not the viewer's own).
         This is what a run stores and shows about the rows its table lost."""
         shown = self.bad_rows[:first]
-        return {"count": len(self.bad_rows), "first": [b.redacted() if redact else str(b) for b in shown]}
+        return {"count": self.n_bad_rows, "first": [b.redacted() if redact else str(b) for b in shown]}
 
     def duplicates_info(self) -> dict:
         """What happened to rows of an architecture seen before: the policy and its counts."""
@@ -231,7 +242,8 @@ class Table:
                     "architectures_with_repeats": int((self.repeats > 1).sum()),
                     "max_repeats": int(self.repeats.max()) if len(self.repeats) else 0,
                     "note": "rows of the same architecture were averaged: each metric and cost is their mean"}
-        refused = sum(1 for b in self.bad_rows if b.reason and b.reason.startswith("duplicate architecture"))
+        refused = self.duplicates_refused if self.duplicates_refused is not None else sum(
+            1 for b in self.bad_rows if b.reason and b.reason.startswith("duplicate architecture"))
         return {"policy": "refuse", "rows_refused": refused,
                 "note": "a later row of an architecture already read is a bad row"}
 
@@ -270,6 +282,7 @@ class Table:
             "distribution": {m: self.distribution(m) for m in self.metrics},
             "bad_rows": [{"line": b.line, "column": b.column, "position": b.position, "problem": b.problem}
                          for b in self.bad_rows],
+            "bad_rows_count": self.n_bad_rows,
         }
 
 
@@ -402,10 +415,15 @@ def _parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_
         rows_read.add(line, row)
     if not rows_read.archs:
         bad = rows_read.bad
-        raise TableError(f"has no usable row ({len(bad)} bad row(s); first: "
+        raise TableError(f"has no usable row ({rows_read.n_bad} bad row(s); first: "
                          + "; ".join(b.redacted() for b in bad[:3]) + ")", source=label,
                          detail="; ".join(str(b) for b in bad[:3]))
     return rows_read.table(label)
+
+
+#: Bad rows a table keeps as objects (their count is kept in full): a mostly-bad upload of 49 MB
+#: kept hundreds of thousands of them per cached table, and their text in every visitor's session.
+MAX_KEPT_BAD_ROWS = 1000
 
 
 class _RowReader:
@@ -419,11 +437,21 @@ class _RowReader:
         self.strings: list[str] = []
         self.values: list[list[list[float]]] = []  # per arch, per row: metric values then the cost
         self.described: list[list[list[float]]] = []  # per arch, per row: descriptive values
-        self.bad: list[BadRow] = []
+        self.bad: list[BadRow] = []  # the first MAX_KEPT_BAD_ROWS
+        self.n_bad = 0
+        self.n_duplicates = 0
         self.seen: dict[Architecture, tuple[int, int]] = {}  # arch -> (first line, index)
         self.positions = [header.index(c) for c in names]
         self.where = "+".join(names)
         self.decimals = [0] * len(cols.metrics)  # per metric: the most decimals a row writes
+
+    def _skip(self, bad: BadRow) -> None:
+        """Count a skipped row; keep it if fewer than :data:`MAX_KEPT_BAD_ROWS` are kept."""
+        self.n_bad += 1
+        if bad.reason and bad.reason.startswith("duplicate architecture"):
+            self.n_duplicates += 1
+        if len(self.bad) < MAX_KEPT_BAD_ROWS:
+            self.bad.append(bad)
 
     def _architecture(self, line: int, row: list[str]) -> Architecture | None:
         texts = tuple(row[c] for c in self.positions)
@@ -433,7 +461,7 @@ class _RowReader:
                 return parse_architecture(self.space, texts[0])
             return parse_architecture_columns(self.space, texts, fields=self.names)
         except InputError as err:
-            self.bad.append(BadRow(line, self.where, f"cannot parse architecture: {err.detail or err.problem}",
+            self._skip(BadRow(line, self.where, f"cannot parse architecture: {err.detail or err.problem}",
                                    where, "cannot parse architecture"))
             return None
 
@@ -443,7 +471,7 @@ class _RowReader:
             why = number_problem(row[c])
             if why is not None:
                 full = why if why == "missing value" else f"{why} {_shorten(row[c].strip())!r}"
-                self.bad.append(BadRow(line, self.header[c], full, c + 1, why))
+                self._skip(BadRow(line, self.header[c], full, c + 1, why))
                 return None
             parsed.append(float(row[c]))
         for k, c in enumerate(self.cols.metrics):
@@ -453,14 +481,14 @@ class _RowReader:
     def add(self, line: int, row: list[str]) -> None:
         if len(row) != len(self.header):
             what = f"has {len(row)} fields, the header has {len(self.header)}"
-            self.bad.append(BadRow(line, self.where, what, None, what))
+            self._skip(BadRow(line, self.where, what, None, what))
             return
         arch = self._architecture(line, row)
         if arch is None:
             return
         if arch in self.seen and self.policy == "refuse":
             what = f"duplicate architecture (first seen on line {self.seen[arch][0]})"
-            self.bad.append(BadRow(line, self.where, what, self.positions[0] + 1, what))
+            self._skip(BadRow(line, self.where, what, self.positions[0] + 1, what))
             return
         numbers = self._numbers(line, row)
         if numbers is None:
@@ -501,6 +529,8 @@ class _RowReader:
             costs=means[:, n_metrics].copy() if cols.cost is not None else None,
             cost_column=header[cols.cost] if cols.cost is not None else None,
             bad_rows=self.bad,
+            bad_count=self.n_bad,
+            duplicates_refused=self.n_duplicates,
             ignored_columns=[header[c] for c in cols.ignored],
             descriptive={header[c]: described[:, k].copy() for k, c in enumerate(cols.descriptive)},
             arch_columns=self.names,

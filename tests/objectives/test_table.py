@@ -180,3 +180,25 @@ def test_info_gives_each_metrics_quartiles_and_how_many_rows_are_near_the_optimu
     d = table.info()["distribution"]["acc"]
     assert d == {"rows": 3, "q25": pytest.approx(50.6), "median": 91.2, "q75": pytest.approx(91.35),
                  "within_0.5_of_optimum": 2}
+
+
+def test_a_mostly_bad_table_keeps_the_first_bad_rows_and_counts_them_all(tmp_path):
+    """Issue 47: a mostly-bad upload kept every bad row (hundreds of thousands of objects per cached
+    table, and their text in each visitor's session). The table keeps the first
+    ``MAX_KEPT_BAD_ROWS`` and the count of all; the data source keeps fewer still, as text."""
+    from nasviz.dashboard.sources import SHOWN_BAD_ROWS, DataSource
+    from nasviz.objectives.table import MAX_KEPT_BAD_ROWS, load_table
+
+    n_bad = MAX_KEPT_BAD_ROWS + 1500
+    good = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_1x1~2|"
+    lines = ["arch,acc", f"{good},90.5"] + [f"{good},oops{i}" if i % 2 else f"not-a-cell-{i},1.0" for i in range(n_bad)]
+    path = tmp_path / "bad.csv"
+    path.write_text("\n".join(lines) + "\n")
+    table = load_table(path, space="nb201")
+    assert len(table) == 1
+    assert len(table.bad_rows) == MAX_KEPT_BAD_ROWS and table.n_bad_rows == n_bad
+    assert [b.line for b in table.bad_rows[:2]] == [3, 4]  # the first ones, in file order
+    assert table.skipped_rows()["count"] == n_bad and table.info()["bad_rows_count"] == n_bad
+    assert table.duplicates_info()["rows_refused"] == n_bad // 2  # the odd ones repeat the good cell
+    source = DataSource.from_table(path, table)
+    assert len(source.bad_rows) == SHOWN_BAD_ROWS and source.skipped_rows()["count"] == n_bad
