@@ -1,19 +1,34 @@
 """A classroom on one server: page latency for visitors who only browse, alone and in a class.
 
 ``python -m nasviz bench classroom`` starts ``streamlit run app.py`` on loopback and drives it
-with Chromium (one browser, one context per visitor, all from one asyncio loop):
+with simulated visitors, all from one asyncio loop, through one of two clients (``--client``):
+
+* ``browser``: one headless Chromium, one context per visitor. A page's seconds run from opening
+  its address to its content drawn (Search: the Start button; Kernels: a figure; Compare: its
+  heading): the server's work *and* the browser's. With twenty contexts on a small machine the
+  renderers take the CPU the server needs, so this measures the browser as much as the server.
+* ``protocol``: each visitor speaks Streamlit's own websocket protocol
+  (:mod:`nasviz.bench.stream_visitor`), no browser. Each page opened is a new session (as an
+  address load is) and its seconds run from sending the ``rerun_script`` request for the page to
+  the ``script_finished`` message of the whole-page run whose deltas hold the same content (the
+  Start button widget; a Plotly chart; the "Compare runs" heading): the server's time alone,
+  without the websocket's opening and without any drawing.
+
+The phases, with either client:
 
 1. **alone**: one visitor browses Search, Kernels (the default request) and Compare, ``--rounds``
-   times; each page's seconds from opening its address to its content (Search: the Start button;
-   Kernels: a figure; Compare: its heading);
+   times, timed as above;
 2. **class**: ``--visitors`` visitors at once. The ``--heavy`` ones each start a paced search
-   (``--pause`` seconds after each step) and open Kernels with a heavy request of their own
-   (``?n=...&kernels=...&seed=i``, computed in worker processes within the server's budgets, or
-   refused with one sentence); the others browse as the lone visitor did, timed the same way.
+   (``--pause`` seconds after each step; over the protocol: the page's budget, pause and seed
+   boxes and its Start button sent as widget values, so the page starts it as for a click) and
+   open Kernels with a heavy request of their own (``?n=...&kernels=...&seed=i``, computed in
+   worker processes within the server's budgets, or refused with one sentence), staying until the
+   others are done; the others browse as the lone visitor did, timed the same way.
 
-The JSON reports p50 / p95 per page for each phase, ``ratio_p95`` (class / alone, goal <= 2),
-``lost`` (visitors whose pages never arrived, searches that never started) and each search's
-median seconds between steps against its pause (``slowed``: more than pause + 1 s).
+The JSON records the ``client`` and reports p50 / p95 per page for each phase, ``ratio_p95``
+(class / alone, goal <= 2), ``lost`` (visitors whose pages never arrived, searches that never
+started) and each search's median seconds between steps against its pause (``slowed``: more than
+pause + 1 s).
 """
 
 from __future__ import annotations
@@ -28,9 +43,12 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Awaitable, Callable, Iterator
+
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from nasviz.bench.dashboard import CHROMIUM, CHROMIUM_ARGS, REPO, _answers, _free_port
+from nasviz.bench.stream_visitor import PageRun, StreamVisitor, widget_value
 
 DESCRIPTION = "Classroom load: browsing visitors' page latency alone and beside paced searches and heavy Kernels requests."
 
@@ -43,6 +61,9 @@ PAGES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--client", choices=("browser", "protocol"), default="browser",
+                        help="visitors as Chromium contexts (pages drawn) or as Streamlit protocol sessions "
+                             "(no browser: the server's time alone; default browser)")
     parser.add_argument("--visitors", type=int, default=20, help="visitors at once in the class phase (default 20)")
     parser.add_argument("--heavy", type=int, default=None,
                         help="of them, how many start a search and a heavy Kernels request (default half)")
@@ -164,35 +185,108 @@ def _stop_all(store: Path) -> None:
         time.sleep(0.5)
 
 
-async def _session(url: str, args: argparse.Namespace) -> dict[str, Any]:
-    from playwright.async_api import async_playwright
-
+async def _class(browse: Callable[[int], Awaitable[dict[str, list[float | None]]]],
+                 heavy_visitor: Callable[[int, asyncio.Event], Awaitable[dict[str, Any]]],
+                 args: argparse.Namespace) -> dict[str, Any]:
+    """The two phases, whichever client drives the visitors: ``browse(rounds)`` is one browsing
+    visitor, ``heavy_visitor(i, hold)`` one heavy visitor, staying until ``hold`` is set."""
     visitors = int(args.visitors)
     heavy = visitors // 2 if args.heavy is None else min(int(args.heavy), visitors)
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        await _browse(browser, url, 1)  # warm-up: imports, the first script run, the default matrices cached
-        t0 = time.perf_counter()
-        alone = await _browse(browser, url, int(args.rounds))
-        alone_seconds = time.perf_counter() - t0
-        hold = asyncio.Event()
-        heavy_tasks = [asyncio.create_task(_heavy(browser, url, i, float(args.pause), args.heavy_request, hold))
-                       for i in range(heavy)]
-        await asyncio.sleep(5.0)  # the searches and the heavy requests are under way
-        t0 = time.perf_counter()
-        browsing = await asyncio.gather(*(_browse(browser, url, int(args.rounds)) for _ in range(visitors - heavy)))
-        class_seconds = time.perf_counter() - t0
-        hold.set()
-        heavy_out = await asyncio.gather(*heavy_tasks)
-        await browser.close()
+    await browse(1)  # warm-up: imports, the first script run, the default matrices cached
+    t0 = time.perf_counter()
+    alone = await browse(int(args.rounds))
+    alone_seconds = time.perf_counter() - t0
+    hold = asyncio.Event()
+    heavy_tasks = [asyncio.create_task(heavy_visitor(i, hold)) for i in range(heavy)]
+    await asyncio.sleep(5.0)  # the searches and the heavy requests are under way
+    t0 = time.perf_counter()
+    browsing = await asyncio.gather(*(browse(int(args.rounds)) for _ in range(visitors - heavy)))
+    class_seconds = time.perf_counter() - t0
+    hold.set()
+    heavy_out = await asyncio.gather(*heavy_tasks)
     together = {name: [v for b in browsing for v in b[name]] for name in PAGES}
     return {"alone": alone, "class": together, "heavy": heavy_out, "heavy_visitors": heavy,
             "browsing_visitors": visitors - heavy, "alone_seconds": round(alone_seconds, 1),
             "class_seconds": round(class_seconds, 1)}
 
 
+async def _browser_session(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        out = await _class(lambda rounds: _browse(browser, url, rounds),
+                           lambda i, hold: _heavy(browser, url, i, float(args.pause), args.heavy_request, hold), args)
+        await browser.close()
+    return out
+
+
+# ------------------------------------------------------------------ Streamlit's own protocol
+
+
+#: page -> (its URL path as the protocol names it, what its deltas hold once it has its content:
+#: the same content the browser mode waits for)
+PROTOCOL_PAGES: dict[str, tuple[str, Callable[[PageRun], bool]]] = {
+    "search": ("", lambda run: run.widget("start") is not None),
+    "kernels": ("kernels", lambda run: "plotly_chart" in run.kinds()),
+    "compare": ("compare", lambda run: any("Compare runs" in t for t in run.texts(("heading",)))),
+}
+
+
+async def _protocol_open(url: str, name: str, timeout_s: float = 120.0) -> float | None:
+    """Seconds from asking for page ``name`` (a new session, as the browser's address load is) to
+    the end of its script's run with its content (:mod:`nasviz.bench.stream_visitor`); ``None``
+    if that never came."""
+    path, done = PROTOCOL_PAGES[name]
+    try:
+        async with StreamVisitor(url) as visitor:
+            return (await visitor.open(path, done=done, timeout_s=timeout_s)).seconds
+    except (OSError, asyncio.TimeoutError, InvalidHandshake, ConnectionClosed):  # counted as lost
+        return None
+
+
+async def _protocol_browse(url: str, rounds: int) -> dict[str, list[float | None]]:
+    out: dict[str, list[float | None]] = {name: [] for name in PAGES}
+    for _ in range(rounds):
+        for name in PAGES:
+            out[name].append(await _protocol_open(url, name))
+    return out
+
+
+async def _protocol_heavy(url: str, i: int, pause: float, query: str, hold: asyncio.Event) -> dict[str, Any]:
+    """The heavy visitor over the protocol, one session throughout as one tab: the Search page's
+    budget, pause and seed boxes and its Start button sent as widget values in one rerun (the
+    page starts the search itself), then Kernels with the heavy query; the session stays (its
+    fragments' timers polling, the jobs' heartbeat) until ``hold`` is set."""
+    out: dict[str, Any] = {"started": False, "kernels": None}
+    try:
+        async with StreamVisitor(url) as visitor:
+            page = await visitor.open("", done=PROTOCOL_PAGES["search"][1])
+            ids = {key: page.widget(key) for key in ("budget", "step_delay", "seed", "start")}
+            if page.seconds is not None and all(ids.values()):
+                values = [widget_value(ids["budget"][1], 1000), widget_value(ids["step_delay"][1], float(pause)),
+                          widget_value(ids["seed"][1], i), widget_value(ids["start"][1], None, trigger=True)]
+                started = await visitor.open("", widgets=values,
+                                             done=lambda run: any("Status: running" in t for t in run.texts()))
+                out["started"] = started.seconds is not None
+            kernels = await visitor.open("kernels", query=f"{query}&seed={i}", timeout_s=120.0)
+            text = kernels.texts(("alert", "progress"))
+            out["kernels"] = " | ".join(t.strip()[:160] for t in text)[:400]
+            await hold.wait()
+            if visitor.closed_reason:
+                out["error"] = visitor.closed_reason
+    except (OSError, asyncio.TimeoutError, InvalidHandshake, ConnectionClosed) as err:
+        out["error"] = f"{type(err).__name__}: {str(err)[:200]}"
+    return out
+
+
+async def _protocol_session(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    return await _class(lambda rounds: _protocol_browse(url, rounds),
+                        lambda i, hold: _protocol_heavy(url, i, float(args.pause), args.heavy_request, hold), args)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    if not CHROMIUM.exists():
+    if args.client == "browser" and not CHROMIUM.exists():
         raise RuntimeError(f"Chromium is not installed at {CHROMIUM}")
     env = {"NASVIZ_MAX_EXPLORER_SECONDS": str(args.explorer_seconds),
            "NASVIZ_MAX_EXPLORER_SECONDS_TOTAL": str(args.explorer_seconds_total),
@@ -202,7 +296,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         store = Path(tmp) / "store.sqlite"
         try:
             with _server(store, env) as url:
-                raw = asyncio.run(_session(url, args))
+                session = _browser_session if args.client == "browser" else _protocol_session
+                raw = asyncio.run(session(url, args))
         finally:
             _stop_all(store)
         runs = _runs_report(store, float(args.pause))
@@ -213,7 +308,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     lost = {"pages": sum(s["lost"] for s in together.values()) + sum(s["lost"] for s in alone.values()),
             "searches_not_started": sum(not h["started"] for h in raw["heavy"])}
     return {
-        "visitors": int(args.visitors), "heavy_visitors": raw["heavy_visitors"],
+        "client": args.client, "visitors": int(args.visitors), "heavy_visitors": raw["heavy_visitors"],
         "browsing_visitors": raw["browsing_visitors"], "rounds": int(args.rounds), "pause": float(args.pause),
         "heavy_request": args.heavy_request, "server_env": env,
         "alone": alone, "class": together, "ratio_p95": ratio,
