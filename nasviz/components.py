@@ -225,7 +225,7 @@ _BO_OPTIONS = (
     Option("hyper_bounds", "choice", "GP hyperparameter search box: wide, or where Optuna's prior is within e^-2 of "
            "its peak (the kernel's rates; also the amplitude)", choices=("wide", "optuna-rates", "optuna")),
 )
-_BO = "nasviz.strategies.bo:BayesianOptimisation"
+_BO = "nasviz.strategies.bo:bayesian_optimisation"
 _TW2G: dict[str, Any] = {"kernel": "tw2g", "acquisition": "ucb", "pool": "evolution"}
 STRATEGIES.register(Entry("random", "uniform random search without replacement", "nasviz.strategies.random_search:RandomSearch",
                           (_INIT,), capabilities={"model": False}))

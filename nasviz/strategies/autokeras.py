@@ -1,7 +1,7 @@
 """Auto-Keras (paper 003) as Bayesian optimisation guiding network morphism, with warm-started children.
 
-Auto-Keras is :class:`~nasviz.strategies.bo.BayesianOptimisation` configured as :data:`CONFIG`,
-plus warm starts (:class:`AutoKeras`, registry entry ``autokeras``). One step (Sec. 3):
+Auto-Keras is :class:`~nasviz.strategies.bo.BayesianOptimisation` composed of the parts
+:class:`AutoKeras` builds, plus warm starts (:class:`AutoKeras`, registry entry ``autokeras``). One step (Sec. 3):
 
 1. The first ``n_init`` proposals are feed-forward networks of the initial pool (``init="pool"``;
    Auto-Keras starts from default architectures, App. A). The default is the whole pool of 10:
@@ -58,29 +58,23 @@ evolution has.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from nasviz.arch import Architecture
 from nasviz.candidates import Pool
 from nasviz.objectives.base import Evaluation
 from nasviz.spaces.morphs import Morph
 from nasviz.state import StepState
-from nasviz.strategies.bo import BayesianOptimisation
+from nasviz.strategies.bo import AcquisitionPart, BatchPart, BayesianOptimisation, ModelPart, PoolPart, RunSettings
 from nasviz.strategies.warm_start import DEFAULT_NETWORK_MB, WarmStarts
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
 
-#: Auto-Keras as a :class:`~nasviz.strategies.bo.BayesianOptimisation` configuration (the
-#: fixed UCB weight ``kappa`` is the ``beta`` option).
-CONFIG: dict[str, Any] = {
-    "kernel": "edit", "acquisition": "ucb", "pool": "autokeras-tree", "batch": "topk", "init": "pool",
-    "targets": "robust", "failures": "worst", "dedupe": "canonical",
-}
-
-
 class AutoKeras(BayesianOptimisation, WarmStarts):
-    """Auto-Keras: :data:`CONFIG` with these options, plus warm starts from trained ancestors.
+    """Auto-Keras: the edit-distance GP on robust targets with failures at the worst, UCB with a
+    fixed weight, the ``autokeras-tree`` pool, the best by UCB, the initial pool first and
+    canonical dedupe, with these options; plus warm starts from trained ancestors.
 
     Parameters
     ----------
@@ -114,8 +108,13 @@ class AutoKeras(BayesianOptimisation, WarmStarts):
         name: str = "autokeras",
     ) -> None:
         pool_options = {"r": r, "t_low": t_low, "n_children": n_children, "acq_fraction": acq_fraction}
-        super().__init__(space, seed, domain, **CONFIG, kappa=beta, pool_options=pool_options, n_init=n_init,
-                         n_restarts=n_restarts, name=name)
+        super().__init__(
+            space, seed, domain,
+            model=ModelPart(kernel="edit", n_restarts=n_restarts, targets="robust", failures="worst"),
+            acquisition=AcquisitionPart(acquisition="ucb", kappa=beta),  # Eq. (10)'s beta: a fixed UCB weight
+            pool=PoolPart(pool="autokeras-tree", pool_options=pool_options),
+            batch=BatchPart(batch="topk"),
+            run=RunSettings(n_init=n_init, init="pool", dedupe="canonical", name=name))
         self._init_warm_starts(warm_start, network_mb)
 
     def _chosen(self, pool: Pool, proposals: list[Architecture]) -> None:

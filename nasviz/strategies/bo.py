@@ -7,6 +7,11 @@ choose a batch. Each of the four parts is a registered component
 its uniform interface, so a new pool generator or selector plugs in without touching this file.
 With ``batch="topk"`` and one proposal per step this is sequential GP-UCB / GP-EI.
 
+The strategy is composed of five frozen parts (:mod:`nasviz.strategies.bo_parts`: model,
+acquisition, pool, batch, run settings), each with its defaults and checks in one place; the
+registry's ``bo`` entries build them from flat options (:func:`bayesian_optimisation`), and the
+options below are the parts' fields.
+
 A few options say where a search starts and how evaluations become GP data. Their defaults are
 the BO presets' behaviour; NASBOT and Auto-Keras are this class with their papers' choices
 (:mod:`nasviz.strategies.nasbot`, :mod:`nasviz.strategies.autokeras`):
@@ -50,7 +55,7 @@ proposals -- what the run store relies on to resume a run by replay.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -58,15 +63,15 @@ from nasviz import candidates
 from nasviz.acquisition import exploration_weight
 from nasviz.arch import Architecture
 from nasviz.batch import BatchSelection, SelectRequest
-from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS, STRATEGIES
-from nasviz.errors import ConfigError
+from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
 from nasviz.gp import GaussianProcess
 from nasviz.gp.prior import box_named, prior_named
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.objectives.base import Evaluation
-from nasviz.spaces.base import PARAMETERS
 from nasviz.state import BatchChoice, FeatureGradients, PoolState, StepState, gp_fit_state
 from nasviz.strategies.base import initial_architectures, robust_targets, take_initial, with_failures
+from nasviz.strategies.bo_parts import (CHOICES, AcquisitionPart, BatchPart, BOParts, ModelPart, PoolPart, RunSettings,
+                                        options_signature, parts_from_options)
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
@@ -74,12 +79,8 @@ if TYPE_CHECKING:
 #: WL features kept in a step's state (the largest gradients by magnitude).
 MAX_FEATURES = 40
 
-#: Allowed values of the choice options (the first is the default): the ones ``bo`` is registered
-#: with in :mod:`nasviz.components`, so the page offers and the strategy accepts one list.
-CHOICES: dict[str, tuple[str, ...]] = {
-    option.name: tuple(option.choices) for option in STRATEGIES.get("bo").options
-    if option.kind == "choice" and option.choices
-}
+__all__ = ["CHOICES", "AcquisitionPart", "BatchPart", "BayesianOptimisation", "BOParts", "ModelPart", "PoolPart",
+           "RunSettings", "bayesian_optimisation"]
 
 
 class _ByKey:
@@ -92,25 +93,8 @@ class _ByKey:
         return isinstance(arch, Architecture) and self.key(arch) in self.keys
 
 
-def _check(space: "SearchSpace", pool: str, kappa: float | None, counts: Mapping[str, int],
-           choices: Mapping[str, str]) -> None:
-    """Refuse settings that cannot run, naming the option (:class:`~nasviz.errors.ConfigError`)."""
-    for label, value in counts.items():
-        if int(value) < 1:
-            raise ConfigError(f"{label} must be at least 1, got {value}")
-    for label, value in choices.items():
-        if value not in CHOICES[label]:
-            raise ConfigError(f"{label} must be one of {', '.join(map(repr, CHOICES[label]))}, got {value!r}")
-    if kappa is not None and not kappa >= 0:
-        raise ConfigError(f"kappa must be >= 0 or None, got {kappa}")
-    missing = sorted(set(POOLS.get(pool).capabilities.get("needs", ())) - space.provided_representations())
-    if missing:
-        raise ConfigError(f"candidate pool {pool!r} needs the {', '.join(missing)} representation, "
-                          f"which the {space.name!r} space lacks")
-
-
 class BayesianOptimisation:
-    """GP-based BO with the ask/tell protocol.
+    """GP-based BO with the ask/tell protocol, composed of five parts (:mod:`nasviz.strategies.bo_parts`).
 
     Parameters
     ----------
@@ -120,93 +104,24 @@ class BayesianOptimisation:
         Seeds every random choice.
     domain : sequence of Architecture, optional
         Only these architectures are proposed (a table's rows).
-    kernel : str or Kernel
-        A registered kernel name (``tw2g``, ``wl``, ...; built for ``space``) or an instance.
-    kernel_options : mapping, optional
-        Options of the named kernel.
-    acquisition : str
-        A registered acquisition: ``ucb`` (``mu + kappa sigma``, ``kappa = kappa_schedule(beta0,
-        t)``, paper 002 App. E.5; ``t`` = BO step) or ``ei`` (expected improvement over the best
-        observation).
-    pool : str
-        A registered candidate-pool generator (:mod:`nasviz.candidates`); one that ``needs`` a
-        representation ``space`` lacks is refused.
-    pool_options : mapping, optional
-        Options of the pool generator (``nasbot-ea``'s ``ea_base``, ...), validated by its entry.
-    batch : str
-        A registered batch selector (:mod:`nasviz.batch`); with one proposal per step ``topk`` is
-        the acquisition's argmax.
-    batch_size : int
-        Proposals per step the strategy is designed for (the runner's ``batch_size``); ``ask(n)``
-        honours any ``n``.
-    n_init : int
-        Proposals before the first GP fit (10 in papers 000, 001, 002).
-    init, targets, failures, dedupe, kappa
-        Where a search starts and how evaluations become GP data (module docstring). With
-        ``init="pool"`` the initial pool is topped up with samples when shorter than
-        ``n_init``; with ``failures="worst"`` failed evaluations count towards ``n_init``;
-        EI's incumbent stays the best raw value whatever ``targets``; ``kappa`` is also BUCB's
-        weight. ``dedupe="exact"`` suits benchmark tables, where equivalent cells were trained
-        separately.
-    pool_size : int
-        Candidates per step (100, paper 000); also how many the state reports.
-    transform : str
-        GP target transform (``"standardize"``, ``"log_error"``, ``"none"``).
-    beta0 : float
-        UCB exploration scale of the schedule.
-    quality_temperature : float
-        Temperature of the k-DPP quality ``q = exp(z / T)``, ``z`` the quality values
-        standardised over the pool (:func:`nasviz.batch.quality_scores`). Default 0.5.
-    quality : {"mean", "acquisition"}
-        What the k-DPP quality rewards. ``"mean"`` (default) follows paper 000 Eq. (12): quality
-        from the posterior mean, while exploration comes from the posterior covariance in
-        ``det(Sigma_A)``. ``"acquisition"`` uses UCB/EI, which counts the variance twice
-        (measurements in ``docs/benchmarks.md``).
-    kdpp_anchor : bool
-        Quality k-DPP only: condition the sample on containing the acquisition's argmax (see
-        :func:`nasviz.batch.select_kdpp_quality`).
-    top_parents : int
-        Parents for mutation pools: the best observed architectures (10, paper 002 App. E.2).
-    n_restarts : int
-        L-BFGS-B starts of each GP fit.
-    schedule, beta_scale, delta : str, float, float
-        UCB's exploration schedule (module docstring): ``"bowl"`` uses ``beta0``; ``"srinivas"``
-        uses ``sqrt(beta_scale * beta_t)`` with ``|D|`` the domain (or finite space, else pool)
-        size and ``t`` the evaluation being chosen.
-    stall_patience, stall_boost : int, float
-        After ``stall_patience`` evaluations without a new best (0: never), what ``stall_action``
-        says; for ``"ucb"``, UCB with the weight times ``stall_boost``.
-    stall_action : {"ucb", "neighbours"}
-        What a stalled step does: ``"ucb"`` looks further away (UCB with a raised weight);
-        ``"neighbours"`` looks closer: it chooses, by the strategy's own acquisition, among the
-        best cell's one-edit neighbours that were never evaluated (the usual pool once fewer
-        than a batch of them are left), so that a search ends on a cell none of whose
-        neighbours is better, as a local search would.
-    min_noise : float
-        Lower bound of the GP's noise variance, standardised units.
-    table_neighbours : {"edit", "nearest"}
-        On a table that holds part of a finite space, what mutation pools draw a parent's
-        children from: its one-edit neighbours in the table (default), or also its nearest table
-        members in Hamming distance over the categorical parameters
-        (:class:`nasviz.candidates.nearest.TableNeighbourhood`), so that a sparse table still has
-        a neighbourhood. Needs the ``categorical-parameters`` representation.
-    local_search : int
-        After the pool generator, climb the acquisition over the neighbour graph from this many
-        starts, the best evaluated cell first and then the pool's best, and add what the climbs
-        scored to the pool (:mod:`nasviz.candidates.local_search`, after Optuna's GPSampler);
-        0 (default) leaves the generator's pool as it is.
-    hyper_prior : {"none", "optuna"}
-        ``"optuna"``: fit the GP's hyperparameters by MAP under Optuna GPSampler's priors on the
-        kernel's rates, the amplitude and the noise (:mod:`nasviz.gp.prior`); ``"none"``
-        (default): ML-II within the bounds.
-    hyper_bounds : {"wide", "optuna-rates", "optuna"}
-        The box the fit searches: ``"wide"`` (default) the kernel's own bounds (rates in
-        ``[1e-3, 1e3]``) and amplitude ``[1e-2, 1e2]``; ``"optuna-rates"`` every kernel rate in
-        ``[0.0455, 21.95]``, where Optuna's prior density is within ``e^-2`` of its peak, so no
-        part of the kernel can be switched off; ``"optuna"`` also the amplitude in
-        ``[0.052, 4.51]`` (:data:`nasviz.gp.prior.HYPER_BOXES`).
-    name : str, optional
-        How the strategy is called in runs and tables (default ``bo-<kernel>-...``).
+    model : ModelPart
+        The GP (kernel, transform, restarts, noise floor, hyperparameter prior and box) and how
+        evaluations become its data (``targets``, ``failures``; module docstring).
+    acquisition : AcquisitionPart
+        The acquisition and how much a step explores (``beta0`` or a fixed ``kappa``, the
+        schedule, what a stalled search does; module docstring).
+    pool : PoolPart
+        The candidate-pool generator and its options, size and parents, table neighbourhoods and
+        the local search of the acquisition; one that needs a representation ``space`` lacks is
+        refused.
+    batch : BatchPart
+        The batch selector, the batch it is designed for and the k-DPP quality.
+    run : RunSettings
+        ``n_init``, ``init``, ``dedupe`` (module docstring) and the name in runs and tables
+        (default ``bo-<kernel>-<acquisition>-<pool>-<batch><batch_size>``).
+
+    The registry builds the parts from its flat options (:func:`bayesian_optimisation`); each
+    part's defaults and checks are its own.
     """
 
     def __init__(
@@ -215,85 +130,29 @@ class BayesianOptimisation:
         seed: int = 0,
         domain: Sequence[Architecture] | None = None,
         *,
-        kernel: str | Kernel = "tw2g",
-        kernel_options: Mapping[str, Any] | None = None,
-        acquisition: str = "ucb",
-        pool: str = "evolution",
-        pool_options: Mapping[str, Any] | None = None,
-        batch: str = "topk",
-        batch_size: int = 1,
-        n_init: int = 10,
-        init: str = "random",
-        pool_size: int = 100,
-        transform: str = "standardize",
-        targets: str = "raw",
-        failures: str = "skip",
-        dedupe: str = "exact",
-        beta0: float = 1.5,
-        kappa: float | None = None,
-        quality_temperature: float = 0.5,
-        quality: str = "mean",
-        kdpp_anchor: bool = False,
-        top_parents: int = 10,
-        n_restarts: int = 3,
-        schedule: str = "bowl",
-        beta_scale: float = 0.2,
-        delta: float = 0.1,
-        stall_patience: int = 0,
-        stall_boost: float = 2.0,
-        stall_action: str = "ucb",
-        min_noise: float = 1e-6,
-        table_neighbours: str = "edit",
-        local_search: int = 0,
-        hyper_prior: str = "none",
-        hyper_bounds: str = "wide",
-        name: str | None = None,
+        model: ModelPart = ModelPart(),
+        acquisition: AcquisitionPart = AcquisitionPart(),
+        pool: PoolPart = PoolPart(),
+        batch: BatchPart = BatchPart(),
+        run: RunSettings = RunSettings(),
     ) -> None:
-        _check(space, pool, kappa, counts={"batch_size": batch_size, "n_init": n_init, "pool_size": pool_size,
-                                           "top_parents": top_parents},
-               choices={"init": init, "targets": targets, "failures": failures, "dedupe": dedupe, "quality": quality,
-                        "schedule": schedule, "table_neighbours": table_neighbours, "hyper_prior": hyper_prior,
-                        "hyper_bounds": hyper_bounds, "stall_action": stall_action})
-        if local_search < 0:
-            raise ConfigError(f"local_search must be >= 0 (0: off), got {local_search}")
-        if stall_patience < 0 or not stall_boost >= 1 or not 0 < delta < 1 or not beta_scale >= 0 or not 0 < min_noise <= 2:
-            raise ConfigError(f"need stall_patience >= 0, stall_boost >= 1, 0 < delta < 1, beta_scale >= 0 and "
-                              f"0 < min_noise <= 2; got {stall_patience}, {stall_boost}, {delta}, {beta_scale}, {min_noise}")
-        if table_neighbours == "nearest" and not space.provides(PARAMETERS):
-            raise ConfigError(f"table_neighbours='nearest' needs the {PARAMETERS!r} representation, "
-                              f"which the {space.name!r} space lacks")
+        pool.check(space)
+        #: The parts this strategy was built from (frozen, validated when they were created).
+        self.parts = BOParts(model, acquisition, pool, batch, run)
         self.space = space
-        self.kernel_name = kernel if isinstance(kernel, str) else kernel.name
-        self.kernel = make_kernel(kernel, space=space, **dict(kernel_options or {})) if isinstance(kernel, str) else kernel
-        self.acquisition = acquisition
-        self._acquisition_fn = ACQUISITIONS.create(acquisition)
-        self.pool_method = pool
-        self.pool_options = dict(pool_options or {})
+        self.kernel = make_kernel(model.kernel, space=space, **model.kernel_options) if isinstance(model.kernel, str) \
+            else model.kernel
+        self._acquisition_fn = ACQUISITIONS.create(acquisition.acquisition)
         # the registry reads None as "not given"; an option that may be None is written "none"
-        self.pool_generator = POOLS.create(pool, **{k: "none" if v is None else v for k, v in self.pool_options.items()})
-        self.batch_method = batch
-        self._selector = BATCH_SELECTORS.create(batch)
-        self._needs_cov = bool(BATCH_SELECTORS.get(batch).capabilities.get("covariance"))
-        self.batch_size = int(batch_size)
-        self.n_init = int(n_init)
-        self.init, self.targets, self.failures, self.dedupe = init, targets, failures, dedupe
+        self.pool_generator = POOLS.create(pool.pool, **{k: "none" if v is None else v for k, v in pool.pool_options.items()})
+        self._selector = BATCH_SELECTORS.create(batch.batch)
+        self._needs_cov = bool(BATCH_SELECTORS.get(batch.batch).capabilities.get("covariance"))
         self.seed = int(seed)
-        self.pool_size = int(pool_size)
-        self.beta0 = float(beta0)
-        self.kappa = None if kappa is None else float(kappa)
-        self.quality_temperature = float(quality_temperature)
-        self.quality = quality
-        self.kdpp_anchor = bool(kdpp_anchor)
-        self.top_parents = int(top_parents)
-        self.schedule, self.beta_scale, self.delta = schedule, float(beta_scale), float(delta)
-        self.stall_patience, self.stall_boost = int(stall_patience), float(stall_boost)
-        self.stall_action = stall_action
-        self.name = name or f"bo-{self.kernel_name}-{acquisition}-{pool}-{batch}{self.batch_size}"
+        self.name = run.name or f"bo-{model.kernel_name}-{acquisition.acquisition}-{pool.pool}-{batch.batch}{batch.batch_size}"
         self.rng = np.random.default_rng(seed)
-        box = box_named(hyper_bounds)
-        self.hyper_bounds = hyper_bounds
-        self.gp = GaussianProcess(self.kernel, transform=transform, n_restarts=n_restarts, seed=seed,
-                                  noise_bounds=(float(min_noise), 2.0), prior=prior_named(hyper_prior),
+        box = box_named(model.hyper_bounds)
+        self.gp = GaussianProcess(self.kernel, transform=model.transform, n_restarts=model.n_restarts, seed=seed,
+                                  noise_bounds=(model.min_noise, 2.0), prior=prior_named(model.hyper_prior),
                                   rate_bounds=box.rates if box else None,
                                   **({"amplitude_bounds": box.amplitude} if box and box.amplitude else {}))
         self.domain = list(domain) if domain is not None else None
@@ -301,26 +160,74 @@ class BayesianOptimisation:
         # One instance per distinct architecture: Architecture caches its reduced graph per
         # instance, so re-using instances across steps saves the kernels recomputing it.
         self._instances: dict[Architecture, Architecture] = {a: a for a in self.domain} if self.domain is not None else {}
-        self.table_neighbours = table_neighbours
-        self.local_search = int(local_search)
         self._table_neighbourhood: candidates.TableNeighbourhood | None = None
-        if table_neighbours == "nearest" and candidates.is_strict_subset(space, self.domain):
+        if pool.table_neighbours == "nearest" and candidates.is_strict_subset(space, self.domain):
             self._table_neighbourhood = candidates.TableNeighbourhood(space, self.domain)
         #: The architectures the search starts from (``init="pool"``), in order.
-        self.initial = tuple(initial_architectures(space, init)[: self.n_init])
+        self.initial = tuple(initial_architectures(space, run.init)[: run.n_init])
         self._initial_queue = list(self.initial)
         self.observed: list[tuple[Architecture, float]] = []
         self.failed: list[Architecture] = []
         self.seen: set[Architecture] = set()
         self._seen_keys: set[str] = set()
         # what pools must avoid: the seen set itself (exact), or anything equivalent to it
-        self._exclude = self.seen if dedupe == "exact" else _ByKey(space.canonical_key, self._seen_keys)
+        self._exclude = self.seen if run.dedupe == "exact" else _ByKey(space.canonical_key, self._seen_keys)
         self._costs: list[float] = []  # measured seconds of every evaluation told
         self._pending: set[Architecture] = set()
         self._n_bo_steps = 0
         self._best = -np.inf
         self._since_best = 0  # evaluations told since the best value last improved
         self._state = StepState(strategy=self.name, phase="init")
+
+    # ------------------------------------------------------------------ settings, read from the parts
+    # What runs, tables and the NASBOT / Auto-Keras tests read of a BO strategy, answered by its parts.
+    @property
+    def kernel_name(self) -> str:
+        return self.parts.model.kernel_name
+
+    @property
+    def acquisition(self) -> str:
+        return self.parts.acquisition.acquisition
+
+    @property
+    def pool_method(self) -> str:
+        return self.parts.pool.pool
+
+    @property
+    def pool_options(self) -> dict[str, Any]:
+        return dict(self.parts.pool.pool_options)
+
+    @property
+    def pool_size(self) -> int:
+        return self.parts.pool.pool_size
+
+    @property
+    def batch_method(self) -> str:
+        return self.parts.batch.batch
+
+    @property
+    def batch_size(self) -> int:
+        return self.parts.batch.batch_size
+
+    @property
+    def n_init(self) -> int:
+        return self.parts.run.n_init
+
+    @property
+    def init(self) -> str:
+        return self.parts.run.init
+
+    @property
+    def dedupe(self) -> str:
+        return self.parts.run.dedupe
+
+    @property
+    def targets(self) -> str:
+        return self.parts.model.targets
+
+    @property
+    def failures(self) -> str:
+        return self.parts.model.failures
 
     # ------------------------------------------------------------------ protocol
     def ask(self, n: int) -> list[Architecture]:
@@ -374,15 +281,18 @@ class BayesianOptimisation:
 
     def _kappa(self, t: int) -> float:
         """The UCB weight at BO step ``t`` (0-based): the fixed ``kappa`` or the schedule."""
-        if self.kappa is not None:
-            return self.kappa
+        settings = self.parts.acquisition
+        if settings.kappa is not None:
+            return settings.kappa
         size = len(self.domain) if self.domain is not None else (self.space.size or self.pool_size)
-        return exploration_weight(self.schedule, step=t, t=len(self.observed) + len(self._pending) + 1,
-                                  n_candidates=size, beta0=self.beta0, beta_scale=self.beta_scale, delta=self.delta)
+        return exploration_weight(settings.schedule, step=t, t=len(self.observed) + len(self._pending) + 1,
+                                  n_candidates=size, beta0=settings.beta0, beta_scale=settings.beta_scale,
+                                  delta=settings.delta)
 
     def _stalled(self) -> bool:
         """``stall_patience`` evaluations have passed without a new best (module docstring)."""
-        return self.stall_patience > 0 and self._since_best >= self.stall_patience
+        patience = self.parts.acquisition.stall_patience
+        return patience > 0 and self._since_best >= patience
 
     def _mutate(self, arch: Architecture, rng: np.random.Generator) -> Architecture:
         child = self.space.mutate(arch, rng)
@@ -398,7 +308,7 @@ class BayesianOptimisation:
 
     def _parents(self) -> list[Architecture]:
         order = sorted(range(len(self.observed)), key=lambda i: -self.observed[i][1])
-        return [self.observed[i][0] for i in order[: self.top_parents]]
+        return [self.observed[i][0] for i in order[: self.parts.pool.top_parents]]
 
     # ------------------------------------------------------------------ initial steps
     def _ask_initial(self, n: int) -> list[Architecture]:
@@ -437,24 +347,25 @@ class BayesianOptimisation:
         fit = self.gp.fit(gp_archs, y_gp)
         times["fit"] = time.perf_counter() - t0
         best = float(y.max())
-        stalled = self._stalled()
-        boost = stalled and self.stall_action == "ucb"
+        stalled, explore = self._stalled(), self.parts.acquisition
+        boost = stalled and explore.stall_action == "ucb"
         acquisition = "ucb" if boost else self.acquisition
-        kappa = self._kappa(self._n_bo_steps) * (self.stall_boost if boost else 1.0) if acquisition == "ucb" else 0.0
+        kappa = self._kappa(self._n_bo_steps) * (explore.stall_boost if boost else 1.0) if acquisition == "ucb" else 0.0
         acq_fn = ACQUISITIONS.create(acquisition) if boost else self._acquisition_fn
         self._n_bo_steps += 1
 
         t1 = time.perf_counter()
-        around = self._unevaluated_neighbours_of_best(n) if stalled and self.stall_action == "neighbours" else None
+        around = self._unevaluated_neighbours_of_best(n) if stalled and explore.stall_action == "neighbours" else None
         if around:
             pool = candidates.Pool(around, ["neighbour of the best"] * len(around), {}, {})
         else:
             pool = self._make_pool(n, best, kappa, targets, times["fit"], acq_fn)
         if stalled:
             what = {"kappa": kappa} if boost else {"neighbours": len(around or ())}
-            pool.notes["stalled"] = {"since_best": self._since_best, "action": self.stall_action, **what}
+            pool.notes["stalled"] = {"since_best": self._since_best, "action": explore.stall_action, **what}
         times["pool"] = time.perf_counter() - t1
-        gp_state = gp_fit_state(fit, self.gp, self.kernel_name, box="" if self.hyper_bounds == "wide" else self.hyper_bounds)
+        gp_state = gp_fit_state(fit, self.gp, self.kernel_name, box="" if self.parts.model.hyper_bounds == "wide"
+                                else self.parts.model.hyper_bounds)
         if not pool.archs:
             self._state = StepState(strategy=self.name, phase="exhausted", gp=gp_state, timings=times, notes=dict(pool.notes))
             return []
@@ -469,12 +380,12 @@ class BayesianOptimisation:
         acq = acq_fn(mean, std, best, kappa)
         times["predict"] = time.perf_counter() - t2
 
-        t3 = time.perf_counter()
+        t3, settings = time.perf_counter(), self.parts.batch
         selection = self._selector(SelectRequest(
             mean=mean, cov=cov, acquisition=acq, k=min(n, len(pool.archs)), rng=self.rng,
             kappa=self._kappa(max(self._n_bo_steps - 1, 0)), noise_variance=self.gp.noise_variance_y,
-            quality_values=acq if self.quality == "acquisition" else mean, temperature=self.quality_temperature,
-            anchor=int(np.argmax(acq)) if self.kdpp_anchor else None))
+            quality_values=acq if settings.quality == "acquisition" else mean, temperature=settings.quality_temperature,
+            anchor=int(np.argmax(acq)) if settings.kdpp_anchor else None))
         times["select"] = time.perf_counter() - t3
         proposals = [pool.archs[i] for i in selection.indices]
         self._chosen(pool, proposals)
@@ -520,10 +431,10 @@ class BayesianOptimisation:
             observed=[a for a, _ in self.observed], targets=targets, initial=self.initial, costs=tuple(self._costs),
             fit_seconds=fit_seconds, score_set=score_set)
         pool = self.pool_generator(request)
-        if self.local_search:
+        if self.parts.pool.local_search:
             # the climbs ask about each cell once (a cell they accept is scored and remembered),
             # so the pools' own one-pass filter is the right test
-            pool = candidates.extend_pool(pool, self.pool_size, self.local_search,
+            pool = candidates.extend_pool(pool, self.pool_size, self.parts.pool.local_search,
                                           request.parents[0] if request.parents else None, score, self._neighbours,
                                           candidates.fresh_filter(request))
         if self.dedupe == "canonical":
@@ -567,3 +478,15 @@ class BayesianOptimisation:
         from nasviz.interpret import step_operation_gradients
 
         return step_operation_gradients(self.gp, [a for a, _ in self.observed])
+
+
+def bayesian_optimisation(space: "SearchSpace", seed: int = 0, domain: Sequence[Architecture] | None = None,
+                          **options: Any) -> BayesianOptimisation:
+    """:class:`BayesianOptimisation` from flat options named as its parts' fields: what the
+    registry's ``bo`` entries load (``make_strategy("bo-wl-ei", ..., n_init=5)``). Options not
+    given keep the parts' defaults; an unknown one raises :class:`TypeError`."""
+    return BayesianOptimisation(space, seed, domain, **parts_from_options(options).keywords())
+
+
+# Entry.defaults() reads a factory's keyword defaults from its signature: show the parts' own.
+bayesian_optimisation.__signature__ = options_signature()  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 """NASBOT (paper 001) as Bayesian optimisation: OTMANN kernel, EI, and an evolutionary acquisition optimiser.
 
-NASBOT is :class:`~nasviz.strategies.bo.BayesianOptimisation` configured as :data:`CONFIG`
-(:func:`nasbot`, registry entry ``nasbot``). One step (Sec. 4):
+NASBOT is :class:`~nasviz.strategies.bo.BayesianOptimisation` composed of the parts
+:func:`nasbot` builds (registry entry ``nasbot``). One step (Sec. 4):
 
 1. The first ``n_init`` proposals are the feed-forward initial pool (``init="pool"``; "we
    bootstrap NASBOT ... with an initial set of 10 networks having feed forward architecture",
@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -69,7 +69,7 @@ from nasviz.arch import Architecture
 from nasviz.candidates import Pool, PoolRequest
 from nasviz.errors import ConfigError
 from nasviz.strategies.base import affordable_items
-from nasviz.strategies.bo import BayesianOptimisation
+from nasviz.strategies.bo import AcquisitionPart, BatchPart, BayesianOptimisation, ModelPart, PoolPart, RunSettings
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
@@ -80,11 +80,6 @@ AcquisitionFn = Callable[[Sequence[Architecture]], np.ndarray]
 #: Where the EA's population starts each step (see the module docstring).
 EA_INITS: tuple[str, ...] = ("paper", "observed", "paper+best")
 
-#: NASBOT as a :class:`~nasviz.strategies.bo.BayesianOptimisation` configuration.
-CONFIG: dict[str, Any] = {
-    "kernel": "otmann", "acquisition": "ei", "pool": "nasbot-ea", "batch": "topk", "init": "pool",
-    "targets": "robust", "failures": "worst", "dedupe": "canonical",
-}
 
 
 def ea_schedule(t: int, base: int = 10, cap: int = 150) -> tuple[int, int]:
@@ -269,12 +264,19 @@ def nasbot(
     ea_init: str = "paper+best",
     name: str = "nasbot",
 ) -> BayesianOptimisation:
-    """NASBOT: :data:`CONFIG` with these options (registry entry ``nasbot``).
+    """NASBOT as :class:`~nasviz.strategies.bo.BayesianOptimisation`'s parts (registry entry ``nasbot``):
+    the OTMANN GP on robust targets with failures at the worst, EI, the ``nasbot-ea`` pool, the
+    best by EI, the initial pool first and canonical dedupe (module docstring).
 
     ``n_init`` initial-pool networks are evaluated first (paper: 10); ``ea_base``, ``ea_cap``,
     ``acq_fraction`` and ``ea_init`` are :class:`EAPool`'s; ``n_restarts`` the GP's ML-II
     restarts. A space without NASBOT's modifiers is refused (:class:`~nasviz.errors.ConfigError`).
     """
     pool_options = {"ea_base": ea_base, "ea_cap": ea_cap, "acq_fraction": acq_fraction, "ea_init": ea_init}
-    return BayesianOptimisation(space, seed, domain, **CONFIG, pool_options=pool_options, n_init=n_init,
-                                n_restarts=n_restarts, name=name)
+    return BayesianOptimisation(
+        space, seed, domain,
+        model=ModelPart(kernel="otmann", n_restarts=n_restarts, targets="robust", failures="worst"),
+        acquisition=AcquisitionPart(acquisition="ei"),
+        pool=PoolPart(pool="nasbot-ea", pool_options=pool_options),
+        batch=BatchPart(batch="topk"),
+        run=RunSettings(n_init=n_init, init="pool", dedupe="canonical", name=name))

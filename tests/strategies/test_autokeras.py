@@ -86,7 +86,7 @@ def test_autokeras_is_bo_with_its_papers_parts():
     assert (strategy.kernel_name, strategy.acquisition, strategy.pool_method, strategy.batch_method) == (
         "edit", "ucb", "autokeras-tree", "topk")
     assert (strategy.init, strategy.targets, strategy.failures, strategy.dedupe) == ("pool", "robust", "worst", "canonical")
-    assert strategy.kappa == 1.0 and isinstance(strategy.pool_generator, TreeSearchPool)
+    assert strategy.parts.acquisition.kappa == 1.0 and isinstance(strategy.pool_generator, TreeSearchPool)
     options = make_strategy("autokeras", space=L.SPACE, acq_fraction="0.5", n_children="4").pool_generator
     assert options.acq_fraction == 0.5 and options.n_children == 4
     with pytest.raises(ValueError, match="'autokeras-tree' needs the morphisms representation"):

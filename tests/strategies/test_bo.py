@@ -146,9 +146,9 @@ def test_generic_bo_with_other_pools(nb201_table, pool):
 def test_fixed_kappa_replaces_the_ucb_schedule(nb201_table):
     strategy, _, snaps = _run("bo", nb201_table, 12, seed=0, kappa="0")  # UCB with kappa 0 is the mean
     st = StepState.from_dict(snaps[-1].strategy)
-    assert strategy.kappa == 0.0 and st.batch.info["kappa"] == 0.0
+    assert strategy.parts.acquisition.kappa == 0.0 and st.batch.info["kappa"] == 0.0
     np.testing.assert_allclose(st.pool.acquisition, st.pool.mean)
-    assert make_strategy("bo", space=nb201.SPACE).kappa is None  # default: kappa_schedule(beta0, t)
+    assert make_strategy("bo", space=nb201.SPACE).parts.acquisition.kappa is None  # default: kappa_schedule(beta0, t)
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from nasviz.gp import GaussianProcess
 from nasviz.kernels import make_kernel
 from nasviz.objectives import Evaluation
 from nasviz.spaces import get_space, nb201
-from nasviz.strategies.bo import BayesianOptimisation
+from nasviz.strategies.bo import BayesianOptimisation, PoolPart
 from nasviz.strategies.factory import make_strategy
 
 
@@ -178,7 +178,7 @@ def test_new_options_are_validated():
     with pytest.raises(ConfigError, match="stall_action"):
         make_strategy("bo", space=nb201.SPACE, stall_action="restart")
     with pytest.raises(ConfigError, match="max_candidates"):
-        BayesianOptimisation(nb201.SPACE, pool="exhaustive", pool_options={"max_candidates": 0})
+        BayesianOptimisation(nb201.SPACE, pool=PoolPart(pool="exhaustive", pool_options={"max_candidates": 0}))
 
 
 def test_exhaustive_search_is_deterministic_given_its_seed():

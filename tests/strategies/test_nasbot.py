@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from nasviz.spaces import mlp as L
 from nasviz.state import StepState
 from nasviz.strategies.bo import BayesianOptimisation
 from nasviz.strategies.factory import make_strategy
-from nasviz.strategies.nasbot import CONFIG, EAPool, ea_optimise, ea_schedule, nasbot, selection_probabilities
+from nasviz.strategies.nasbot import EAPool, ea_optimise, ea_schedule, nasbot, selection_probabilities
 
 #: Paper 001 Fig. 1 as MLPs: a and b are similar chains (b has one more layer), c is wide,
 #: sigmoidal and branched.
@@ -74,7 +76,9 @@ def test_nasbot_is_bo_with_its_papers_parts():
         "otmann", "ei", "nasbot-ea", "topk")
     assert (strategy.init, strategy.targets, strategy.failures, strategy.dedupe) == ("pool", "robust", "worst", "canonical")
     assert list(strategy.initial) == L.initial_pool() and isinstance(strategy.pool_generator, EAPool)
-    assert CONFIG["pool"] == "nasbot-ea"
+    # the parts are frozen: what the strategy was built from cannot change under it
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        strategy.parts.pool.pool = "evolution"  # type: ignore[misc]
 
 
 def test_nasbot_rejects_other_spaces_and_options():

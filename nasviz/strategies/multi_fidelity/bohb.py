@@ -71,15 +71,17 @@ class GPProposer:
         return model + rest, notes
 
     def _optimiser(self, batch: int, bracket: int):
-        from nasviz.strategies.bo import BayesianOptimisation
+        from nasviz.strategies.bo import AcquisitionPart, BatchPart, BayesianOptimisation, ModelPart, PoolPart, RunSettings
 
         space = self.search.space
         nearest = "nearest" if space.provides(PARAMETERS) else "edit"
         return BayesianOptimisation(
-            space, seed=self.search.seed * 1_000_003 + bracket, domain=self.search.domain, kernel=self.kernel,
-            acquisition="ei", pool="evolution", batch="thompson", batch_size=batch, n_init=1,
-            pool_size=max(100, 4 * batch), table_neighbours=nearest, local_search=10, min_noise=1e-3,
-            name=f"{self.search.name}-model")
+            space, seed=self.search.seed * 1_000_003 + bracket, domain=self.search.domain,
+            model=ModelPart(kernel=self.kernel, min_noise=1e-3),
+            acquisition=AcquisitionPart(acquisition="ei"),
+            pool=PoolPart(pool="evolution", pool_size=max(100, 4 * batch), table_neighbours=nearest, local_search=10),
+            batch=BatchPart(batch="thompson", batch_size=batch),
+            run=RunSettings(n_init=1, name=f"{self.search.name}-model"))
 
 
 class BOHB(BracketSearch):
