@@ -39,7 +39,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -114,22 +114,9 @@ def tree_search(
     new network). Every pushed node remembers its nearest observed ancestor and the morphisms
     from it, which is what is returned.
     """
-    if not history:
-        raise ValueError("the tree search needs at least one observed network")
-    if space is None:
-        from nasviz.spaces import get_space
-
-        space = get_space("layers")
-    if not (0 < r < 1) or not (0 < t_low < 1):
-        raise ValueError(f"need 0 < r < 1 and 0 < t_low < 1, got r={r}, t_low={t_low}")
-    if scale <= 0 or not math.isfinite(scale):
-        raise ValueError(f"scale must be positive and finite, got {scale}")
+    space = _checked(history, space, r, t_low, scale)
     tie = itertools.count()
-    queue: list[tuple[float, int, Candidate]] = []
-    visited: set[Architecture] = set()
-    for f, c in history:
-        heapq.heappush(queue, (float(c), next(tie), Candidate(f, f, (), float(c))))
-        visited.add(f)
+    queue, visited = _roots(history, tie)
     c_min = min(float(c) for _, c in history)
     f_min: Candidate | None = None
     scored: list[Candidate] = []
@@ -138,12 +125,7 @@ def tree_search(
         T *= r
         _, _, node = heapq.heappop(queue)
         expanded += 1
-        children = []
-        for res in space.sample_morphs(node.arch, rng, n_children):
-            if res.child in visited or (exclude is not None and exclude(res.child)):
-                continue
-            visited.add(res.child)
-            children.append(Candidate(res.child, node.ancestor, node.morphs + (res.morph,), math.nan))
+        children = _children(node, space, rng, n_children, visited, exclude)
         if not children:
             continue
         costs = np.asarray(alpha([c.arch for c in children]), dtype=float)
@@ -157,6 +139,48 @@ def tree_search(
     scored.sort(key=lambda c: c.cost)
     best = f_min if f_min is not None else (scored[0] if scored else None)
     return TreeSearchResult(best=best, candidates=scored, n_expanded=expanded, final_temperature=T)
+
+
+def _checked(history: Sequence[tuple[Architecture, float]], space: SearchSpace | None, r: float, t_low: float,
+             scale: float) -> SearchSpace:
+    """The space :func:`tree_search` expands (default: the layer space), once its settings are
+    checked (:class:`ValueError` naming the one that cannot run)."""
+    if not history:
+        raise ValueError("the tree search needs at least one observed network")
+    if space is None:
+        from nasviz.spaces import get_space
+
+        space = get_space("layers")
+    if not (0 < r < 1) or not (0 < t_low < 1):
+        raise ValueError(f"need 0 < r < 1 and 0 < t_low < 1, got r={r}, t_low={t_low}")
+    if scale <= 0 or not math.isfinite(scale):
+        raise ValueError(f"scale must be positive and finite, got {scale}")
+    return space
+
+
+def _roots(history: Sequence[tuple[Architecture, float]],
+           tie: Iterator[int]) -> tuple[list[tuple[float, int, Candidate]], set[Architecture]]:
+    """The A* queue holding every observed network at its cost (each its own ancestor, no morphs),
+    and the visited set: the observed networks. ``tie`` breaks equal costs in insertion order."""
+    queue: list[tuple[float, int, Candidate]] = []
+    visited: set[Architecture] = set()
+    for f, c in history:
+        heapq.heappush(queue, (float(c), next(tie), Candidate(f, f, (), float(c))))
+        visited.add(f)
+    return queue, visited
+
+
+def _children(node: Candidate, space: SearchSpace, rng: np.random.Generator, n_children: int,
+              visited: set[Architecture], exclude: Callable[[Architecture], bool] | None) -> list[Candidate]:
+    """``node``'s sampled one-morph children never visited nor excluded (added to ``visited``),
+    each carrying ``node``'s ancestor and morphs plus its own; costs not yet scored (NaN)."""
+    children = []
+    for res in space.sample_morphs(node.arch, rng, n_children):
+        if res.child in visited or (exclude is not None and exclude(res.child)):
+            continue
+        visited.add(res.child)
+        children.append(Candidate(res.child, node.ancestor, node.morphs + (res.morph,), math.nan))
+    return children
 
 
 class TreeSearchPool:
