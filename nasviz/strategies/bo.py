@@ -66,7 +66,7 @@ from nasviz.batch import BatchSelection, SelectRequest
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
 from nasviz.gp import GaussianProcess
 from nasviz.gp.prior import box_named, prior_named
-from nasviz.kernels import Kernel, make_kernel
+from nasviz.kernels import make_kernel
 from nasviz.objectives.base import Evaluation
 from nasviz.state import BatchChoice, FeatureGradients, PoolState, StepState, gp_fit_state
 from nasviz.strategies.base import initial_architectures, robust_targets, take_initial, with_failures
