@@ -111,7 +111,13 @@ def chart(container: Any, fig: Any, **kwargs: Any) -> Any:
 
     from nasviz.viz import clear_of_toolbar
 
-    # a Figure again: plotly_chart refuses a dict without traces (an empty figure's message)
+    if isinstance(fig, go.Figure):
+        clear_of_toolbar(fig)
+        # A Figure again (plotly_chart refuses a dict without traces: an empty figure's message),
+        # built without validating it a second time: the spec is a validated figure's with only its
+        # strings escaped, and validation was most of a live page's time (each viewer of a running
+        # search redraws its figures every second).
+        return container.plotly_chart(go.Figure(safe_figure(fig), _validate=False), **kwargs)
     return container.plotly_chart(clear_of_toolbar(go.Figure(safe_figure(fig))), **kwargs)
 
 
