@@ -10,13 +10,11 @@ import streamlit as st
 from nasviz import viz
 from nasviz.dashboard.explorer import interpretation as ix
 from nasviz.dashboard.explorer.samples import sample_table
-from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, serve_settings, session_kernels, source,
+from nasviz.dashboard.ui import (current_table_or_stop, run_through_app, serve_settings, source,
                                  stop_with, url_number, url_selectbox)
 from nasviz.dashboard.engine import get_space, OPERATION_SLOTS, parse_architecture
 from nasviz.dashboard.text import chart, fill
 from nasviz.dashboard.explorer import budget
-from nasviz.dashboard.explorer import kernels as kx
-from nasviz.dashboard.kernels import parse_archs
 from nasviz.dashboard.computing import computed
 from nasviz.dashboard.engine import InterpretRequest, InterpretResult
 
@@ -26,8 +24,7 @@ run_through_app()
 def _kernel_cost(spec: str, space: str, strings: tuple[str, ...]) -> budget.KernelCost:
     """A kernel's measured cost on this space (once per kernel and space for the server's life, shared
     with the Kernels page: :func:`~nasviz.dashboard.explorer.budget.measured`)."""
-    return budget.measured(spec, space, lambda k: kx.kernel_views(spec, parse_archs(strings[:k], space), space,
-                                                                  session_kernels()), len(strings))
+    return budget.measured_in_child(spec, space, strings)  # in a child process: not the server's time
 
 
 st.title("Interpretability")

@@ -10,9 +10,8 @@ from nasviz.dashboard.engine import kernels_for, RunStore, StoreError, TableErro
 from nasviz.dashboard.explorer import kernels as kx
 from nasviz.dashboard.explorer.samples import sample_run, sample_table
 from nasviz.dashboard.forms import chart_grid
-from nasviz.dashboard.kernels import parse_archs
 from nasviz.dashboard.ui import (adopt_from_url, current_table_or_stop, publish_to_url, run_through_app,
-                                 serve_settings, session_kernels, source, stop_with, store_path,
+                                 serve_settings, source, stop_with, store_path,
                                  url_multiselect, url_number, url_int, url_selectbox)
 from nasviz.dashboard.text import chart, fill, plain, shorten
 from nasviz.dashboard.explorer import budget
@@ -25,8 +24,7 @@ run_through_app()
 def _kernel_cost(spec: str, space: str, strings: tuple[str, ...]) -> budget.KernelCost:
     """A kernel's measured cost on this space (on the request's first few architectures; once per
     kernel and space for the server's life, :func:`~nasviz.dashboard.explorer.budget.measured`)."""
-    return budget.measured(spec, space, lambda n: kx.kernel_views(spec, parse_archs(strings[:n], space), space,
-                                                                  session_kernels()), len(strings))
+    return budget.measured_in_child(spec, space, strings)  # in a child process: not the server's time
 
 
 def _matrices(requests: list[KernelRequest]) -> dict[str, KernelResult]:

@@ -99,8 +99,8 @@ def test_the_interpretability_page_reuses_the_kernels_pages_timing(store_path, s
     monkeypatch.setattr(budget, "_MEASURED", {}, raising=False)
     monkeypatch.setattr(budget, "_MEASURING", {}, raising=False)
     timings = []
-    measure = budget.measure
-    monkeypatch.setattr(budget, "measure", lambda compute, *a: timings.append(1) or measure(compute, *a))
+    measure = budget.measure_in_child
+    monkeypatch.setattr(budget, "measure_in_child", lambda *a: timings.append(1) or measure(*a))
     for page, params in (("pages/kernels.py", {"n": "20", "kernels": "wl,slots"}),
                          ("pages/kernels.py", {"n": "30", "kernels": "wl,slots"}),
                          ("pages/interpretability.py", {"n": "20"})):
@@ -142,3 +142,21 @@ def test_the_slot_importance_estimate_covers_the_kernel_work_it_does():
     cost = budget.importance_cost(one_matrix, len(sp.slot_names()), ix.IMPORTANCE_REPEATS)
     estimate = budget.Estimate({"slots": cost}, n, budget.FIT_FACTOR).seconds
     assert sum(entries) <= estimate <= 3 * sum(entries)
+
+
+
+@pytest.mark.slow  # a child Python process
+def test_a_kernel_is_timed_in_a_child_process_not_the_servers(monkeypatch):
+    """Issue 47: timing a slow kernel (and importing POT, which imports torch) held the web
+    server's interpreter for seconds while every visitor waited. The timing runs in a child."""
+    import numpy as np
+
+    from nasviz.spaces import nb201
+
+    # nothing is timed in this process (the child has its own, untouched module)
+    monkeypatch.setattr(budget, "measure", lambda *a, **k: pytest.fail("timed in the server's process"))
+    strings = [nb201.format(a) for a in nb201.sample(np.random.default_rng(0), 8)]
+    cost = budget.measure_in_child("otmann", "nb201", strings)
+    assert 0 < cost.seconds(100) < np.inf
+    with pytest.raises(ValueError, match="invalid"):
+        budget.measure_in_child("otmann", "nb201", ["not a cell"] * 8)

@@ -5,8 +5,8 @@ costs from microseconds (TW, Hamming) to a tenth of a second (the random-walk gr
 DARTS cell), so "N up to 1000" ranges from a blink to ten CPU-hours. What a kernel costs is
 *measured* for the kernel and the space in question, on the request's own first architectures at
 two sizes (:func:`measure`: what it costs per architecture, such as WL's features, apart from
-what it costs per pair; :func:`measured` keeps it per kernel and space for the server process's
-life, for every session and page), and the request's
+what it costs per pair; the pages time it in a child process, :func:`measured_in_child`, and keep
+it per kernel and space for the server process's life, for every session and page), and the request's
 estimate follows from N (:class:`Estimate`). A request over the operator's ``max_explorer_seconds``
 (``NASVIZ_MAX_EXPLORER_SECONDS``, :class:`~nasviz.settings.Limits`) is refused with one sentence
 that says what would fit (:func:`refusal`).
@@ -19,10 +19,11 @@ same with one trial and N architectures.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 #: Sizes a kernel is timed at before a request (its first architectures): two sizes separate what
 #: it costs per architecture (features, graph reductions) from what it costs per pair.
@@ -71,6 +72,38 @@ _MEASURING: dict[tuple[str, str], threading.Lock] = {}
 _MEASURING_LOCK = threading.Lock()
 
 
+#: Seconds a kernel's timing may take in its child process; a slower one is counted as too costly.
+TIMING_TIMEOUT = 60.0
+
+
+def measure_in_child(kernel: str, space: str, strings: Sequence[str], timeout: float = TIMING_TIMEOUT) -> KernelCost:
+    """:func:`measure` of ``kernel`` on the first :data:`CALIBRATION_SIZES` of ``strings``, run in a
+    child process (``python -m nasviz.workers.kernel_timing``): seconds of a slow kernel's Python
+    (and POT's import of torch) held the web server's one interpreter, and every visitor waited.
+    A kernel that cannot read them raises ``ValueError``; one whose timing outlasts ``timeout``
+    costs infinitely much (the request is refused as over budget)."""
+    import json
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-m", "nasviz.workers.kernel_timing", str(kernel), str(space)],
+                              input=json.dumps(list(strings[:max(CALIBRATION_SIZES)])), capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return KernelCost(math.inf, math.inf)
+    lines = done.stdout.strip().splitlines()
+    answer = json.loads(lines[-1]) if lines else {"error": f"the timing of {kernel} failed"}
+    if "error" in answer:
+        raise ValueError(answer["error"])
+    return KernelCost(float(answer["per_arch"]), float(answer["per_pair"]))
+
+
+def measured_in_child(kernel: str, space: str, strings: Sequence[str]) -> KernelCost:
+    """:func:`measure_in_child`, kept per kernel and space like :func:`measured`."""
+    return _kept(kernel, space, lambda: measure_in_child(kernel, space, strings), len(strings))
+
+
 def measured(kernel: str, space: str, compute: Callable[[int], object], available: int) -> KernelCost:
     """:func:`measure` of ``kernel`` on ``space``, timed once for the server process: a later
     request, from any session or page, reuses it (timing costs each request up to a second of the
@@ -78,14 +111,18 @@ def measured(kernel: str, space: str, compute: Callable[[int], object], availabl
     not one each. ``available``: the request's architectures; fewer than the larger calibration
     size time smaller matrices than :func:`measure` assumes, so that measurement serves this
     request only."""
+    return _kept(kernel, space, lambda: measure(compute), available)
+
+
+def _kept(kernel: str, space: str, timing: Callable[[], KernelCost], available: int) -> KernelCost:
     if available < max(CALIBRATION_SIZES):
-        return measure(compute)
+        return timing()
     key = (str(kernel), str(space))
     with _MEASURING_LOCK:
         lock = _MEASURING.setdefault(key, threading.Lock())
     with lock:
         if key not in _MEASURED:
-            _MEASURED[key] = measure(compute)
+            _MEASURED[key] = timing()
         return _MEASURED[key]
 
 
