@@ -106,3 +106,12 @@ def test_the_explainer_names_a_prediction_above_100_and_a_spread_below_resolutio
     assert "predicted 100.8 ± 0" not in text
     assert "predicted above the largest possible value (100.00; the GP's mean, 100.80, is not bounded) ± < 0.01" in text
     assert "predicted 93.61 ± 1.25" in text
+
+
+def test_a_stalled_step_says_what_the_stall_rule_did():
+    from nasviz.dashboard.explain import _stall_line
+
+    near = _stall_line({"since_best": 12, "action": "neighbours", "neighbours": 7})
+    assert near.startswith("No new best in the last 12 evaluations") and "the 7 one-edit neighbours" in near
+    assert "no one-edit neighbour of the best cell is left" in _stall_line({"since_best": 3, "action": "neighbours"})
+    assert "exploration weight raised to 4" in _stall_line({"since_best": 3, "action": "kappa", "kappa": 4.0})

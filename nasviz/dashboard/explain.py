@@ -62,7 +62,8 @@ def prediction_text(mean: float, std: float | None, decimals: int | None, ceilin
 def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str, Any]],
                  best_before: float | None = None, max_listed: int = 5, sign: float = 1.0,
                  decimals: int | None = None, metric: str | None = None) -> list[str]:
-    """Sentences (Markdown) saying what step ``step`` did.
+    """Sentences (Markdown) saying what step ``step`` did: the model it fitted (or why none), the
+    pool it scored and the batch it chose, the fidelities, then what it measured.
 
     ``evaluations`` are the step's own evaluations (dicts with ``arch``, ``value``, ``status``),
     ``best_before`` the best value measured before it (``None`` if none). Values are scores
@@ -70,98 +71,127 @@ def explain_step(step: int, state: StepState, evaluations: Sequence[Mapping[str,
     are then shown as the metric's own (minus the score). ``decimals`` is the values' resolution
     (:mod:`nasviz.rounding`), ``metric`` their name (an accuracy is at most 100).
     """
-    def value(x: float | None) -> str:
-        return format_value(x, decimals)
+    lines = [_model_line(step, state)]
+    if state.pool is not None and len(state.pool):
+        lines.extend(_pool_lines(state, max_listed, sign, decimals, metric))
+    lines.extend(fidelity_lines(state, evaluations, max_listed))
+    measured = _measured_line(evaluations, best_before, sign, decimals)
+    return lines + ([measured] if measured else [])
 
-    lines: list[str] = []
-    gp, pool, batch = state.gp, state.pool, state.batch
+
+def _model_line(step: int, state: StepState) -> str:
+    """The step's model: the GP, its kernel, how it was fitted and what its hyperparameters say;
+    or why the step had none."""
+    gp = state.gp
     if gp is None:
         if state.phase in ("", "init", "random"):
-            lines.append(f"**Step {step}** is part of the initial design: architectures drawn at random, because the "
-                         "surrogate needs a few measurements before it can predict anything.")
-        else:
-            lines.append(f"**Step {step}** ({state.phase or state.strategy}) used no surrogate model.")
-    else:
-        theta = ", ".join(f"{k} = {_fmt(v)}" for k, v in gp.hyperparameters.items())
-        lines.append(f"**Step {step}**: the GP with the {_code(gp.kernel)} kernel was fitted to "
-                     f"{gp.n_observations} measured architectures by maximising the marginal likelihood"
-                     + (f" times the {gp.prior} prior on its hyperparameters (MAP)" if gp.prior else "")
-                     + (f" within the {gp.box} box of its hyperparameters" if gp.box else "")
-                     + (f" ({theta}; amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)})." if theta else
-                        f" (amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)}).")
-                     + (f" {', '.join(gp.bounds_hit)} ended on a bound: the data do not determine "
-                        f"{'it' if len(gp.bounds_hit) == 1 else 'them'} yet." if gp.bounds_hit else "")
-                     + (f" {', '.join(gp.switched_off)} {'is' if len(gp.switched_off) == 1 else 'are'} at the smallest "
-                        "value allowed: the GP switched that part of its kernel off, because the other parts already "
-                        "explain the data." if gp.switched_off else "")
-                     + (f" {', '.join(gp.floors_hit)} {'rests' if len(gp.floors_hit) == 1 else 'rest'} on the floor "
-                        "the strategy chose: the data alone would fit less, and the floor keeps the surrogate from "
-                        "taking noisy measurements as exact." if gp.floors_hit else ""))
-    if pool is not None and len(pool):
-        origins = {}
-        for o in pool.origin:
-            # "evolution-2" (round 2) counts as evolution; "local-search" reads "local search"
-            key = re.sub(r"-\d+$", "", str(o)).replace("-", " ") or "?"
-            origins[key] = origins.get(key, 0) + 1
-        made = ", ".join(f"{n} by {o}" for o, n in sorted(origins.items(), key=lambda kv: -kv[1]))
-        acq = pool.acquisition_name.upper() or "acquisition"
-        stalled = state.notes.get("stalled")
-        if isinstance(stalled, Mapping):
-            # BayesianOptimisation's stall_patience, and what its stall_action did about it
-            since = (f"No new best in the last {stalled.get('since_best', '?')} evaluations, so the search counts "
-                     "as stalled: ")
-            if stalled.get("action") == "neighbours":
-                left = stalled.get("neighbours") or 0
-                lines.append(since + (f"this step chose among the {left} one-edit neighbours of the best cell that "
-                                      "were never evaluated, to look closer at the cell it knows best." if left else
-                                      "no one-edit neighbour of the best cell is left to evaluate (all were "
-                                      "evaluated, none better, or they are not in the table), so this step used the "
-                                      "usual pool."))
-            else:
-                lines.append(since + f"this step used UCB with its exploration weight raised to "
-                             f"{_fmt(stalled.get('kappa'))} to look further from the cells it already knows.")
-        lines.append(f"It scored {len(pool)} candidates" + (f" ({made})" if made else "")
-                     + f" with the {acq} acquisition, which trades the GP's predicted value (mean) against its "
-                       "uncertainty (standard deviation).")
-        if batch is not None and batch.indices:
-            k = len(batch.indices)
-            sentence = SELECTOR_SENTENCES.get(batch.method, "chose {k} candidates with the {method} selector")
-            sentence = sentence.format(k=k, acq=acq, method=batch.method)
-            if k == 1:  # "took the 1 candidates with ..." -> "took the candidate with ..."
-                sentence = sentence.replace("the 1 candidates", "the candidate").replace("1 candidates", "1 candidate")
-            lines.append("The selector " + sentence + ":")
-            n = len(pool)
-            ranks = np.argsort(-np.asarray(pool.acquisition, dtype=float)) if len(pool.acquisition) == n else None
-            for i in list(batch.indices)[:max_listed]:
-                parts = []
-                if len(pool.mean) == n:
-                    parts.append(prediction_text(sign * float(pool.mean[i]),
-                                                 float(pool.std[i]) if len(pool.std) == n else None,
-                                                 decimals, percent_ceiling(metric) if sign > 0 else None))
-                if ranks is not None:
-                    parts.append(f"{acq} {_fmt(pool.acquisition[i])} (rank {int(np.flatnonzero(ranks == i)[0]) + 1} "
-                                 f"of {len(pool)})")
-                if batch.qualities and len(batch.qualities) == len(pool):
-                    parts.append(f"k-DPP quality {_fmt(batch.qualities[i])}")
-                lines.append(f"- {_code(pool.candidates[i])}: " + ", ".join(parts))
-            if k > max_listed:
-                lines.append(f"- ... and {k - max_listed} more.")
-    lines.extend(fidelity_lines(state, evaluations, max_listed))
+            return (f"**Step {step}** is part of the initial design: architectures drawn at random, because the "
+                    "surrogate needs a few measurements before it can predict anything.")
+        return f"**Step {step}** ({state.phase or state.strategy}) used no surrogate model."
+    theta = ", ".join(f"{k} = {_fmt(v)}" for k, v in gp.hyperparameters.items())
+    return (f"**Step {step}**: the GP with the {_code(gp.kernel)} kernel was fitted to "
+            f"{gp.n_observations} measured architectures by maximising the marginal likelihood"
+            + (f" times the {gp.prior} prior on its hyperparameters (MAP)" if gp.prior else "")
+            + (f" within the {gp.box} box of its hyperparameters" if gp.box else "")
+            + (f" ({theta}; amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)})." if theta else
+               f" (amplitude {_fmt(gp.amplitude)}, noise {_fmt(gp.noise)}).")
+            + (f" {', '.join(gp.bounds_hit)} ended on a bound: the data do not determine "
+               f"{'it' if len(gp.bounds_hit) == 1 else 'them'} yet." if gp.bounds_hit else "")
+            + (f" {', '.join(gp.switched_off)} {'is' if len(gp.switched_off) == 1 else 'are'} at the smallest "
+               "value allowed: the GP switched that part of its kernel off, because the other parts already "
+               "explain the data." if gp.switched_off else "")
+            + (f" {', '.join(gp.floors_hit)} {'rests' if len(gp.floors_hit) == 1 else 'rest'} on the floor "
+               "the strategy chose: the data alone would fit less, and the floor keeps the surrogate from "
+               "taking noisy measurements as exact." if gp.floors_hit else ""))
+
+
+def _stall_line(stalled: Mapping[str, Any]) -> str:
+    """BayesianOptimisation's stall_patience, and what its stall_action did about it."""
+    since = (f"No new best in the last {stalled.get('since_best', '?')} evaluations, so the search counts "
+             "as stalled: ")
+    if stalled.get("action") == "neighbours":
+        left = stalled.get("neighbours") or 0
+        return since + (f"this step chose among the {left} one-edit neighbours of the best cell that "
+                        "were never evaluated, to look closer at the cell it knows best." if left else
+                        "no one-edit neighbour of the best cell is left to evaluate (all were "
+                        "evaluated, none better, or they are not in the table), so this step used the "
+                        "usual pool.")
+    return since + (f"this step used UCB with its exploration weight raised to {_fmt(stalled.get('kappa'))} to "
+                    "look further from the cells it already knows.")
+
+
+def _pool_lines(state: StepState, max_listed: int, sign: float, decimals: int | None,
+                metric: str | None) -> list[str]:
+    """The candidate pool the step scored (how it was made, with which acquisition), then the
+    batch it chose from it (:func:`_batch_lines`)."""
+    pool = state.pool
+    origins: dict[str, int] = {}
+    for o in pool.origin:
+        # "evolution-2" (round 2) counts as evolution; "local-search" reads "local search"
+        key = re.sub(r"-\d+$", "", str(o)).replace("-", " ") or "?"
+        origins[key] = origins.get(key, 0) + 1
+    made = ", ".join(f"{n} by {o}" for o, n in sorted(origins.items(), key=lambda kv: -kv[1]))
+    acq = pool.acquisition_name.upper() or "acquisition"
+    lines = []
+    stalled = state.notes.get("stalled")
+    if isinstance(stalled, Mapping):
+        lines.append(_stall_line(stalled))
+    lines.append(f"It scored {len(pool)} candidates" + (f" ({made})" if made else "")
+                 + f" with the {acq} acquisition, which trades the GP's predicted value (mean) against its "
+                   "uncertainty (standard deviation).")
+    if state.batch is not None and state.batch.indices:
+        lines.extend(_batch_lines(state, acq, max_listed, sign, decimals, metric))
+    return lines
+
+
+def _batch_lines(state: StepState, acq: str, max_listed: int, sign: float, decimals: int | None,
+                 metric: str | None) -> list[str]:
+    """How the selector chose the batch, then its first ``max_listed`` candidates with their
+    prediction, acquisition rank and k-DPP quality."""
+    pool, batch = state.pool, state.batch
+    k = len(batch.indices)
+    sentence = SELECTOR_SENTENCES.get(batch.method, "chose {k} candidates with the {method} selector")
+    sentence = sentence.format(k=k, acq=acq, method=batch.method)
+    if k == 1:  # "took the 1 candidates with ..." -> "took the candidate with ..."
+        sentence = sentence.replace("the 1 candidates", "the candidate").replace("1 candidates", "1 candidate")
+    lines = ["The selector " + sentence + ":"]
+    n = len(pool)
+    ranks = np.argsort(-np.asarray(pool.acquisition, dtype=float)) if len(pool.acquisition) == n else None
+    for i in list(batch.indices)[:max_listed]:
+        parts = []
+        if len(pool.mean) == n:
+            parts.append(prediction_text(sign * float(pool.mean[i]), float(pool.std[i]) if len(pool.std) == n else None,
+                                         decimals, percent_ceiling(metric) if sign > 0 else None))
+        if ranks is not None:
+            parts.append(f"{acq} {_fmt(pool.acquisition[i])} (rank {int(np.flatnonzero(ranks == i)[0]) + 1} "
+                         f"of {len(pool)})")
+        if batch.qualities and len(batch.qualities) == len(pool):
+            parts.append(f"k-DPP quality {_fmt(batch.qualities[i])}")
+        lines.append(f"- {_code(pool.candidates[i])}: " + ", ".join(parts))
+    if k > max_listed:
+        lines.append(f"- ... and {k - max_listed} more.")
+    return lines
+
+
+def _measured_line(evaluations: Sequence[Mapping[str, Any]], best_before: float | None, sign: float,
+                   decimals: int | None) -> str | None:
+    """What the step measured at the full budget: how many values, the best, whether it is a new
+    best so far, how many failed (``None`` when it measured nothing)."""
     ok = [e for e in evaluations if e.get("status") == "ok" and e.get("value") is not None and _full(e)]
     failed = sum(1 for e in evaluations if e.get("status") != "ok" or e.get("value") is None)
-    if ok or failed:
-        best = max(ok, key=lambda e: float(e["value"])) if ok else None
-        text = f"Measured: {len(ok)} value{'s' if len(ok) != 1 else ''}"
-        if best is not None:
-            text += f", the best {value(sign * float(best['value']))} ({_code(best['arch'])})"
-            if best_before is None or float(best["value"]) > best_before:
-                text += " — a new best so far" if best_before is not None else " — the first measurement"
-            else:
-                text += f"; the best so far stays {value(sign * best_before)}"
-        if failed:
-            text += f"; {failed} evaluation{'s' if failed != 1 else ''} failed"
-        lines.append(text + ".")
-    return lines
+    if not ok and not failed:
+        return None
+    best = max(ok, key=lambda e: float(e["value"])) if ok else None
+    text = f"Measured: {len(ok)} value{'s' if len(ok) != 1 else ''}"
+    if best is not None:
+        text += f", the best {format_value(sign * float(best['value']), decimals)} ({_code(best['arch'])})"
+        if best_before is None or float(best["value"]) > best_before:
+            text += " — a new best so far" if best_before is not None else " — the first measurement"
+        else:
+            text += f"; the best so far stays {format_value(sign * best_before, decimals)}"
+    if failed:
+        text += f"; {failed} evaluation{'s' if failed != 1 else ''} failed"
+    return text + "."
 
 
 def _full(evaluation: Mapping[str, Any]) -> bool:
