@@ -265,12 +265,7 @@ def tabulate(
     dict with ``classes``, ``cells``, ``tasks``, ``trained`` (this call), ``resumed`` (already
     done), ``failed``, ``complete`` (bool), ``seconds`` and ``out`` (``None`` unless written).
     """
-    settings = json.loads(json.dumps(settings if settings is not None else DEFAULT_SETTINGS))
-    if workers < 0:
-        raise InputError(f"workers must be >= 0, got {workers}")
-    n_seeds = int(settings.get("seeds", 1))
-    if n_seeds < 1:
-        raise InputError(f"seeds must be at least 1, got {n_seeds}")
+    settings, n_seeds = _checked_settings(settings, workers)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial_csv, partial_json = _partial_paths(out)
@@ -288,8 +283,41 @@ def tabulate(
     if stop_after is not None:
         todo = todo[: max(0, stop_after)]
 
-    new_file = not partial_csv.is_file() or partial_csv.stat().st_size == 0
     bar = ProgressBar(len(tasks), resumed) if progress else None
+    trained = _train_into(partial_csv, todo, space_name, settings, workers, done, bar, on_result)
+    if bar is not None:
+        bar.close()
+
+    failed = sum(1 for t in tasks if (t[0], t[2]) in done and done[(t[0], t[2])]["status"] != "ok")
+    complete = all((t[0], t[2]) in done for t in tasks)
+    if written := complete and classes is None:
+        write_table(out, p, settings, done)
+    return {
+        "classes": len(reps), "cells": len(p.cells), "tasks": len(tasks), "trained": trained, "resumed": resumed,
+        "failed": failed, "complete": complete, "seconds": time.perf_counter() - t0,
+        "out": str(out) if written else None,
+    }
+
+
+def _checked_settings(settings: dict[str, Any] | None, workers: int) -> tuple[dict[str, Any], int]:
+    """A deep copy of ``settings`` (default :data:`DEFAULT_SETTINGS`) and its number of seeds,
+    checked with ``workers``."""
+    settings = json.loads(json.dumps(settings if settings is not None else DEFAULT_SETTINGS))
+    if workers < 0:
+        raise InputError(f"workers must be >= 0, got {workers}")
+    n_seeds = int(settings.get("seeds", 1))
+    if n_seeds < 1:
+        raise InputError(f"seeds must be at least 1, got {n_seeds}")
+    return settings, n_seeds
+
+
+def _train_into(partial_csv: Path, todo: list[tuple[str, str, int]], space_name: str, settings: dict[str, Any],
+                workers: int, done: dict, bar: "ProgressBar | None",
+                on_result: Callable[[dict[str, Any]], None] | None) -> int:
+    """Train ``todo``, appending each result to ``partial_csv`` (its header first if the file is
+    new) and to ``done`` as it arrives, so an interruption loses at most the trainings in flight.
+    Returns how many were trained."""
+    new_file = not partial_csv.is_file() or partial_csv.stat().st_size == 0
     trained = 0
     with partial_csv.open("a", newline="") as fh:
         writer = csv.writer(fh)
@@ -309,19 +337,7 @@ def tabulate(
                 on_result(row)
 
         _run_tasks(todo, space_name, settings, workers, record)
-    if bar is not None:
-        bar.close()
-
-    failed = sum(1 for t in tasks if (t[0], t[2]) in done and done[(t[0], t[2])]["status"] != "ok")
-    complete = all((t[0], t[2]) in done for t in tasks)
-    written = complete and classes is None
-    if written:
-        write_table(out, p, settings, done)
-    return {
-        "classes": len(reps), "cells": len(p.cells), "tasks": len(tasks), "trained": trained, "resumed": resumed,
-        "failed": failed, "complete": complete, "seconds": time.perf_counter() - t0,
-        "out": str(out) if written else None,
-    }
+    return trained
 
 
 def _run_tasks(todo: list[tuple[str, str, int]], space_name: str, settings: dict[str, Any], workers: int,
