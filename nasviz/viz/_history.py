@@ -73,16 +73,9 @@ def _get_history_info(
     if max_points < 2:
         raise ValueError(f"max_points must be at least 2, got {max_points}")
     n = len(evaluations)
-    values = np.full(n, np.nan)
-    for i, ev in enumerate(evaluations):
-        if ev.get("status", "ok") in (None, "ok"):
-            v = finite_or_none(ev.get("value"))
-            if v is not None:
-                values[i] = v
+    values = _measured_values(evaluations)
     ok = np.flatnonzero(np.isfinite(values))
-    running = np.fmax.accumulate(np.where(np.isfinite(values), values, -np.inf)) if n else np.array([])
-    before = np.concatenate([[-np.inf], running[:-1]]) if n else running
-    improved = [int(i) for i in ok[values[ok] > before[ok]]]  # where the best-so-far rises
+    running, improved = _best_so_far(values, ok)
     best_idx = improved + ([n - 1] if len(ok) and improved[-1] != n - 1 else [])
     shown_pos = even_subsample(len(ok), max_points, keep=[int(np.searchsorted(ok, i)) for i in improved])
     shown = ok[shown_pos] if len(ok) else ok
@@ -106,6 +99,26 @@ def _get_history_info(
         marked_range=(min(in_step), max(in_step)) if in_step else None,
         decimals=decimals,
     )
+
+
+def _measured_values(evaluations: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Each evaluation's value ``(n,)``; NaN where it failed or has no finite value."""
+    values = np.full(len(evaluations), np.nan)
+    for i, ev in enumerate(evaluations):
+        if ev.get("status", "ok") in (None, "ok"):
+            v = finite_or_none(ev.get("value"))
+            if v is not None:
+                values[i] = v
+    return values
+
+
+def _best_so_far(values: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """The best value so far after each evaluation ``(n,)`` (``-inf`` before the first success),
+    and the indices where it rises."""
+    n = len(values)
+    running = np.fmax.accumulate(np.where(np.isfinite(values), values, -np.inf)) if n else np.array([])
+    before = np.concatenate([[-np.inf], running[:-1]]) if n else running
+    return running, [int(i) for i in ok[values[ok] > before[ok]]]
 
 
 def _get_history_plot(info: HistoryInfo, height: int = 380) -> go.Figure:
