@@ -43,7 +43,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -346,33 +346,42 @@ def load_table(
         UTF-8, malformed CSV (an unclosed quote, a field over 131,072 characters), an empty file,
         no metric column, no usable row.
     """
-    if _PRELOADED and isinstance(source, (str, os.PathLike)) and arch_column is None and name is None \
-            and max_bytes is None and duplicates is None and schema is None:
-        try:
-            table = _PRELOADED.get(_file_key(source, space))
-        except OSError:
-            table = None
-        if table is not None:
-            return table
+    plain_path = arch_column is None and name is None and max_bytes is None and duplicates is None and schema is None
+    preloaded = _preloaded(source, space) if plain_path else None
+    if preloaded is not None:
+        return preloaded
     space_module = get_space(space)
     policy = space_module.table_duplicates if duplicates is None else duplicates
     if policy not in DUPLICATE_POLICIES:
         raise TableError(f"duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, got {policy!r}",
                          source=name or "table")
-    path = None
-    if isinstance(source, (str, os.PathLike)):
-        label, path = name or str(source), Path(source)
-        text = decode(read_bytes(source, max_bytes=max_bytes, label=label), label)
-    elif isinstance(source, (bytes, bytearray)):
-        label = name or "uploaded table"
-        text = decode(bytes(source), label)
-    else:
-        label = name or "uploaded table"
-        text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in source)
+    path = Path(source) if isinstance(source, (str, os.PathLike)) else None
+    label, text = _text_of(source, name, max_bytes)
     lines, header_lines = split_header_schema(physical_lines(text))
     if schema is None:
         schema = find_schema(path, header_lines, label)
     return _parse_rows(records(lines, label), space_module, arch_column, label, policy, schema)
+
+
+def _preloaded(source: Any, space: str) -> "Table | None":
+    """The table :func:`preload_table` parsed from this path in this process, if the file is unchanged."""
+    if not _PRELOADED or not isinstance(source, (str, os.PathLike)):
+        return None
+    try:
+        return _PRELOADED.get(_file_key(source, space))
+    except OSError:
+        return None
+
+
+def _text_of(source: Any, name: str | None, max_bytes: int | None) -> tuple[str, str]:
+    """``(label, text)`` of a table given as a path, its bytes or its lines (see :func:`load_table`)."""
+    if isinstance(source, (str, os.PathLike)):
+        label = name or str(source)
+        return label, decode(read_bytes(source, max_bytes=max_bytes, label=label), label)
+    label = name or "uploaded table"
+    if isinstance(source, (bytes, bytearray)):
+        return label, decode(bytes(source), label)
+    return label, "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in source)
 
 
 def _architecture_columns(header: list[str], space: SearchSpace, arch_column: str | Sequence[str] | None,
