@@ -160,3 +160,16 @@ def test_a_kernel_is_timed_in_a_child_process_not_the_servers(monkeypatch):
     assert 0 < cost.seconds(100) < np.inf
     with pytest.raises(ValueError, match="invalid"):
         budget.measure_in_child("otmann", "nb201", ["not a cell"] * 8)
+
+
+@pytest.mark.slow  # child Python processes
+def test_a_childs_first_call_is_not_counted_as_the_kernels_cost():
+    """The child warms the kernel up before timing it: otherwise POT's import (seconds) was read
+    as OTMANN's cost per architecture, and an ordinary request was refused as over budget."""
+    import numpy as np
+
+    from nasviz.spaces import nb201
+
+    strings = [nb201.format(a) for a in nb201.sample(np.random.default_rng(1), 8)]
+    cost = budget.measure_in_child("otmann", "nb201", strings)
+    assert cost.seconds(8) < 1.0, cost  # a few ms per pair of small cells, not the import
