@@ -605,7 +605,7 @@ def _add_runs_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from nasviz.store import RunStore
+    from nasviz.store import RunStore, StoredRun
 
     if not args.store.is_file():
         raise InputError(f"run store {args.store} does not exist")
@@ -614,14 +614,14 @@ def cmd_runs(args: argparse.Namespace) -> int:
         runs = store.list_runs()
         from nasviz.table_schema import run_direction, shown_value
 
-        def best(r: dict) -> float | None:  # the metric's own value, at the run's resolution (as on the page)
-            return round_value(shown_value(r["best_value"], run_direction(r["config"])), run_decimals(r["config"]))
+        def best(r: StoredRun) -> float | None:  # the metric's own value, at the run's resolution (as on the page)
+            return round_value(shown_value(r.best_value, run_direction(r.config)), run_decimals(r.config))
 
         if args.json:
-            _print_json([{**r, "best_value": best(r)} for r in runs])
+            _print_json([{**r.to_dict(), "best_value": best(r)} for r in runs])
         for r in runs if not args.json else []:
-            print(f"{r['id']:>4}  {r['status']:<11} {r['strategy'] or '-':<18} {r['n_evaluations']:>5}/{r['budget'] or '?':<5} "
-                  f"best {format_value(best(r), run_decimals(r['config']))}  {r['name']}")
+            print(f"{r.id:>4}  {r.status:<11} {r.strategy or '-':<18} {r.n_evaluations:>5}/{r.budget or '?':<5} "
+                  f"best {format_value(best(r), run_decimals(r.config))}  {r.name}")
     elif args.runs_command == "export":
         if args.csv is None and args.json_out is None:
             raise InputError("runs export needs --csv FILE and/or --json-out FILE")

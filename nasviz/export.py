@@ -51,14 +51,15 @@ def _objective(config: dict[str, Any]):
 
 def trained_network(store: RunStore, run_id: int, arch: str | None = None,
                     retrain: bool = True) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """The trained network of ``arch`` (default: the run's best) and what the JSON says about it;
+    """The trained network of ``arch`` (default: the run's best) and what the JSON says about it
+    (``run``: the :class:`~nasviz.store.StoredRun`; ``objective``, ``arch``, ``weights``, ``notes``);
     ``retrain=False`` raises :class:`ConfigError` instead of training a network whose weights the
     run did not keep (the dashboard never trains inside a request)."""
     run = store.get_run(run_id)
-    config = run["config"]
+    config = run.config
     objective = _objective(config)
     space = get_space(config["space"])
-    text = arch or run.get("best_arch")
+    text = arch or run.best_arch
     if not text:
         raise ConfigError(f"run {run_id} has no successful evaluation to export")
     network = space.parse(text)
@@ -128,7 +129,7 @@ def export_network(store_path: str | os.PathLike, run_id: int, out: str | os.Pat
     reloaded = load_exported(out / FORMATS[fmt])
     test_score = score(reloaded, data.x_test, data.y_test, data.task)
     recipe = {
-        "run_id": int(run_id), "space": about["run"]["config"]["space"], "arch": about["arch"], "format": fmt,
+        "run_id": int(run_id), "space": about["run"].config["space"], "arch": about["arch"], "format": fmt,
         "file": FORMATS[fmt], "dataset": data.name, "task": data.task, "input_shape": list(data.input_shape),
         "n_outputs": data.n_outputs, "classes": data.n_classes,
         "preprocessing": {"formula": "x = (raw / scale - mean[c]) / std[c]", "scale": data.input_scale,
@@ -136,7 +137,7 @@ def export_network(store_path: str | os.PathLike, run_id: int, out: str | os.Pat
                           "per": "channel" if len(data.input_shape) > 1 else "feature",
                           "target_mean": data.target_mean, "target_std": data.target_std},
         "test_score": test_score, "score_metric": "accuracy" if data.task == "classification" else "r2",
-        "weights": about["weights"], "notes": about["notes"], "config": about["run"]["config"],
+        "weights": about["weights"], "notes": about["notes"], "config": about["run"].config,
     }
     (out / "network.json").write_text(json.dumps(recipe, indent=2, allow_nan=False))
     return recipe

@@ -56,7 +56,7 @@ class RunRecord:
                              "pass resume=True to continue it")
         self.run_id = run_id
         # Callers that must not steal a live run claim it first and pass their lease.
-        self.lease = lease if lease is not None else store.claim_run(run_id, force=True)["lease"]
+        self.lease = lease if lease is not None else store.claim_run(run_id, force=True).lease
         self.replay: dict[int, list[dict[str, Any]]] = {}
         self.snapshot_steps: set[int] = set()
         self.elapsed_before = 0.0

@@ -486,13 +486,13 @@ def resume_setup(store: RunStore, run_id: int, *, force: bool = False) -> Search
     """
     run = store.claim_run(run_id, force=force)  # atomic: of two resumers, one wins
     try:
-        setup = build_search(run["config"])
+        setup = build_search(run.config)
     except Exception as err:
         # The store's message is shown on the page: no text quoted from a file (InputError.redacted).
         why = err.redacted() if isinstance(err, InputError) else str(err)
-        store.set_status(run_id, "failed", error=f"cannot rebuild the search: {why}", lease=run["lease"])
+        store.set_status(run_id, "failed", error=f"cannot rebuild the search: {why}", lease=run.lease)
         raise
-    setup.lease = run["lease"]
+    setup.lease = run.lease
     return setup
 
 

@@ -41,12 +41,12 @@ if table is not None:
 
 def from_run(side: str) -> str | None:
     """An evaluated architecture of a run of this space, chosen in widgets (best first)."""
-    runs = [r for r in RunStore(store_path()).list_runs() if (r["config"] or {}).get("space", "nb201") == space]
+    runs = [r for r in RunStore(store_path()).list_runs() if (r.config or {}).get("space", "nb201") == space]
     if not runs:
         st.info(fill("No runs of the {} space in the store yet.", space))
         return None
-    by_id = {r["id"]: r for r in runs}
-    run_id = st.selectbox("Run", list(by_id), key=f"a_run_{side}", format_func=lambda i: f"{i}: {shorten(by_id[i]['name'], 120)}")
+    by_id = {r.id: r for r in runs}
+    run_id = st.selectbox("Run", list(by_id), key=f"a_run_{side}", format_func=lambda i: f"{i}: {shorten(by_id[i].name, 120)}")
     evals = [e for e in RunStore(store_path()).evaluations(run_id) if e["status"] == "ok"]
     if not evals:
         st.info(f"Run {run_id} has no successful evaluation yet.")

@@ -58,19 +58,19 @@ with st.expander("Launch a study (strategies × seeds)", expanded=False):
         study_form()
 
 store, runs = runs_or_stop(path, "No runs yet: launch a study above or start searches on the Search page.")
-by_id = {r["id"]: r for r in runs}
+by_id = {r.id: r for r in runs}
 
 study = [i for i in st.session_state.get("c_study", []) if i in by_id]
 if study:
-    @st.fragment(run_every=1.0 if any(by_id[i]["status"] == RUNNING for i in study) else None)
+    @st.fragment(run_every=1.0 if any(by_id[i].status == RUNNING for i in study) else None)
     def study_progress() -> None:
-        current = {r["id"]: r for r in RunStore(path).list_runs()}
-        done = sum(current[i]["n_evaluations"] for i in study if i in current)
-        total = sum(current[i]["budget"] or 0 for i in study if i in current)
-        running = sum(current[i]["status"] == RUNNING for i in study if i in current)
+        current = {r.id: r for r in RunStore(path).list_runs()}
+        done = sum(current[i].n_evaluations for i in study if i in current)
+        total = sum(current[i].budget or 0 for i in study if i in current)
+        running = sum(current[i].status == RUNNING for i in study if i in current)
         st.progress(min(done / max(total, 1), 1.0),
                     text=f"Study: {done} / {total} evaluations, {running} run(s) still running")
-        if running == 0 and any(by_id[i]["status"] == RUNNING for i in study):
+        if running == 0 and any(by_id[i].status == RUNNING for i in study):
             st.rerun()  # finished: redraw the comparison once
 
     study_progress()
@@ -80,12 +80,12 @@ if "c_selected" in st.session_state:  # drop runs deleted since
 else:
     st.session_state["c_selected"] = comparison.default_selection(runs)
 chosen = url_multiselect(st, "Runs", list(by_id), key="c_selected", param="runs", convert=url_int,
-                        format_func=lambda i: f"{i}: {by_id[i]['strategy']} seed {by_id[i]['seed']} "
-                                              f"({by_id[i]['n_evaluations']}/{by_id[i]['budget']}, {by_id[i]['status']})")
+                        format_func=lambda i: f"{i}: {by_id[i].strategy} seed {by_id[i].seed} "
+                                              f"({by_id[i].n_evaluations}/{by_id[i].budget}, {by_id[i].status})")
 if not chosen:
     st.info("Pick runs to compare.")
     st.stop()
-metrics = {by_id[i]["metric"] for i in chosen}
+metrics = {by_id[i].metric for i in chosen}
 if len(metrics) > 1:
     st.error(fill("The chosen runs optimise different metrics ({}): pick runs of one.", ", ".join(sorted(map(str, metrics)))))
     st.stop()

@@ -59,12 +59,12 @@ try:
         runs = RunStore(store_path()).list_runs()
         if not runs:
             stop_with("No runs in the store yet: start one on the Search page, or sample the table.", "info")
-        by_id = {r["id"]: r for r in runs}
+        by_id = {r.id: r for r in runs}
         run_id = url_selectbox(c4, "Run", list(by_id), key="k_run", param="run", convert=url_int,
-                              format_func=lambda i: f"{i}: {shorten(by_id[i]['name'], 120)} ({by_id[i]['n_evaluations']} evals)")
-        metric = by_id[run_id]["metric"] or "value"
+                              format_func=lambda i: f"{i}: {shorten(by_id[i].name, 120)} ({by_id[i].n_evaluations} evals)")
+        metric = by_id[run_id].metric or "value"
         evals = RunStore(store_path()).evaluations(run_id)
-        sample = sample_run(evals, metric, int(n), by_id[run_id]["config"].get("space", "nb201"), f"run {run_id}")
+        sample = sample_run(evals, metric, int(n), by_id[run_id].config.get("space", "nb201"), f"run {run_id}")
 except (ValueError, StoreError, TableError) as err:
     stop_with(str(err))
 

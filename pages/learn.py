@@ -62,7 +62,7 @@ c2.caption("Runs " + ", ".join(str(r.run_id) for r in runs) + " (on the Runs pag
            + lesson.id + " · ...').")
 
 
-@st.fragment(run_every=1.0 if any(RunStore(path).get_run(r.run_id)["status"] == RUNNING for r in runs) else None)
+@st.fragment(run_every=1.0 if any(RunStore(path).get_run(r.run_id).status == RUNNING for r in runs) else None)
 def takeaway_panel() -> None:
     """The takeaway once the runs have ended (kept for this session), their progress until then."""
     key = (lesson.id, tuple(r.run_id for r in runs))

@@ -128,7 +128,7 @@ except UnknownRunError:
 
 cfg = watcher.config
 head, b1, b2, b3, b4 = st.columns([3, 1, 1, 1, 1.6])  # room for the toggle's label at 1280 px
-head.subheader(fill("Run {}: {}", run_id, watcher.run.get("name") or cfg.get("strategy")))
+head.subheader(fill("Run {}: {}", run_id, watcher.name or cfg.get("strategy")))
 if b1.button("Stop", key="stop", disabled=watcher.status != RUNNING):
     launching.request_stop(path, run_id)
     st.toast("Stop requested: the search stops after its current step.")
@@ -146,7 +146,7 @@ live_every = REFRESH_SECONDS if watcher.status == RUNNING else None
 
 
 def render(w: RunWatcher) -> None:
-    progress = viz.get_progress_info(w.run, [s.to_dict() for s in w.steps], n_evaluations=len(w.evaluations))
+    progress = viz.get_progress_info(w.status, w.config, [s.to_dict() for s in w.steps], n_evaluations=len(w.evaluations))
     st.progress(progress.fraction)
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric("Step", progress.step)
@@ -158,8 +158,8 @@ def render(w: RunWatcher) -> None:
     m5.metric("Best", format_value(w.shown(progress.best_value), w.decimals))
     st.caption(f"Status: {progress.status_line}" + (" · view paused (the search goes on)"
                                                      if st.session_state.get("paused") else ""))
-    if w.run.get("error"):
-        st.error(fill("The search failed: {}", w.run["error"]))
+    if w.error:
+        st.error(fill("The search failed: {}", w.error))
     fit = w.last_fit()
     if fit is not None and fit.bounds_hit:
         st.warning(bounds_message(fit), icon=":material/warning:")

@@ -102,7 +102,7 @@ def test_run_reports_the_rows_it_skipped_and_stores_them(tmp_path):
     assert f"skipped 8 bad row(s) of {table}; the first 5:" in proc.stderr
     assert f"  line {first_bad}, column 'arch': cannot parse architecture" in proc.stderr
     assert f"line {first_bad + 5}" not in proc.stderr  # only the first five are printed
-    config = RunStore(store).get_run(1)["config"]
+    config = RunStore(store).get_run(1).config
     assert config["skipped_rows"]["count"] == 8 and len(config["skipped_rows"]["first"]) == 5
     proc = run_cli("run", "--table", str(table), "--budget", "3", "--json")
     assert json.loads(proc.stdout)["skipped_rows"]["count"] == 8

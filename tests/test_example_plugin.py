@@ -126,12 +126,12 @@ def test_a_search_started_on_the_page_runs_in_a_real_worker_process(loaded, tmp_
         at.button(key="start").click().run()
         assert not errors(at), [e.value for e in at.error]
         deadline = time.time() + 240
-        while time.time() < deadline and RunStore(store).get_run(1)["status"] == "running":
+        while time.time() < deadline and RunStore(store).get_run(1).status == "running":
             time.sleep(1)
         run = RunStore(store).get_run(1)
         log = (store.parent / "logs" / "run-1.log")
-        assert run["status"] == "finished", (run.get("error"), log.read_text() if log.exists() else "")
-        assert run["pid"] != os.getpid() and run["n_evaluations"] == 12  # it ran in another process
+        assert run.status == "finished", (run.error, log.read_text() if log.exists() else "")
+        assert run.pid != os.getpid() and run.n_evaluations == 12  # it ran in another process
         at.run()
         metrics = {m.label: m.value for m in at.metric}
         assert metrics["Evaluations"] == "12 / 12" and not errors(at)

@@ -68,13 +68,13 @@ def test_every_step_is_stored_with_its_snapshot(small_table, tmp_path):
     seen = []
     result = start_run(store, config(small_table, budget=10), on_step=seen.append)
     run = store.get_run(result.run_id)
-    assert run["status"] == "finished" and run["n_evaluations"] == 10
-    assert run["config"]["metric"] == "acc" and run["config"]["strategy_options"] == {}
+    assert run.status == "finished" and run.n_evaluations == 10
+    assert run.config["metric"] == "acc" and run.config["strategy_options"] == {}
     assert pairs(store.evaluations(result.run_id)) == pairs(result.evaluations) == pairs(reference(small_table, budget=10).evaluations)
     assert [e["step"] for e in store.evaluations(result.run_id)] == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4]
     snaps = store.snapshots(result.run_id)
     assert [s["step"] for s in snaps] == [1, 2, 3, 4] and snaps == [s.to_dict() for s in seen]
-    assert snaps[-1]["best_value"] == run["best_value"] == result.best_value
+    assert snaps[-1]["best_value"] == run.best_value == result.best_value
 
 
 class ExplodingStrategy(RandomSearch):
@@ -99,9 +99,9 @@ def test_evaluations_are_committed_before_the_strategy_hears_of_them(small_table
     with pytest.raises(RuntimeError, match="surrogate exploded"):
         run_search(strategy, objective, 20, format_arch=nb201.format, batch_size=2, store=store)
     run = store.list_runs()[0]
-    assert run["status"] == "failed" and "surrogate exploded" in run["error"]
-    assert run["n_evaluations"] == 6  # step 3's evaluations are kept although tell() failed
-    assert store.snapshot_steps(run["id"]) == [1, 2]
+    assert run.status == "failed" and "surrogate exploded" in run.error
+    assert run.n_evaluations == 6  # step 3's evaluations are kept although tell() failed
+    assert store.snapshot_steps(run.id) == [1, 2]
 
 
 def test_stop_requested_through_the_store_then_resume_gives_the_uninterrupted_result(small_table, tmp_path):
@@ -117,13 +117,13 @@ def test_stop_requested_through_the_store_then_resume_gives_the_uninterrupted_re
     first = run_search(setup.strategy, setup.objective, 30, format_arch=nb201.format, batch_size=3,
                        store=store, run_id=snap_run_id[0], on_step=stop_after_four)
     assert first.stopped and len(first.evaluations) == 12
-    assert store.get_run(first.run_id)["status"] == "stopped"
+    assert store.get_run(first.run_id).status == "stopped"
     resumed_steps = []
     second = resume_run(store, first.run_id, on_step=lambda s: resumed_steps.append(s.step))
     assert second.replayed == 12 and resumed_steps == list(range(5, 11))  # replayed steps stay silent
     assert pairs(second.evaluations) == pairs(reference(small_table).evaluations)
     assert pairs(store.evaluations(first.run_id)) == pairs(second.evaluations)
-    assert store.get_run(first.run_id)["status"] == "finished"
+    assert store.get_run(first.run_id).status == "finished"
     assert store.snapshot_steps(first.run_id) == list(range(1, 11))
     assert second.trajectory == reference(small_table).trajectory
 
@@ -221,8 +221,8 @@ def wait_for_evaluations(path: Path, at_least: int, proc: subprocess.Popen, time
         assert proc.poll() is None, f"the search ended before it could be killed: {proc.communicate()}"
         if path.exists():
             runs = RunStore(path).list_runs()
-            if runs and runs[0]["n_evaluations"] >= at_least:
-                return runs[0]["n_evaluations"]
+            if runs and runs[0].n_evaluations >= at_least:
+                return runs[0].n_evaluations
         time.sleep(0.05)
     raise AssertionError(f"no {at_least} evaluations stored within {timeout} s")
 
@@ -239,8 +239,8 @@ def test_sigkill_mid_run_then_resume_from_the_cli_loses_and_repeats_nothing(smal
     proc.wait(timeout=30)
     store = RunStore(db)
     run = store.get_run(1)
-    assert run["status"] == "interrupted"  # its pid is dead
-    killed_at = run["n_evaluations"]
+    assert run.status == "interrupted"  # its pid is dead
+    killed_at = run.n_evaluations
     assert 8 <= killed_at < budget
 
     # kill the resumed process too, then resume again: replay over a replay
@@ -248,7 +248,7 @@ def test_sigkill_mid_run_then_resume_from_the_cli_loses_and_repeats_nothing(smal
     wait_for_evaluations(db, killed_at + 6, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    second_kill = store.get_run(1)["n_evaluations"]
+    second_kill = store.get_run(1).n_evaluations
     assert second_kill < budget
 
     proc = nasviz("run", "--store", str(db), "--resume", "1", "--json")
@@ -266,7 +266,7 @@ def test_sigkill_mid_run_then_resume_from_the_cli_loses_and_repeats_nothing(smal
     stored = store.evaluations(1)
     assert pairs(stored) == pairs(uninterrupted["evaluations"])  # nothing lost, nothing duplicated
     assert [e["index"] for e in stored] == list(range(budget)) and len({e["arch"] for e in stored}) == budget
-    assert store.get_run(1)["status"] == "finished"
+    assert store.get_run(1).status == "finished"
     assert store.snapshot_steps(1) == list(range(1, budget // batch + 2))
 
 
@@ -332,4 +332,4 @@ def test_a_run_with_evaluations_is_only_continued_with_resume(small_table, tmp_p
     setup = build_search(config(small_table, budget=6))
     with pytest.raises(ValueError, match="already has 6 evaluations; pass resume=True"):
         run_search(setup.strategy, setup.objective, 6, format_arch=nb201.format, store=store, run_id=first.run_id)
-    assert store.get_run(first.run_id)["status"] == "finished"  # untouched
+    assert store.get_run(first.run_id).status == "finished"  # untouched

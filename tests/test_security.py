@@ -171,7 +171,7 @@ def test_the_pages_have_no_way_to_unpickle(env, payloads, marker):
     # a search on the polyglot table runs (as text) without running the payload
     cfg = launching.search_config(sources.DataSource.from_table(path, table), strategy="random", budget=5)
     run_id = launching.start_run(locations.default_store_path(), cfg)
-    assert RunStore(locations.default_store_path()).get_run(run_id)["status"] == "finished"
+    assert RunStore(locations.default_store_path()).get_run(run_id).status == "finished"
     assert not marker.exists()
     # The official NB201 file is a pickle: its converter (the restricted unpickler) is the command
     # line's alone. No page and no dashboard module names it, so no request can reach it.
@@ -329,12 +329,12 @@ def test_a_server_table_changed_under_a_run_fails_it_without_quoting_it(data_dir
     run_id = launching.start_run(store_path, cfg, background=True)  # a real worker process
     store = RunStore(store_path)
     deadline = time.time() + 120
-    while store.get_run(run_id)["status"] == "running":
+    while store.get_run(run_id).status == "running":
         assert time.time() < deadline
         time.sleep(0.1)
     run = store.get_run(run_id)
-    assert run["status"] == "failed" and "no usable row" in run["error"] and "line 2" in run["error"]
-    assert SECRET not in run["error"]
+    assert run.status == "failed" and "no usable row" in run.error and "line 2" in run.error
+    assert SECRET not in run.error
 
 
 # ============================================================================ 3. unbounded work
@@ -394,7 +394,7 @@ def test_settings_that_grow_a_steps_work_are_bounded_from_the_page(env, strategy
     option = STRATEGIES.get(strategy).option(named)
     at_bound = launching.search_config(source, strategy=strategy, options={named: int(option.page_range[1])}, budget=12)
     run_id = launching.start_run(store_path, at_bound, session="alice")
-    assert RunStore(store_path).get_run(run_id)["status"] == "finished"
+    assert RunStore(store_path).get_run(run_id).status == "finished"
 
 
 def test_auto_keras_annealing_is_bounded_from_the_page_and_not_from_the_cli():
@@ -451,7 +451,7 @@ def test_running_searches_are_capped_per_session_and_in_total(env, monkeypatch):
         assert len(store.list_runs()) == 3
         _wait(lambda: all(store.n_evaluations(i) > 0 for i in started), what="the workers to start")
         launching.request_stop(store_path, started[0])
-        _wait(lambda: store.get_run(started[0])["status"] == "stopped", what="the stop")
+        _wait(lambda: store.get_run(started[0]).status == "stopped", what="the stop")
         started.append(launching.start_run(store_path, cfg, background=True, session="carol"))  # a slot is free
         with pytest.raises(LimitError):  # resuming is starting a search too
             launching.resume_run(store_path, started[0], background=True, session="alice")
@@ -465,7 +465,7 @@ def test_running_searches_are_capped_per_session_and_in_total(env, monkeypatch):
     finally:
         for run_id in started:
             launching.request_stop(store_path, run_id)
-        _wait(lambda: all(store.get_run(i)["status"] != "running" for i in started), what="all to stop")
+        _wait(lambda: all(store.get_run(i).status != "running" for i in started), what="all to stop")
 
 
 def test_the_page_says_when_the_session_runs_too_many(env, monkeypatch):
@@ -615,7 +615,7 @@ def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeyp
         os.kill(first.pid, signal.SIGCONT)
     paused_at = store.n_evaluations(run_id)
     try:
-        _wait(lambda: store.get_run(run_id)["status"] == "interrupted", 30, "the run to be declared interrupted")
+        _wait(lambda: store.get_run(run_id).status == "interrupted", 30, "the run to be declared interrupted")
         assert first.poll() is None  # paused, not dead: only its silence gave it away
         launching.resume_run(store_path, run_id, background=True)
         second = launching._CHILDREN[run_id]
@@ -627,7 +627,7 @@ def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeyp
     log = (store_path.parent / "logs" / f"run-{run_id}.log").read_text()
     assert "was taken over" in log and "lost after" in log
     run = store.get_run(run_id)
-    assert run["status"] == "finished" and run["error"] is None and run["pid"] == second.pid  # ...writing nothing
+    assert run.status == "finished" and run.error is None and run.pid == second.pid  # ...writing nothing
     evaluations = store.evaluations(run_id)
     assert [e["index"] for e in evaluations] == list(range(60))
     # the same evaluations as a run that was never paused

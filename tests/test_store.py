@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import multiprocessing
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from nasviz.errors import LeaseLostError
-from nasviz.store import CSV_COLUMNS, SCHEMA_VERSION, RunStore, StoreError, UnknownRunError, read_csv_export
+from nasviz.store import CSV_COLUMNS, SCHEMA_VERSION, RunStore, StoreError, StoredRun, UnknownRunError, read_csv_export
 
 CONFIG = {"objective": "table", "table": "t.csv", "metric": "acc", "strategy": "random", "seed": 3,
           "budget": 10, "batch_size": 2, "strategy_options": {}}
@@ -37,9 +38,9 @@ def test_a_run_round_trips_with_its_summary(store):
     store.add_evaluations(run_id, [{"arch": "bad", "value": None, "status": "failed", "error": "boom"}], 2, step=2)
     store.add_snapshot(run_id, {"step": 2, "gp_std": [np.float64(0.5), float("nan")]})
     run = store.get_run(run_id)
-    assert run["config"] == CONFIG and run["status"] == "running" and run["strategy"] == "random"
-    assert run["n_evaluations"] == 3 and run["n_failed"] == 1 and run["last_step"] == 2
-    assert run["best_value"] == pytest.approx(1 / 3) and run["best_arch"] == "a1"
+    assert run.config == CONFIG and run.status == "running" and run.strategy == "random"
+    assert run.n_evaluations == 3 and run.n_failed == 1 and run.last_step == 2
+    assert run.best_value == pytest.approx(1 / 3) and run.best_arch == "a1"
     got = store.evaluations(run_id)
     assert [e["index"] for e in got] == [0, 1, 2] and [e["step"] for e in got] == [1, 1, 2]
     assert got[1]["value"] == 1 / 3 and got[1]["cost"] == 1.5 and got[1]["info"] == {"epochs": [1, 2]}
@@ -51,7 +52,7 @@ def test_a_run_round_trips_with_its_summary(store):
     assert [s["step"] for s in store.snapshots(run_id, since_step=1)] == [2]
     assert store.latest_snapshot(run_id)["step"] == 2 and store.snapshot_steps(run_id) == [1, 2]
     store.set_status(run_id, "finished")
-    assert store.get_run(run_id)["status"] == "finished"
+    assert store.get_run(run_id).status == "finished"
 
 
 def test_list_runs_is_newest_first_and_reopening_the_file_keeps_everything(tmp_path):
@@ -62,8 +63,8 @@ def test_list_runs_is_newest_first_and_reopening_the_file_keeps_everything(tmp_p
     first.add_evaluations(b, evs(4), 0, step=1)
     again = RunStore(path)
     runs = again.list_runs()
-    assert [r["id"] for r in runs] == [b, a] and runs[1]["name"] == "first"
-    assert runs[0]["strategy"] == "bo-tw2g-ucb" and runs[0]["n_evaluations"] == 4 and runs[1]["best_value"] is None
+    assert [r.id for r in runs] == [b, a] and runs[1].name == "first"
+    assert runs[0].strategy == "bo-tw2g-ucb" and runs[0].n_evaluations == 4 and runs[1].best_value is None
 
 
 def test_nothing_is_written_twice_or_with_a_gap(store):
@@ -117,7 +118,7 @@ def test_stop_is_requested_through_the_store_and_cleared_by_a_new_owner(store):
     run_id = store.create_run(CONFIG)
     assert not store.stop_requested(run_id)
     store.request_stop(run_id)
-    assert store.stop_requested(run_id) and store.get_run(run_id)["stop_requested"]
+    assert store.stop_requested(run_id) and store.get_run(run_id).stop_requested
     store.set_status(run_id, "running", claim=True)  # a resumed run starts without the old request
     assert not store.stop_requested(run_id)
 
@@ -129,14 +130,14 @@ def test_a_run_whose_process_died_is_marked_interrupted(store):
     alive = store.create_run(CONFIG)  # this process: alive, fresh heartbeat
     finished = store.create_run(CONFIG, pid=dead.pid)
     store.set_status(finished, "finished")
-    statuses = {r["id"]: r["status"] for r in store.list_runs()}
+    statuses = {r.id: r.status for r in store.list_runs()}
     assert statuses == {orphan: "interrupted", alive: "running", finished: "finished"}
 
 
 def test_a_run_without_a_recent_heartbeat_is_marked_interrupted(tmp_path):
     store = RunStore(tmp_path / "r.sqlite", stale_after=0.0)
     run_id = store.create_run(CONFIG)
-    assert store.get_run(run_id)["status"] == "interrupted"
+    assert store.get_run(run_id).status == "interrupted"
 
 
 def test_delete_refuses_a_running_run_and_removes_everything_of_a_stopped_one(store):
@@ -148,7 +149,7 @@ def test_delete_refuses_a_running_run_and_removes_everything_of_a_stopped_one(st
         store.delete_run(gone)
     store.set_status(gone, "stopped")
     store.delete_run(gone)
-    assert [r["id"] for r in store.list_runs()] == [keep]
+    assert [r.id for r in store.list_runs()] == [keep]
     with pytest.raises(UnknownRunError):
         store.snapshots(gone)
     with store._read() as conn:  # cascaded: no orphan rows left behind
@@ -176,11 +177,15 @@ def test_json_export_round_trips_through_import(store, tmp_path):
     path = tmp_path / "run.json"
     doc = store.export_json(run_id, path)
     assert json.loads(path.read_text()) == doc and doc["run"]["config"] == CONFIG
+    # the run's part of the file, key for key in this order (exports read by other tools stay as they were)
+    assert path.read_text().startswith('{"format":"nasviz-run","version":%d,"run":{"id":%d,"name":"demo","created":'
+                                       % (SCHEMA_VERSION, run_id))
+    assert list(doc["run"]) == ["id", "name", "created", "updated", "status", "error", "config", "notes"]
     other = RunStore(tmp_path / "other.sqlite")
     new_id = other.import_json(path)
     run = other.get_run(new_id)
-    assert run["name"] == "demo" and run["config"] == CONFIG and run["notes"] == "a run to show the class"
-    assert run["status"] == "interrupted"  # exported while running: nobody owns it here
+    assert run.name == "demo" and run.config == CONFIG and run.notes == "a run to show the class"
+    assert run.status == "interrupted"  # exported while running: nobody owns it here
     assert [{k: v for k, v in e.items() if k != "created"} for e in other.evaluations(new_id)] == \
         [{k: v for k, v in e.items() if k != "created"} for e in store.evaluations(run_id)]
     assert other.snapshots(new_id) == store.snapshots(run_id)
@@ -209,13 +214,13 @@ def test_concurrent_writer_processes_all_land(tmp_path):
     with ctx.Pool(n_workers) as pool:
         ids = pool.starmap(_write_run, [(path, w, steps, batch, barrier) for w in range(n_workers)])
     store = RunStore(path)
-    assert sorted(ids) == sorted(r["id"] for r in store.list_runs()) and len(set(ids)) == n_workers
+    assert sorted(ids) == sorted(r.id for r in store.list_runs()) and len(set(ids)) == n_workers
     for worker, run_id in enumerate(ids):
         got = store.evaluations(run_id)
         assert [e["index"] for e in got] == list(range(steps * batch))
         assert {e["arch"] for e in got} == {f"w{worker}-{s}-{i}" for s in range(steps) for i in range(batch)}
         assert store.snapshot_steps(run_id) == list(range(1, steps + 1))
-        assert store.get_run(run_id)["status"] == "finished"
+        assert store.get_run(run_id).status == "finished"
 
 
 def test_threads_sharing_one_store_object_each_get_a_connection(store):
@@ -239,7 +244,7 @@ def test_threads_sharing_one_store_object_each_get_a_connection(store):
         t.join()
     assert not errors
     assert all(store.n_evaluations(i) == 50 for i in ids)
-    assert all(math.isclose(r["best_value"], 49 / 3) for r in store.list_runs())
+    assert all(math.isclose(r.best_value, 49 / 3) for r in store.list_runs())
 
 
 def test_evaluations_are_fsynced_and_regenerable_writes_are_not(tmp_path):
@@ -251,17 +256,34 @@ def test_evaluations_are_fsynced_and_regenerable_writes_are_not(tmp_path):
     fast = RunStore(tmp_path / "fast.sqlite", durable=False)
     fast.add_evaluations(fast.create_run(CONFIG), evs(2), 0, step=1)
     assert fast._connection().execute("PRAGMA synchronous").fetchone()[0] == 1
-    assert fast.list_runs()[0]["n_evaluations"] == 2
+    assert fast.list_runs()[0].n_evaluations == 2
+
+
+def test_runs_come_back_as_typed_read_only_records(store):
+    run_id = store.create_run(CONFIG, name="typed")
+    store.add_step(run_id, 1, evs(2), 0)
+    run, (listed,) = store.get_run(run_id), store.list_runs()
+    assert isinstance(run, StoredRun) and listed == run
+    assert (run.id, run.name, run.strategy, run.seed, run.budget, run.n_evaluations, run.best_arch) == \
+        (run_id, "typed", "random", 3, 10, 2, "a1")
+    assert list(run.to_dict()) == [f.name for f in dataclasses.fields(StoredRun)] and run.to_dict()["config"] == CONFIG
+    with pytest.raises(TypeError):
+        run["status"]  # attributes only: no dict look-alike to drift from the fields
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.status = "finished"  # a record of the file, not a handle on it
+    store.set_status(run_id, "stopped")
+    claimed = store.claim_run(run_id)
+    assert isinstance(claimed, StoredRun) and claimed.lease == run.lease + 1 and claimed.status == "running"
 
 
 def test_of_two_processes_claiming_a_run_exactly_one_wins(store):
     run_id = store.create_run(CONFIG)
     store.set_status(run_id, "interrupted")
     claimed = store.claim_run(run_id)
-    assert claimed["status"] == "running" and claimed["pid"] == os.getpid()
+    assert claimed.status == "running" and claimed.pid == os.getpid()
     with pytest.raises(StoreError, match=f"run {run_id} is still running"):
         store.claim_run(run_id)  # a second resumer (here: a second thread of this process)
-    assert store.claim_run(run_id, force=True)["status"] == "running"
+    assert store.claim_run(run_id, force=True).status == "running"
 
 
 def test_a_run_claimed_after_it_was_found_dead_is_not_marked_interrupted(store, monkeypatch):
@@ -279,9 +301,9 @@ def test_a_run_claimed_after_it_was_found_dead_is_not_marked_interrupted(store, 
     store.stale_after = -1.0  # everything looks stale to this reader
     monkeypatch.setattr(store, "_write", claim_first)
     assert store.mark_interrupted() == []  # nothing marked: the row changed since it was read
-    assert seen["status"] == "running"
+    assert seen.status == "running"
     store.stale_after = 90.0
-    assert store.get_run(run_id)["status"] == "running"  # the claim survived
+    assert store.get_run(run_id).status == "running"  # the claim survived
 
 
 def test_trained_weights_round_trip_exactly_and_pickles_are_refused(store):
@@ -366,10 +388,10 @@ def test_a_version_2_store_migrates_to_leases_and_keeps_its_runs(tmp_path):
     conn = store._connection()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert {"lease", "session"} <= {r["name"] for r in conn.execute("PRAGMA table_info(runs)")}
-    runs = {r["id"]: r for r in store.list_runs()}
-    assert runs[1]["status"] == "finished" and runs[2]["n_evaluations"] == 3 and runs[2]["best_value"] == 2.0
-    assert runs[2]["lease"] == 0 and runs[2]["session"] is None
-    lease = store.claim_run(2)["lease"]  # an old interrupted run resumes under a lease
+    runs = {r.id: r for r in store.list_runs()}
+    assert runs[1].status == "finished" and runs[2].n_evaluations == 3 and runs[2].best_value == 2.0
+    assert runs[2].lease == 0 and runs[2].session is None
+    lease = store.claim_run(2).lease  # an old interrupted run resumes under a lease
     assert lease == 1
     store.add_evaluations(2, [{"arch": "a3", "value": 3.0}], 3, step=2, lease=lease)
     with pytest.raises(LeaseLostError):
@@ -381,9 +403,9 @@ def test_a_version_2_store_migrates_to_leases_and_keeps_its_runs(tmp_path):
 
 def test_every_write_of_a_run_needs_its_current_lease(store):
     run_id = store.create_run(CONFIG)
-    first = store.claim_run(run_id, force=True)["lease"]
+    first = store.claim_run(run_id, force=True).lease
     store.add_step(run_id, 1, evs(2), 0, {"step": 1}, lease=first)
-    second = store.claim_run(run_id, force=True)["lease"]  # another process resumes the run
+    second = store.claim_run(run_id, force=True).lease  # another process resumes the run
     assert second == first + 1
     writes = {
         "evaluations": lambda: store.add_evaluations(run_id, evs(1), 2, step=2, lease=first),
@@ -398,7 +420,7 @@ def test_every_write_of_a_run_needs_its_current_lease(store):
         with pytest.raises(LeaseLostError, match=f"run {run_id} was taken over"):
             write()
     run = store.get_run(run_id)
-    assert run["status"] == "running" and run["error"] is None and store.n_evaluations(run_id) == 2
+    assert run.status == "running" and run.error is None and store.n_evaluations(run_id) == 2
     store.heartbeat(run_id, lease=first)  # a stale heartbeat changes nothing
     store.add_evaluations(run_id, evs(1), 2, step=2, lease=second)  # the owner writes on
     assert store.n_evaluations(run_id) == 3
@@ -406,12 +428,12 @@ def test_every_write_of_a_run_needs_its_current_lease(store):
 
 def test_declaring_a_run_interrupted_revokes_its_lease(store):
     run_id = store.create_run(CONFIG)
-    lease = store.claim_run(run_id, force=True)["lease"]
+    lease = store.claim_run(run_id, force=True).lease
     store.stale_after = -1.0
     assert store.mark_interrupted() == [run_id]
     with pytest.raises(LeaseLostError):
         store.add_evaluations(run_id, evs(1), 0, step=1, lease=lease)
-    assert store.get_run(run_id)["status"] == "interrupted" and store.n_evaluations(run_id) == 0
+    assert store.get_run(run_id).status == "interrupted" and store.n_evaluations(run_id) == 0
 
 
 def test_a_resume_claim_checks_the_status_in_its_own_transaction(tmp_path):
@@ -425,7 +447,7 @@ def test_a_resume_claim_checks_the_status_in_its_own_transaction(tmp_path):
     first = store.set_status(run_id, RUNNING, claim=True, resume=True)
     with pytest.raises(StoreError, match="is running"):
         store.set_status(run_id, RUNNING, claim=True, resume=True)
-    assert store.get_run(run_id)["lease"] == first  # the first claim's worker keeps its lease
+    assert store.get_run(run_id).lease == first  # the first claim's worker keeps its lease
     store.set_status(run_id, "finished")
     with pytest.raises(StoreError, match="is finished"):
         store.set_status(run_id, RUNNING, claim=True, resume=True)

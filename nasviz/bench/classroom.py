@@ -171,10 +171,10 @@ def _runs_report(store: Path, pause: float) -> list[dict[str, Any]]:
     rs = RunStore(store)
     out = []
     for r in rs.list_runs():
-        times = sorted(float(e["created"]) for e in rs.evaluations(r["id"]) if e.get("created") is not None)
+        times = sorted(float(e["created"]) for e in rs.evaluations(r.id) if e.get("created") is not None)
         gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
         median_gap = statistics.median(gaps) if gaps else None
-        out.append({"run": r["id"], "evaluations": r["n_evaluations"], "status": r["status"],
+        out.append({"run": r.id, "evaluations": r.n_evaluations, "status": r.status,
                     "median_step_seconds": None if median_gap is None else round(median_gap, 3),
                     "slowed": bool(median_gap is not None and median_gap > pause + 1.0)})
     return out
@@ -186,10 +186,10 @@ def _stop_all(store: Path) -> None:
 
     rs = RunStore(store)
     for r in rs.list_runs():
-        if r["status"] == "running":
-            launching.request_stop(store, r["id"])
+        if r.status == "running":
+            launching.request_stop(store, r.id)
     deadline = time.time() + 60
-    while time.time() < deadline and any(r["status"] == "running" for r in rs.list_runs()):
+    while time.time() < deadline and any(r.status == "running" for r in rs.list_runs()):
         time.sleep(0.5)
 
 

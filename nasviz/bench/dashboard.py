@@ -186,7 +186,8 @@ def fragment_work(watcher, view: str = "pool") -> dict[str, float]:
     parts: dict[str, float] = {}
     t = time.perf_counter()
     watcher.refresh()
-    viz.get_progress_info(watcher.run, [s.to_dict() for s in watcher.steps], n_evaluations=len(watcher.evaluations))
+    viz.get_progress_info(watcher.status, watcher.config, [s.to_dict() for s in watcher.steps],
+                          n_evaluations=len(watcher.evaluations))
     parts["store_and_progress"] = time.perf_counter() - t
     t = time.perf_counter()
     viz.plot_history(watcher.evaluations, watcher.optimum(), metric=watcher.config.get("metric", "value"))

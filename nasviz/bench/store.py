@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> dict:
         with ctx.Pool(args.writers) as pool:
             per_writer = pool.starmap(_writer, [(path, w, args.writer_steps) for w in range(args.writers)])
         wall = time.perf_counter() - t
-        landed = sum(r["n_evaluations"] for r in RunStore(path).list_runs())
+        landed = sum(r.n_evaluations for r in RunStore(path).list_runs())
 
     return {
         "budget": args.budget,

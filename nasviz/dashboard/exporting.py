@@ -52,10 +52,10 @@ def plan_export(store_path: str | os.PathLike, run_id: int, max_seconds: float) 
     ``max_seconds`` CPU seconds."""
     store = RunStore(store_path)
     run = store.get_run(run_id)
-    best = run.get("best_arch")
+    best = run.best_arch
     if not best:
         return ExportPlan(refusal="This run has no successful evaluation, so there is no network to export.")
-    space = get_space(run["config"]["space"])
+    space = get_space(run.config["space"])
     key = space.format(space.parse(best))
     if store.has_network(run_id, key):
         return ExportPlan(kept=True)
@@ -72,4 +72,4 @@ def plan_export(store_path: str | os.PathLike, run_id: int, max_seconds: float) 
                                   f"about {seconds:.0f} s of CPU, more than the {max_seconds:.0f} s this server "
                                   f"allows per visitor: whoever runs the server can export it with "
                                   f"{export_command(run_id)}")
-    return ExportPlan(request=ExportRequest(str(store_path), int(run_id), key, float(run["created"]), seconds))
+    return ExportPlan(request=ExportRequest(str(store_path), int(run_id), key, float(run.created), seconds))

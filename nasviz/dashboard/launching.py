@@ -224,10 +224,10 @@ def resume_run(store_path: str | os.PathLike, run_id: int, *, background: bool |
     limits = limits or ServeSettings.from_env().limits
     store = RunStore(store_path)
     run = store.get_run(run_id)
-    if run["status"] == RUNNING:
+    if run.status == RUNNING:
         raise StoreError(f"run {run_id} is still running")
-    if run["status"] == FINISHED:
-        raise StoreError(f"run {run_id} has finished: all {run['budget']} evaluations are done")
+    if run.status == FINISHED:
+        raise StoreError(f"run {run_id} has finished: all {run.budget} evaluations are done")
     # claimed by the server (a new lease) until the worker claims it: an old worker stops writing now;
     # the status is checked again inside the claim's transaction (two visitors resuming at once)
     store.set_status(run_id, RUNNING, claim=True, session=session, limits=limits, resume=True)

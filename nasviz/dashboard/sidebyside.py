@@ -8,7 +8,7 @@ Draws with Streamlit (like :mod:`nasviz.dashboard.forms`); the Compare page call
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Mapping
 
 import streamlit as st
 
@@ -17,13 +17,14 @@ from nasviz.dashboard.explain import explain_run_step
 from nasviz.dashboard.views import views
 from nasviz.dashboard.watching import RunWatcher
 from nasviz.dashboard.text import fill
+from nasviz.store import StoredRun
 
 
-def _label(run: Mapping[str, Any]) -> str:
-    return f"{run['id']}: {run['strategy']} seed {run['seed']} ({run['status']})"
+def _label(run: StoredRun) -> str:
+    return f"{run.id}: {run.strategy} seed {run.seed} ({run.status})"
 
 
-def two_runs(store_path: str | os.PathLike, runs_by_id: Mapping[int, Mapping[str, Any]]) -> None:
+def two_runs(store_path: str | os.PathLike, runs_by_id: Mapping[int, StoredRun]) -> None:
     """Pick two runs and a step; draw that step of each side by side with the chosen view."""
     ids = list(runs_by_id)
     if len(ids) < 2:

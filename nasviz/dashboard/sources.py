@@ -147,8 +147,8 @@ def uploads_in_use(store_path: str | os.PathLike, recent_seconds: float = 0.0) -
     if not Path(store_path).is_file():
         return set()
     since = time.time() - recent_seconds
-    return {Path(r["table"]).resolve() for r in RunStore(store_path).list_runs()
-            if r.get("table") and (r["status"] == RUNNING or r["updated"] >= since)}
+    return {Path(r.table).resolve() for r in RunStore(store_path).list_runs()
+            if r.table and (r.status == RUNNING or r.updated >= since)}
 
 
 # ----------------------------------------------------------------------------- live training

@@ -64,7 +64,7 @@ def store_path() -> os.PathLike:
     return default_store_path()
 
 
-def runs_or_stop(path: os.PathLike, empty_message: str) -> tuple[RunStore, list[dict[str, Any]]]:
+def runs_or_stop(path: os.PathLike, empty_message: str) -> tuple[RunStore, list[StoredRun]]:
     """``(store, runs)`` from the run store; on an unreadable store or no runs, say so and stop."""
     try:
         store = RunStore(path)

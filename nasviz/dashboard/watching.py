@@ -25,7 +25,7 @@ from nasviz.objectives import TableError
 from nasviz.table_schema import run_direction, shown_value
 from nasviz.spaces.base import SearchSpace
 from nasviz.state import FeatureGradients, GPFit, StepState
-from nasviz.store import RUNNING, RunStore, to_json
+from nasviz.store import RUNNING, RunStore, StoredRun, to_json
 
 T = TypeVar("T")
 
@@ -74,7 +74,8 @@ class RunWatcher:
         self.store_path = Path(store_path)
         self.run_id = int(run_id)
         self.store = RunStore(self.store_path)
-        self.run: dict[str, Any] = {}
+        #: The run's row as of the last :meth:`refresh` (``None`` before the first).
+        self.run: StoredRun | None = None
         self.evaluations: list[dict[str, Any]] = []
         self.steps: list[StepSummary] = []
         self.latest: dict[str, Any] | None = None
@@ -138,11 +139,22 @@ class RunWatcher:
     @property
     def config(self) -> dict[str, Any]:
         """The stored configuration (:meth:`SearchConfig.to_dict`, plus ``skipped_rows``)."""
-        return self.run.get("config") or {}
+        return (self.run.config if self.run is not None else None) or {}
 
     @property
     def status(self) -> str:
-        return str(self.run.get("status", "unknown"))
+        """The run's status (``"unknown"`` before the first :meth:`refresh`)."""
+        return self.run.status if self.run is not None else "unknown"
+
+    @property
+    def name(self) -> str:
+        """The run's name (``""`` before the first :meth:`refresh`)."""
+        return self.run.name if self.run is not None else ""
+
+    @property
+    def error(self) -> str | None:
+        """Why the run failed, if it did."""
+        return self.run.error if self.run is not None else None
 
     @property
     def decimals(self) -> int | None:

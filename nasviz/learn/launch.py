@@ -88,19 +88,19 @@ def find_lesson_runs(lesson: Lesson, store_path: str | os.PathLike) -> list[Less
     """The newest searches in the store that this lesson started with its current settings (one
     per run and seed, none failed), so that opening a lesson again shows them instead of starting
     new ones; ``None`` when some are missing."""
-    from nasviz.store import RunStore
+    from nasviz.store import RunStore, StoredRun
 
     if not Path(store_path).is_file():
         return None
-    by_name: dict[str, dict] = {}
+    by_name: dict[str, StoredRun] = {}
     for stored in RunStore(store_path).list_runs():  # newest first
-        if stored["status"] != "failed":
-            by_name.setdefault(stored["name"], stored)
+        if stored.status != "failed":
+            by_name.setdefault(stored.name, stored)
     found = []
     for run in lesson.runs:
         for seed in run.seeds:
             stored = by_name.get(run_name(lesson, run, seed))
-            if stored is None or not _same(stored["config"], run, seed):
+            if stored is None or not _same(stored.config, run, seed):
                 return None
-            found.append(LessonRunId(run, seed, int(stored["id"])))
+            found.append(LessonRunId(run, seed, int(stored.id)))
     return found

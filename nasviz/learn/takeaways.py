@@ -62,7 +62,7 @@ def _read(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike) -> tuple
 
     store = RunStore(store_path)
     stored = [store.get_run(r.run_id) for r in runs]
-    done = sum(s["status"] != RUNNING for s in stored)
+    done = sum(s.status != RUNNING for s in stored)
     if done < len(stored):
         evaluated = sum(store.n_evaluations(r.run_id) for r in runs)
         budget = sum(r.run.budget for r in runs)
@@ -70,7 +70,7 @@ def _read(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike) -> tuple
     out = []
     for r, s in zip(runs, stored):
         states = [(int(snap["step"]), StepState.from_dict(snap.get("strategy"))) for snap in store.snapshots(r.run_id)]
-        out.append(_Read(r.run.label, r.seed, s["config"], store.evaluations(r.run_id), states))
+        out.append(_Read(r.run.label, r.seed, s.config, store.evaluations(r.run_id), states))
     return out, ""
 
 

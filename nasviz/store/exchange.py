@@ -47,7 +47,9 @@ class Exchange(SQLiteFile):
         doc = {
             "format": "nasviz-run",
             "version": SCHEMA_VERSION,
-            "run": {k: run[k] for k in ("id", "name", "created", "updated", "status", "error", "config", "notes")},
+            # Spelled out, in this order: the export's bytes do not follow StoredRun's fields.
+            "run": {"id": run.id, "name": run.name, "created": run.created, "updated": run.updated,
+                    "status": run.status, "error": run.error, "config": run.config, "notes": run.notes},
             "evaluations": self._at_resolution(run_id, self.evaluations(run_id)),
             "snapshots": self.snapshots(run_id) if snapshots else [],
         }
@@ -57,7 +59,7 @@ class Exchange(SQLiteFile):
 
     def _at_resolution(self, run_id: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``rows`` with each ``value`` rounded to the run's resolution (unchanged when unknown)."""
-        decimals = run_decimals(self.get_run(run_id)["config"])
+        decimals = run_decimals(self.get_run(run_id).config)
         if decimals is None:
             return rows
         return [{**r, "value": round_value(r["value"], decimals) if r["value"] is not None else None} for r in rows]

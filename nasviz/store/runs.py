@@ -3,6 +3,7 @@ requests, interrupted-run detection, listing with summaries, deletion."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -14,6 +15,7 @@ from nasviz.errors import LeaseLostError, LimitError, StoreError
 from nasviz.store.database import SQLiteFile
 from nasviz.store.records import (FINISHED, INTERRUPTED, MAX_NOTES_CHARS, RUNNING, UnknownRunError, check_status,
                                   default_name, to_json)
+from nasviz.store.stored import StoredRun
 
 if TYPE_CHECKING:
     from nasviz.settings import Limits
@@ -234,7 +236,7 @@ class Runs(SQLiteFile):
 
         return self._write(update, durable=False)
 
-    def claim_run(self, run_id: int, *, force: bool = False) -> dict[str, Any]:
+    def claim_run(self, run_id: int, *, force: bool = False) -> StoredRun:
         """Atomically make this process the owner of ``run_id`` (status ``running``, a new lease);
         return the run, whose ``lease`` the caller passes to its writes.
 
@@ -255,29 +257,23 @@ class Runs(SQLiteFile):
             return row["lease"] + 1
 
         lease = self._write(claim)
-        run = self.get_run(run_id)
-        run["lease"] = lease  # ours, even if it has moved on since (our writes would then be refused)
-        return run
+        # The lease is ours, even if it has moved on since (our writes would then be refused).
+        return dataclasses.replace(self.get_run(run_id), lease=lease)
 
-    def get_run(self, run_id: int) -> dict[str, Any]:
-        """One run as a dict: the :meth:`list_runs` fields plus ``config`` (a dict)."""
+    def get_run(self, run_id: int) -> StoredRun:
+        """One run (:class:`~nasviz.store.stored.StoredRun`: its row, config and summaries)."""
         self.mark_interrupted()
         with self._read() as conn:
             self._require(conn, run_id)
             return self._summaries(conn, "WHERE r.id=?", (int(run_id),))[0]
 
-    def list_runs(self) -> list[dict[str, Any]]:
-        """Every run, newest first, as dicts.
-
-        Keys: ``id, name, created, updated, status, strategy, metric, table, seed, budget,
-        batch_size, n_evaluations, n_failed, best_value, best_arch, last_step, pid, host,
-        heartbeat, stop_requested, error, config, lease, session, notes``.
-        """
+    def list_runs(self) -> list[StoredRun]:
+        """Every run, newest first (:class:`~nasviz.store.stored.StoredRun`: fields, meanings, units)."""
         self.mark_interrupted()
         with self._read() as conn:
             return self._summaries(conn, "", ())
 
-    def _summaries(self, conn: sqlite3.Connection, where: str, params: tuple) -> list[dict[str, Any]]:
+    def _summaries(self, conn: sqlite3.Connection, where: str, params: tuple) -> list[StoredRun]:
         rows = conn.execute(
             f"""
             SELECT r.*,
@@ -295,17 +291,17 @@ class Runs(SQLiteFile):
         out = []
         for r in rows:
             config = json.loads(r["config"])
-            out.append({
-                "id": r["id"], "name": r["name"], "created": r["created"], "updated": r["updated"],
-                "status": r["status"], "strategy": config.get("strategy"), "metric": config.get("metric"),
-                "table": config.get("table"), "seed": config.get("seed"), "budget": config.get("budget"),
-                "batch_size": config.get("batch_size"),
-                "n_evaluations": r["n_evaluations"], "n_failed": r["n_failed"], "last_step": r["last_step"] or 0,
-                "best_value": r["best_value"], "best_arch": r["best_arch"],
-                "pid": r["pid"], "host": r["host"], "heartbeat": r["heartbeat"],
-                "stop_requested": bool(r["stop_requested"]), "error": r["error"], "config": config,
-                "lease": r["lease"], "session": r["session"], "notes": r["notes"],
-            })
+            out.append(StoredRun(
+                id=r["id"], name=r["name"], created=r["created"], updated=r["updated"],
+                status=r["status"], strategy=config.get("strategy"), metric=config.get("metric"),
+                table=config.get("table"), seed=config.get("seed"), budget=config.get("budget"),
+                batch_size=config.get("batch_size"),
+                n_evaluations=r["n_evaluations"], n_failed=r["n_failed"], last_step=r["last_step"] or 0,
+                best_value=r["best_value"], best_arch=r["best_arch"],
+                pid=r["pid"], host=r["host"], heartbeat=r["heartbeat"],
+                stop_requested=bool(r["stop_requested"]), error=r["error"], config=config,
+                lease=r["lease"], session=r["session"], notes=r["notes"],
+            ))
         return out
 
     def delete_run(self, run_id: int) -> None:

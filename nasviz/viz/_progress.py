@@ -56,20 +56,21 @@ def step_time_detail(info: "ProgressInfo") -> str:
 
 
 def get_progress_info(
-    run: Mapping[str, Any],
+    status: str,
+    config: Mapping[str, Any],
     snapshots: Sequence[Mapping[str, Any]] = (),
     n_evaluations: int | None = None,
 ) -> ProgressInfo:
-    """Summarise a run from its store record and its snapshots (plain dicts, oldest first).
+    """Summarise a run from its status, its stored config and its snapshots (plain dicts, oldest first).
 
-    ``run`` needs ``status`` and ``config['budget']`` (or the snapshots' ``budget``), and
-    ``config['step_delay']`` when the search pauses after each step; ``n_evaluations`` overrides
+    ``config`` needs ``budget`` (or the snapshots' ``budget``), and ``step_delay`` when the
+    search pauses after each step; ``n_evaluations`` overrides
     the count from the latest snapshot (the store counts evaluations as they land, which can be
     ahead of the last snapshot). A snapshot's ``step_seconds`` is the step's computing time; the
     pause comes on top of it.
     """
     last = snapshots[-1] if snapshots else {}
-    config = run.get("config") or {}
+    config = config or {}
     budget = int(last.get("budget") or config.get("budget") or 0)
     n = int(n_evaluations if n_evaluations is not None else last.get("n_evaluations", 0))
     step = int(last.get("step", 0))
@@ -79,7 +80,7 @@ def get_progress_info(
     last_step = finite_or_none(last.get("step_seconds"))
     best = finite_or_none(last.get("best_value"))
     best_arch = last.get("best_arch")
-    status = str(run.get("status", "unknown"))
+    status = str(status)
     fraction = min(1.0, n / budget) if budget > 0 else 0.0
     pause = finite_or_none(config.get("step_delay")) or 0.0
     info = ProgressInfo(status=status, step=step, n_evaluations=n, budget=budget, fraction=fraction, elapsed=elapsed,

@@ -127,7 +127,7 @@ def study(matrix):
         for run_id in ids:
             launching.request_stop(store, run_id)
         deadline = time.time() + 60
-        while any(RunStore(store).get_run(i)["status"] == RUNNING for i in ids) and time.time() < deadline:
+        while any(RunStore(store).get_run(i).status == RUNNING for i in ids) and time.time() < deadline:
             time.sleep(0.2)
 
 
@@ -164,7 +164,7 @@ def use_source(at: AppTest, space: str, table: Path) -> AppTest:
 def test_every_search_view_shows_data_or_says_why(app, matrix, space, strategy):
     run_id = matrix["runs"][space, strategy]
     run = RunStore(matrix["store"]).get_run(run_id)
-    assert run["status"] == "finished", run["error"]
+    assert run.status == "finished", run.error
     app.switch_page("pages/search.py")
     app.session_state["run_id"] = run_id
     for name, title in TABS.items():
@@ -209,14 +209,14 @@ def test_sessions_never_share_a_kernel(app, matrix):
 
 def test_compare_with_layer_and_cnn_runs_and_a_running_study(app, matrix, study):
     store = RunStore(matrix["store"])
-    assert any(store.get_run(i)["status"] == RUNNING for i in study), "the study finished too early"
+    assert any(store.get_run(i).status == RUNNING for i in study), "the study finished too early"
     app.session_state["c_study"] = list(study)
     app.switch_page("pages/compare.py").run()
     assert not errors(app), errors(app)
     assert any("still running" in (p.proto.text or "") for p in app.get("progress"))
     chosen = app.multiselect(key="c_selected").value  # by default the newest runs of the newest run's kind
     assert set(study) <= set(chosen) and len(chosen) == 12
-    assert {(store.get_run(i)["config"]["space"], store.get_run(i)["metric"]) for i in chosen} == {("nb201", "acc")}
+    assert {(store.get_run(i).config["space"], store.get_run(i).metric) for i in chosen} == {("nb201", "acc")}
     assert "chart_parallel" in [c.key for c in app.get("plotly_chart")]  # NB201 cells: one axis per edge
     for name in ("layers", "cnn"):
         why_not = (f"Parallel coordinates draw one axis per operation slot, and architectures of the {name!r} space "

@@ -129,15 +129,15 @@ def test_compare_page_launches_a_study_and_exports(store_path, synthetic_table):
     at.button(key="c_launch").click().run()  # synchronous in tests
     assert not errors(at), errors(at)
     runs = RunStore(store_path).list_runs()
-    assert len(runs) == 4 and {r["status"] for r in runs} == {"finished"}
+    assert len(runs) == 4 and {r.status for r in runs} == {"finished"}
     df = at.dataframe[0].value
     assert sorted(df["strategy"]) == ["evolution", "random"] and set(df["runs"]) == {2}
     assert len(at.get("download_button")) == 3
-    assert sorted(at.multiselect(key="c_selected").value) == sorted(r["id"] for r in runs)
+    assert sorted(at.multiselect(key="c_selected").value) == sorted(r.id for r in runs)
     # a second study replaces the selection with its own runs
     at.number_input(key="c_seeds").set_value(1).run()
     at.button(key="c_launch").click().run()
-    new = [r["id"] for r in RunStore(store_path).list_runs()][:2]
+    new = [r.id for r in RunStore(store_path).list_runs()][:2]
     assert sorted(at.multiselect(key="c_selected").value) == sorted(new)
     assert set(at.dataframe[0].value["runs"]) == {1}
     at.number_input(key="c_seeds").set_value(0).run()
@@ -201,7 +201,7 @@ def test_kernels_and_architectures_read_a_runs_evaluations(store_path, synthetic
     at.switch_page("pages/architectures.py").run()
     at.radio(key="a_mode_A").set_value("a run's evaluation").run()
     assert not errors(at), errors(at)
-    best = RunStore(store_path).get_run(run_id)["best_arch"]
+    best = RunStore(store_path).get_run(run_id).best_arch
     assert at.selectbox(key="a_eval_A").value == best  # best first
 
 
@@ -237,7 +237,7 @@ def test_explorer_settings_are_in_the_url_and_a_shared_link_restores_them(store_
     at.number_input(key="c_seeds").set_value(2).run()
     at.number_input(key="c_budget").set_value(4).run()
     at.button(key="c_launch").click().run()
-    ids = sorted(r["id"] for r in RunStore(store_path).list_runs())
+    ids = sorted(r.id for r in RunStore(store_path).list_runs())
     assert sorted(int(i) for i in _param(at, "runs").split(",")) == ids
     shared = AppTest.from_file(APP, default_timeout=180)
     shared = use_server_csv(shared, synthetic_table)

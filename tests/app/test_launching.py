@@ -91,17 +91,17 @@ def test_a_warm_worker_takes_the_next_search_and_a_new_one_waits(tmp_path, synth
     run_id = launching.start_run(store_path, cfg, background=True)
     store = RunStore(store_path)
     deadline = time.time() + 120
-    while store.get_run(run_id)["status"] == "running":
+    while store.get_run(run_id).status == "running":
         assert time.time() < deadline, store.get_run(run_id)
         time.sleep(0.1)
-    assert store.get_run(run_id)["status"] == "finished" and store.n_evaluations(run_id) == 6
-    assert store.get_run(run_id)["pid"] == warm.pid  # the warm process ran it
+    assert store.get_run(run_id).status == "finished" and store.n_evaluations(run_id) == 6
+    assert store.get_run(run_id).pid == warm.pid  # the warm process ran it
     assert warm.wait(timeout=30) == 0
     assert "finished" in (tmp_path / "logs" / f"run-{run_id}.log").read_text()
     nxt = launching._WARM[store_path]
     assert nxt.pid != warm.pid and nxt.poll() is None
     nxt.stdin.close()  # the server lets go: the waiting worker ends, and the store has no new run
-    assert nxt.wait(timeout=60) == 0 and [r["id"] for r in store.list_runs()] == [run_id]
+    assert nxt.wait(timeout=60) == 0 and [r.id for r in store.list_runs()] == [run_id]
     launching._WARM.pop(store_path, None)
 
 
@@ -120,13 +120,13 @@ def test_background_run_survives_its_starter_and_stops_and_resumes(tmp_path, syn
 
     wait(lambda: store.n_evaluations(run_id) >= 2)
     run = store.get_run(run_id)
-    assert run["status"] == "running" and run["pid"] != os.getpid()  # owned by the worker
+    assert run.status == "running" and run.pid != os.getpid()  # owned by the worker
     launching.request_stop(store_path, run_id)
-    wait(lambda: store.get_run(run_id)["status"] != "running")
+    wait(lambda: store.get_run(run_id).status != "running")
     run = store.get_run(run_id)
-    assert run["status"] == "stopped" and 2 <= run["n_evaluations"] < 60
+    assert run.status == "stopped" and 2 <= run.n_evaluations < 60
     launching.resume_run(store_path, run_id, background=True)
-    wait(lambda: store.get_run(run_id)["status"] == "finished")
+    wait(lambda: store.get_run(run_id).status == "finished")
     evaluations = store.evaluations(run_id)
     assert len(evaluations) == 60 and len({e["arch"] for e in evaluations}) == 60
     assert [e["index"] for e in evaluations] == list(range(60))
@@ -143,10 +143,10 @@ def test_a_stop_pressed_while_the_worker_starts_is_honoured(tmp_path, synthetic_
     launching.request_stop(store_path, run_id)  # the worker is still importing
     store = RunStore(store_path)
     deadline = time.time() + 60
-    while store.get_run(run_id)["status"] == "running":
+    while store.get_run(run_id).status == "running":
         assert time.time() < deadline
         time.sleep(0.05)
-    assert store.get_run(run_id)["status"] == "stopped" and store.n_evaluations(run_id) < 50
+    assert store.get_run(run_id).status == "stopped" and store.n_evaluations(run_id) < 50
 
 
 def test_a_failing_run_is_recorded_not_raised(tmp_path, synthetic_table):
@@ -158,7 +158,7 @@ def test_a_failing_run_is_recorded_not_raised(tmp_path, synthetic_table):
     gone.unlink()  # the table disappears before the worker reads it
     run_id = launching.start_run(store_path, cfg, source=src, background=False)
     run = RunStore(store_path).get_run(run_id)
-    assert run["status"] == "failed" and "gone.csv" in run["error"]
+    assert run.status == "failed" and "gone.csv" in run.error
 
 
 def test_save_upload_reports_bad_rows_with_line_numbers(tmp_path):
@@ -191,7 +191,7 @@ def test_the_views_of_a_finished_bo_run(tmp_path, synthetic_table):
                                   budget=16, batch_size=2, seed=0)
     run_id = launching.start_run(store_path, cfg, background=False)
     w = RunWatcher(store_path, run_id).refresh()
-    assert w.status == "finished", w.run.get("error")
+    assert w.status == "finished", w.error
     assert w.model_kernel == "tw2g" and w.state.pool is not None and w.state.gp.kernel == "tw2g"
     view = {name: v for name, _, v in views()}
     fig = dict(view["pool"].render(w).charts)["chart_pool"]
@@ -229,15 +229,20 @@ def test_two_searches_run_at_the_same_time(tmp_path, synthetic_table):
     deadline = time.time() + 120
     both_running = False
     while time.time() < deadline:
-        runs = {r["id"]: r for r in store.list_runs()}
-        if all(runs[i]["status"] == "running" and 0 < runs[i]["n_evaluations"] < 30 for i in ids):
+        runs = {r.id: r for r in store.list_runs()}
+        if all(runs[i].status == "running" and 0 < runs[i].n_evaluations < 30 for i in ids):
             both_running = True
-        if all(runs[i]["status"] == "finished" for i in ids):
+        if all(runs[i].status == "finished" for i in ids):
             break
         time.sleep(0.05)
     assert both_running, "the two searches never made progress at the same time"
-    assert [store.get_run(i)["status"] for i in ids] == ["finished", "finished"]
+    assert [store.get_run(i).status for i in ids] == ["finished", "finished"]
     assert all(store.n_evaluations(i) == 30 for i in ids)
+
+
+def _watching(path, config) -> RunWatcher:
+    """A watcher of a stored run with ``config`` (no step yet)."""
+    return RunWatcher(path, RunStore(path).create_run(config)).refresh()
 
 
 @pytest.mark.parametrize("config, kernel", [
@@ -249,8 +254,7 @@ def test_two_searches_run_at_the_same_time(tmp_path, synthetic_table):
     ({"strategy": "nasbot"}, "otmann"),
 ])
 def test_the_views_use_the_kernel_of_the_runs_strategy(tmp_path, config, kernel):
-    w = RunWatcher(tmp_path / "s.sqlite", 1)
-    w.run = {"config": config}
+    w = _watching(tmp_path / "s.sqlite", config)
     assert w.model_kernel == kernel and w.has_model == (kernel is not None)
 
 
@@ -260,8 +264,7 @@ def test_the_views_use_the_kernel_of_the_runs_strategy(tmp_path, config, kernel)
 def test_the_config_names_the_kernel_once_and_the_watcher_reads_it(tmp_path, strategy, options, kernel):
     config = SearchConfig.create(table="t.csv", strategy=strategy, strategy_options=options)
     assert config.kernel == kernel and SearchConfig.from_dict(config.to_dict()) == config
-    w = RunWatcher(tmp_path / "s.sqlite", 1)
-    w.run = {"config": {**config.to_dict(), "kernel": "edit"}}  # what the store says wins over the registry
+    w = _watching(tmp_path / "s.sqlite", {**config.to_dict(), "kernel": "edit"})  # what the store says wins over the registry
     assert w.model_kernel == "edit"
     with pytest.raises(ConfigError, match="choose the kernel through the strategy's options"):
         SearchConfig.create(table="t.csv", strategy="bo-wl-ei", kernel="tw2g")

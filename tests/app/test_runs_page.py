@@ -38,7 +38,7 @@ def test_runs_are_listed_with_status_strategy_and_best(store_path, synthetic_tab
     assert set(df["status"]) == {"finished"} and set(df["strategy"]) == {"random"}
     assert df["evaluations"].tolist() == ["4 / 4", "4 / 4"]
     store = RunStore(store_path)
-    assert df["best value"].tolist() == [store.get_run(i)["best_value"] for i in ids[::-1]]
+    assert df["best value"].tolist() == [store.get_run(i).best_value for i in ids[::-1]]
     for key in ("watch", "stop_run", "resume_run", "delete_run"):
         assert at.button(key=key) is not None
     assert at.button(key="stop_run").disabled and at.button(key="resume_run").disabled  # finished
@@ -53,7 +53,7 @@ def test_delete_needs_confirmation(store_path, synthetic_table):
     at.checkbox(key="confirm_delete").check().run()
     at.button(key="delete_run").click().run()
     assert not errors(at)
-    assert [r["id"] for r in RunStore(store_path).list_runs()] == [ids[1]]
+    assert [r.id for r in RunStore(store_path).list_runs()] == [ids[1]]
     assert at.dataframe[0].value["id"].tolist() == [ids[1]]
 
 
@@ -78,7 +78,7 @@ def test_a_stopped_run_resumes_from_the_runs_page(store_path, synthetic_table):
     assert at.dataframe[0].value["status"].tolist() == ["stopped"]
     at.button(key="resume_run").click().run()  # synchronous in tests: runs to the end
     assert not errors(at)
-    assert store.get_run(run_id)["status"] == "finished" and store.n_evaluations(run_id) == 6
+    assert store.get_run(run_id).status == "finished" and store.n_evaluations(run_id) == 6
     assert at.dataframe[0].value["status"].tolist() == ["finished"]
 
 
@@ -96,8 +96,8 @@ def test_notes_are_kept_with_a_run_and_shown_in_the_table(store_path, synthetic_
     at.text_area(key=f"notes_{first}").input("TW kernel, pool of 200: found the optimum at step 40")
     at.button(key=f"FormSubmitter:notes_form_{first}-Save notes").click().run()
     assert not errors(at), [e.value for e in at.error]
-    assert RunStore(store_path).get_run(first)["notes"] == "TW kernel, pool of 200: found the optimum at step 40"
-    assert RunStore(store_path).get_run(second)["notes"] == ""
+    assert RunStore(store_path).get_run(first).notes == "TW kernel, pool of 200: found the optimum at step 40"
+    assert RunStore(store_path).get_run(second).notes == ""
     table = at.dataframe[0].value
     assert table.loc[table["id"] == first, "notes"].item().startswith("TW kernel, pool of 200")
     again = runs_page(AppTest.from_file(APP, default_timeout=120))  # a new session reads them back

@@ -108,7 +108,7 @@ def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table,
     assert not errors(at), [shown_text(e.value) for e in at.error]
     run = RunStore(store_path).get_run(int(at.query_params["run"][0] if isinstance(at.query_params["run"], list)
                                            else at.query_params["run"]))
-    assert run["config"]["step_delay"] == 0.5
+    assert run.config["step_delay"] == 0.5
 
 
 @pytest.mark.slow

@@ -33,9 +33,9 @@ def server(tmp_path):
         from nasviz.store import RunStore
 
         for run in RunStore(store).list_runs():
-            if run["status"] == "running" and run["pid"]:
+            if run.status == "running" and run.pid:
                 try:
-                    os.kill(run["pid"], 15)
+                    os.kill(run.pid, 15)
                 except ProcessLookupError:
                     pass
 

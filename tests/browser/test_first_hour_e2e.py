@@ -39,8 +39,8 @@ def fresh_server(tmp_path):
             yield url, store
     finally:
         for run in RunStore(store).list_runs() if store.exists() else []:
-            if run["status"] == "running":
-                RunStore(store).request_stop(run["id"])
+            if run.status == "running":
+                RunStore(store).request_stop(run.id)
 
 
 def _metric(page, label: str) -> str | None:

@@ -50,8 +50,8 @@ def course_server(tmp_path_factory):
             yield url
     finally:
         for run in RunStore(store).list_runs() if store.exists() else []:
-            if run["status"] == "running":
-                RunStore(store).request_stop(run["id"])
+            if run.status == "running":
+                RunStore(store).request_stop(run.id)
 
 
 def _no_error(page, where: str) -> None:

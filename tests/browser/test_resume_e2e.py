@@ -45,14 +45,14 @@ def test_after_resume_the_search_and_runs_pages_say_running(tmp_path):
             wait_until(lambda: _evaluations(page) >= 3, 120, "three evaluations")
             run_id = int(re.search(r"[?&]run=(\d+)", page.url).group(1))
             page.locator(".st-key-stop button").first.click()
-            wait_until(lambda: RunStore(store).get_run(run_id)["status"] == "stopped", 60, "the run to stop")
+            wait_until(lambda: RunStore(store).get_run(run_id).status == "stopped", 60, "the run to stop")
             page.goto(f"{server}/runs?run={run_id}")  # the Runs page: its picker, then Resume there
             picker = page.locator(".st-key-selected_run input")
             wait_until(lambda: picker.count() > 0, 60, "the run picker")
             resume = page.locator(".st-key-resume_run button")
             wait_until(lambda: resume.count() and resume.first.is_enabled(), 30, "Resume to be enabled")
             resume.first.click()
-            wait_until(lambda: RunStore(store).get_run(run_id)["status"] == "running", 30, "the run to resume")
+            wait_until(lambda: RunStore(store).get_run(run_id).status == "running", 30, "the run to resume")
             wait_until(lambda: "Status: running" in page.locator('[data-testid="stMain"]').inner_text(), 30,
                        "the page to say the run is running")
             time.sleep(1.0)
@@ -61,6 +61,6 @@ def test_after_resume_the_search_and_runs_pages_say_running(tmp_path):
             page.screenshot(path=str(ARTIFACTS / "resume-runs-page.png"))
         finally:
             for run in RunStore(store).list_runs() if store.exists() else []:
-                if run["status"] == "running":
-                    RunStore(store).request_stop(run["id"])
+                if run.status == "running":
+                    RunStore(store).request_stop(run.id)
             browser.close()

@@ -71,7 +71,7 @@ def test_a_single_fidelity_run_of_the_same_table_costs_one_full_evaluation_per_l
     one full evaluation per evaluation, or the two would not share a unit."""
     path, _ = stored
     store = RunStore(path)
-    table = store.get_run(stored[1])["config"]["table"]
+    table = store.get_run(stored[1]).config["table"]
     single = start_run(store, {"table": table, "metric": "acc_9", "strategy": "random", "budget": 5, "seed": 0})
     (curve,) = run_curves(path, [single.run_id])
     assert curve.costs.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]

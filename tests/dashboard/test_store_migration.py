@@ -135,8 +135,8 @@ def test_a_schema_3_store_migrates_to_typed_step_states(old_store):
     store = RunStore(old_store)
     assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     for run in store.list_runs():
-        for snap in store.snapshots(run["id"]):
-            assert snap["strategy"]["version"] == STATE_VERSION, (run["strategy"], snap["step"])
+        for snap in store.snapshots(run.id):
+            assert snap["strategy"]["version"] == STATE_VERSION, (run.strategy, snap["step"])
     bo = StepState.from_dict(store.latest_snapshot(1)["strategy"])
     assert bo.phase == "bo" and len(bo.pool) == 10 and bo.pool.acquisition_name == "ucb"
     assert bo.batch.method == "kdpp-quality" and bo.batch.indices == (0, 3) and len(bo.batch.qualities) == 10
@@ -146,7 +146,7 @@ def test_a_schema_3_store_migrates_to_typed_step_states(old_store):
     assert nasbot.gp.kernel == "otmann" and nasbot.gp.hyperparameters["nu_str"] == 0.5
     assert nasbot.notes["pool_top_values"] == [0.01, 0.005]  # no typed place: kept in notes
     # evaluations, statuses and leases are untouched; opening again changes nothing
-    assert {r["id"]: (r["status"], r["n_evaluations"], r["lease"]) for r in store.list_runs()} == {
+    assert {r.id: (r.status, r.n_evaluations, r.lease) for r in store.list_runs()} == {
         1: ("finished", 6, 1), 2: ("stopped", 4, 1), 3: ("interrupted", 2, 1)}
     before = store.snapshots(1)
     assert RunStore(old_store).snapshots(1) == before

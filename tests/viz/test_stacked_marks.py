@@ -54,8 +54,7 @@ def test_the_history_marks_the_replayed_step():
 
 
 def test_time_per_step_counts_the_pause():
-    run = {"status": "running", "config": {"budget": 10, "step_delay": 2.0}}
     snaps = [{"step": s, "n_evaluations": s, "elapsed": 2.0 * s, "step_seconds": 0.006} for s in range(1, 4)]
-    info = viz.get_progress_info(run, snaps)
+    info = viz.get_progress_info("running", {"budget": 10, "step_delay": 2.0}, snaps)
     assert viz.step_time_text(info) == "2.0 s"  # it read 6 ms during a 2 s pause
     assert "6 ms computing + 2.0 s pause per step" in info.status_line

@@ -64,7 +64,7 @@ def test_history_ignores_non_finite_values():
 def test_progress_info_from_run_and_snapshots():
     snaps = [{"step": s, "n_evaluations": 2 * s, "budget": 10, "elapsed": 0.5 * s, "step_seconds": 0.5,
               "best_value": 90.0 + s} for s in range(1, 4)]
-    info = viz.get_progress_info({"status": "running", "config": {"budget": 10}}, snaps, n_evaluations=7)
+    info = viz.get_progress_info("running", {"budget": 10}, snaps, n_evaluations=7)
     assert (info.step, info.n_evaluations, info.budget) == (3, 7, 10)
     assert info.fraction == pytest.approx(0.7)
     assert info.seconds_per_step == pytest.approx(0.5)
@@ -73,7 +73,7 @@ def test_progress_info_from_run_and_snapshots():
 
 
 def test_progress_before_the_first_step():
-    info = viz.get_progress_info({"status": "running", "config": {"budget": 5}}, [])
+    info = viz.get_progress_info("running", {"budget": 5}, [])
     assert (info.step, info.n_evaluations, info.fraction, info.seconds_per_step) == (0, 0, 0.0, None)
 
 

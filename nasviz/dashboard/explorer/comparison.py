@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from nasviz.dashboard.sources import table_from_path
 from nasviz.table_schema import MINIMISE, run_direction
 from nasviz.spaces.base import OPERATION_SLOTS
 from nasviz.viz import SlotAxes
+
+if TYPE_CHECKING:
+    from nasviz.store import StoredRun
 
 #: Runs compared when the visitor has chosen none.
 DEFAULT_RUNS = 12
@@ -136,13 +139,13 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
             evals = store.evaluations(int(rid))
         except UnknownRunError:
             raise ValueError(f"run {rid} is not in the store") from None
-        cfg = run.get("config") or {}
+        cfg = run.config or {}
         configs.append(cfg)
         values = np.array([float(e["value"]) if _full_result(e) else np.nan for e in evals], dtype=float)
         costs = _cumulative_cost(cfg, evals)
-        started = float(run.get("created") or (evals[0]["created"] if evals else 0.0))
+        started = float(run.created or (evals[0]["created"] if evals else 0.0))
         seconds = np.array([max(float(e["created"]) - started, 0.0) for e in evals])
-        curves.append(RunCurve(int(rid), str(run.get("name") or ""), str(cfg.get("strategy", "?")),
+        curves.append(RunCurve(int(rid), str(run.name or ""), str(cfg.get("strategy", "?")),
                                int(cfg.get("seed") or 0), _metric_label(cfg), values,
                                [e["arch"] for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
                                str(cfg.get("space") or "nb201"), costs=costs, seconds=seconds))
@@ -189,12 +192,12 @@ def parallel_on_request(n_evaluations: int) -> bool:
     return n_evaluations > PARALLEL_EAGER_LINES
 
 
-def default_selection(runs: Sequence[Mapping[str, Any]], n: int = DEFAULT_RUNS) -> list[int]:
+def default_selection(runs: Sequence[StoredRun], n: int = DEFAULT_RUNS) -> list[int]:
     """Runs to compare before the visitor chooses (``runs`` newest first): the newest ``n`` that
     share the newest run's metric and space, so they can be drawn together."""
     if not runs:
         return []
     first = runs[0]
-    key = (first.get("metric"), (first.get("config") or {}).get("space", "nb201"))
-    same = [r["id"] for r in runs if (r.get("metric"), (r.get("config") or {}).get("space", "nb201")) == key]
+    key = (first.metric, (first.config or {}).get("space", "nb201"))
+    same = [r.id for r in runs if (r.metric, (r.config or {}).get("space", "nb201")) == key]
     return same[:n]

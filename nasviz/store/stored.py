@@ -1,0 +1,99 @@
+"""What the run store hands back: typed, read-only records of its rows.
+
+A caller reads ``run.status`` or ``run.config``, not ``run["status"]``: a misspelt field is an
+``AttributeError`` where it is written (and a type checker's error before that), not a
+``KeyError`` on one page of the dashboard. The records are snapshots of the file at the moment
+they were read; they never write back (the store's methods do that).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run as stored, with the summaries of its evaluations (:meth:`RunStore.get_run`,
+    :meth:`RunStore.list_runs`, :meth:`RunStore.claim_run`).
+
+    Attributes
+    ----------
+    id : int
+        The run's id in its store (from 1, never reused).
+    name : str
+        The label a visitor sees (given at creation or made from strategy, metric and seed).
+    created, updated : float
+        Unix seconds: when the run was created, and when anything of it (status, evaluations,
+        snapshots, name, notes) was last written.
+    status : str
+        One of :data:`nasviz.store.STATUSES` (``running``, ``stopped``, ``finished``, ``failed``,
+        ``interrupted``).
+    strategy, metric, table : str or None
+        ``config["strategy"]`` (a registry name), ``config["metric"]`` (the table column or
+        trained score searched) and ``config["table"]`` (the benchmark file's path; ``None`` for
+        a trained objective), copied out of :attr:`config`.
+    seed, budget, batch_size : int or None
+        ``config``'s seed, budget (evaluations in all) and batch size (evaluations per step).
+    n_evaluations, n_failed : int
+        Evaluations stored so far, and how many of them did not succeed (status other than ``ok``).
+    last_step : int
+        The highest step with a stored evaluation (0 before the first).
+    best_value : float or None
+        The highest stored value of a successful evaluation, as strategies see it: a minimised
+        metric is stored negated (:func:`nasviz.table_schema.shown_value` turns it back).
+        ``None`` while no evaluation has succeeded.
+    best_arch : str or None
+        The architecture (the space's string) of that best evaluation; the earliest on ties.
+    pid, host : int or None, str or None
+        The process (id and host name) that last claimed the run.
+    heartbeat : float or None
+        Unix seconds of that process's last sign of life; a ``running`` run without one for the
+        store's ``stale_after`` seconds is marked ``interrupted``.
+    stop_requested : bool
+        Whether someone asked the running process to stop after its current step.
+    error : str or None
+        Why the run failed (``None`` unless ``failed``, or cleared by a later claim).
+    config : dict
+        Everything needed to rebuild the search (:func:`nasviz.runner.build_search`), as plain
+        data. The record is frozen but this dict is not: treat it as read-only.
+    lease : int
+        The generation of the run's current owner (see "Leases" in :mod:`nasviz.store`); from
+        :meth:`RunStore.claim_run`, the lease that call took, which the claimer passes to its writes.
+    session : str or None
+        The browser session that started the run (``None`` from the command line).
+    notes : str
+        Free text a visitor keeps with the run (at most :data:`nasviz.store.MAX_NOTES_CHARS`).
+    """
+
+    id: int
+    name: str
+    created: float
+    updated: float
+    status: str
+    strategy: str | None
+    metric: str | None
+    table: str | None
+    seed: int | None
+    budget: int | None
+    batch_size: int | None
+    n_evaluations: int
+    n_failed: int
+    last_step: int
+    best_value: float | None
+    best_arch: str | None
+    pid: int | None
+    host: str | None
+    heartbeat: float | None
+    stop_requested: bool
+    error: str | None
+    config: dict[str, Any]
+    lease: int
+    session: str | None
+    notes: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as plain data (a copy), its fields in declaration order (the order the
+        store's dictionaries had before these records, so JSON written from it is unchanged)."""
+        return dataclasses.asdict(self)
