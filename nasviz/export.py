@@ -78,8 +78,8 @@ def trained_network(store: RunStore, run_id: int, arch: str | None = None,
         if not result.ok:
             raise ConfigError(f"retraining {key} failed: {result.error}")
         weights = "retrained from the run's stored config (its weights were not kept)"
-        stored = [ev for ev in store.evaluations(run_id) if ev["arch"] == key]
-        if stored and (stored[-1]["info"] or {}).get("warm_start"):
+        stored = [ev for ev in store.evaluations(run_id) if ev.arch == key]
+        if stored and (stored[-1].info or {}).get("warm_start"):
             notes.append("the search warm-started this network from a trained ancestor; the export was trained "
                          "from scratch, so its scores differ from the search's")
     return model.cpu().eval(), {"run": run, "objective": objective, "arch": key, "weights": weights, "notes": notes}

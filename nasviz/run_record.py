@@ -19,7 +19,7 @@ from nasviz.objectives.base import Evaluation, Objective
 from nasviz.strategies.base import Strategy
 
 if TYPE_CHECKING:
-    from nasviz.store import RunStore
+    from nasviz.store import RunStore, StoredEvaluation
 
 
 class ReplayMismatchWarning(UserWarning):
@@ -33,7 +33,7 @@ class RunRecord:
     ----------
     run_id, lease : int
         The run and the lease this process holds on it.
-    replay : dict step -> list of stored evaluation dicts
+    replay : dict step -> list of :class:`~nasviz.store.StoredEvaluation`
         What a resume replays (empty for a new run); steps are popped as they are replayed.
     snapshot_steps : set of int
         Steps whose snapshot is stored (a fully replayed step does not write its snapshot again).
@@ -57,12 +57,12 @@ class RunRecord:
         self.run_id = run_id
         # Callers that must not steal a live run claim it first and pass their lease.
         self.lease = lease if lease is not None else store.claim_run(run_id, force=True).lease
-        self.replay: dict[int, list[dict[str, Any]]] = {}
+        self.replay: dict[int, list[StoredEvaluation]] = {}
         self.snapshot_steps: set[int] = set()
         self.elapsed_before = 0.0
         if resume:
             for ev in store.evaluations(run_id):
-                self.replay.setdefault(ev["step"], []).append(ev)
+                self.replay.setdefault(ev.step, []).append(ev)
             self.snapshot_steps = set(store.snapshot_steps(run_id))
             last = store.latest_snapshot(run_id)
             self.elapsed_before = float(last.get("elapsed") or 0.0) if last else 0.0
@@ -104,7 +104,7 @@ class RunRecord:
                                    step=step, lease=self.lease)
         _keep_networks(self.store, self.run_id, self.lease, self.strategy, results, self.format_arch)
 
-    def replayed(self, stored: list[dict[str, Any]], proposals: Sequence[Any],
+    def replayed(self, stored: list[StoredEvaluation], proposals: Sequence[Any],
                  step: int) -> tuple[list[Evaluation], bool]:
         """The stored results of a replayed step (see :func:`replayed_results`), with the
         strategy given back the weights stored for them."""
@@ -191,7 +191,7 @@ def _plain(ev: Evaluation, format_arch: Callable[[Any], str]) -> dict[str, Any]:
             "error": ev.error, "info": info}
 
 
-def replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], format_arch: Callable[[Any], str],
+def replayed_results(stored: list[StoredEvaluation], proposals: Sequence[Any], format_arch: Callable[[Any], str],
                       parse_arch: Callable[[str], Any] | None, step: int) -> tuple[list[Evaluation], bool]:
     """The stored evaluations of one step as :class:`Evaluation` objects, and whether they match.
 
@@ -200,7 +200,7 @@ def replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], for
     the stored strings are parsed and a :class:`ReplayMismatchWarning` is issued.
     """
     strings = [format_arch(arch_of(a)) for a in proposals]
-    stored_strings = [ev["arch"] for ev in stored]
+    stored_strings = [ev.arch for ev in stored]
     matched = strings[: len(stored)] == stored_strings
     if matched:
         archs = [arch_of(a) for a in proposals[: len(stored)]]
@@ -215,9 +215,8 @@ def replayed_results(stored: list[dict[str, Any]], proposals: Sequence[Any], for
     return [_stored_evaluation(arch, ev) for arch, ev in zip(archs, stored)], matched
 
 
-def _stored_evaluation(arch: Any, ev: dict[str, Any]) -> Evaluation:
+def _stored_evaluation(arch: Any, ev: StoredEvaluation) -> Evaluation:
     """An :class:`Evaluation` from its stored fields (the fidelity back out of ``info``)."""
-    info = dict(ev["info"] or {})
+    info = dict(ev.info or {})
     fidelity = FidelityOutcome.from_dict(info.pop("fidelity", None))
-    return Evaluation(arch, ev["value"], ev["cost"] if ev["cost"] is not None else 0.0, ev["status"], ev["error"],
-                      info, fidelity)
+    return Evaluation(arch, ev.value, ev.cost if ev.cost is not None else 0.0, ev.status, ev.error, info, fidelity)

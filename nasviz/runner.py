@@ -39,7 +39,7 @@ from nasviz.spaces.base import SearchSpace
 from nasviz.strategies.base import Strategy
 
 if TYPE_CHECKING:
-    from nasviz.store import RunStore
+    from nasviz.store import RunStore, StoredEvaluation
 
 __all__ = ["ReplayMismatchWarning", "RunResult", "SearchSetup", "Snapshot", "build_search", "resume_run",
            "resume_setup", "run_search", "start_run"]
@@ -198,7 +198,7 @@ class _Step(NamedTuple):
 
     number: int
     proposals: list
-    stored: list[dict[str, Any]] | None
+    stored: list[StoredEvaluation] | None
     handle: Any
     started: float
 

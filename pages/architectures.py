@@ -47,12 +47,12 @@ def from_run(side: str) -> str | None:
         return None
     by_id = {r.id: r for r in runs}
     run_id = st.selectbox("Run", list(by_id), key=f"a_run_{side}", format_func=lambda i: f"{i}: {shorten(by_id[i].name, 120)}")
-    evals = [e for e in RunStore(store_path()).evaluations(run_id) if e["status"] == "ok"]
+    evals = [e for e in RunStore(store_path()).evaluations(run_id) if e.status == "ok"]
     if not evals:
         st.info(f"Run {run_id} has no successful evaluation yet.")
         return None
-    evals.sort(key=lambda e: -e["value"])
-    return st.selectbox("Evaluated architecture (best first)", [e["arch"] for e in evals], key=f"a_eval_{side}")
+    evals.sort(key=lambda e: -e.value)
+    return st.selectbox("Evaluated architecture (best first)", [e.arch for e in evals], key=f"a_eval_{side}")
 
 
 def choose(side: str, default_rank: int):

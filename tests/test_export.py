@@ -44,7 +44,7 @@ def test_a_kept_network_exports_in_both_formats_and_reproduces_its_test_accuracy
     store, result, root = _run(tmp_path, "autokeras", 1, n_init=1)
     assert store.network_bytes(result.run_id) > 0  # the best network's weights outlive the run
     evaluations = store.evaluations(result.run_id)
-    best = max((e for e in evaluations if e["value"] is not None), key=lambda e: e["value"])
+    best = max((e for e in evaluations if e.value is not None), key=lambda e: e.value)
     for fmt in ("torchscript", "export"):
         out = tmp_path / fmt
         assert main(["export", "--store", str(tmp_path / "runs.sqlite"), str(result.run_id), "--format", fmt,
@@ -53,7 +53,7 @@ def test_a_kept_network_exports_in_both_formats_and_reproduces_its_test_accuracy
         assert recipe["arch"] == result.best_arch and recipe["weights"] == "kept by the run"
         assert accuracy == pytest.approx(recipe["test_score"], abs=1e-9)
         # the kept weights are the search's: the same test accuracy the search measured
-        assert recipe["test_score"] == pytest.approx(best["info"]["test_score"], abs=1e-6)
+        assert recipe["test_score"] == pytest.approx(best.info["test_score"], abs=1e-6)
     assert "wrote" in capsys.readouterr().out
 
 
@@ -68,7 +68,7 @@ def test_a_network_whose_weights_were_not_kept_is_retrained_and_says_so(tmp_path
     _, accuracy = _reproduce(tmp_path / "out", root)
     assert accuracy == pytest.approx(recipe["test_score"], abs=1e-9)
     # retrained from the stored config with the same seed: the search's network, trained again
-    assert recipe["test_score"] == pytest.approx(store.evaluations(result.run_id)[0]["info"]["test_score"], abs=1e-6)
+    assert recipe["test_score"] == pytest.approx(store.evaluations(result.run_id)[0].info["test_score"], abs=1e-6)
 
 
 def test_a_table_run_has_nothing_to_export(tmp_path, capsys):

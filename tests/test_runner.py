@@ -44,9 +44,11 @@ def config(table: Path, **over) -> dict:
 def pairs(evaluations) -> list[tuple[str, float | None]]:
     """What a run found, independent of measured costs: (arch, value) in evaluation order."""
     out = []
-    for e in evaluations:
-        arch = e["arch"] if isinstance(e, dict) else nb201.format(e.arch)
-        out.append((arch, e["value"] if isinstance(e, dict) else e.value))
+    for e in evaluations:  # a JSON document's dicts, the store's records or the runner's Evaluations
+        if isinstance(e, dict):
+            out.append((e["arch"], e["value"]))
+        else:
+            out.append((e.arch if isinstance(e.arch, str) else nb201.format(e.arch), e.value))
     return out
 
 
@@ -71,7 +73,7 @@ def test_every_step_is_stored_with_its_snapshot(small_table, tmp_path):
     assert run.status == "finished" and run.n_evaluations == 10
     assert run.config["metric"] == "acc" and run.config["strategy_options"] == {}
     assert pairs(store.evaluations(result.run_id)) == pairs(result.evaluations) == pairs(reference(small_table, budget=10).evaluations)
-    assert [e["step"] for e in store.evaluations(result.run_id)] == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4]
+    assert [e.step for e in store.evaluations(result.run_id)] == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4]
     snaps = store.snapshots(result.run_id)
     assert [s["step"] for s in snaps] == [1, 2, 3, 4] and snaps == [s.to_dict() for s in seen]
     assert snaps[-1]["best_value"] == run.best_value == result.best_value
@@ -141,8 +143,8 @@ def test_a_run_killed_in_the_middle_of_a_step_finishes_that_step(small_table, tm
     result = resume_run(store, run_id)
     assert result.replayed == 7
     stored = store.evaluations(run_id)
-    assert pairs(stored) == done and [e["index"] for e in stored] == list(range(30))
-    assert [e["step"] for e in stored][6:9] == [3, 3, 3]
+    assert pairs(stored) == done and [e.index for e in stored] == list(range(30))
+    assert [e.step for e in stored][6:9] == [3, 3, 3]
     assert store.snapshot_steps(run_id) == list(range(1, 11))  # the missing snapshots were written
 
 
@@ -265,7 +267,7 @@ def test_sigkill_mid_run_then_resume_from_the_cli_loses_and_repeats_nothing(smal
     assert resumed["trajectory"] == uninterrupted["trajectory"] and resumed["best_value"] == uninterrupted["best_value"]
     stored = store.evaluations(1)
     assert pairs(stored) == pairs(uninterrupted["evaluations"])  # nothing lost, nothing duplicated
-    assert [e["index"] for e in stored] == list(range(budget)) and len({e["arch"] for e in stored}) == budget
+    assert [e.index for e in stored] == list(range(budget)) and len({e.arch for e in stored}) == budget
     assert store.get_run(1).status == "finished"
     assert store.snapshot_steps(1) == list(range(1, budget // batch + 2))
 
@@ -315,7 +317,7 @@ def test_runs_command_lists_exports_stops_and_deletes(small_table, tmp_path, cap
                  "--json-out", str(tmp_path / "r.json")]) == 0
     from nasviz.store import read_csv_export
 
-    assert [e["arch"] for e in read_csv_export(tmp_path / "r.csv")] == [e["arch"] for e in RunStore(db).evaluations(1)]
+    assert [e.arch for e in read_csv_export(tmp_path / "r.csv")] == [e.arch for e in RunStore(db).evaluations(1)]
     assert json.loads((tmp_path / "r.json").read_text())["run"]["id"] == 1
     assert main(["runs", "stop", "--store", str(db), "1"]) == 0 and RunStore(db).stop_requested(1)
     assert main(["runs", "delete", "--store", str(db), "1"]) == 0 and RunStore(db).list_runs() == []

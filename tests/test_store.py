@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from nasviz.errors import LeaseLostError
-from nasviz.store import CSV_COLUMNS, SCHEMA_VERSION, RunStore, StoreError, StoredRun, UnknownRunError, read_csv_export
+from nasviz.store import (CSV_COLUMNS, SCHEMA_VERSION, RunStore, StoreError, StoredEvaluation, StoredRun, UnknownRunError,
+                          read_csv_export)
 
 CONFIG = {"objective": "table", "table": "t.csv", "metric": "acc", "strategy": "random", "seed": 3,
           "budget": 10, "batch_size": 2, "strategy_options": {}}
@@ -42,9 +43,9 @@ def test_a_run_round_trips_with_its_summary(store):
     assert run.n_evaluations == 3 and run.n_failed == 1 and run.last_step == 2
     assert run.best_value == pytest.approx(1 / 3) and run.best_arch == "a1"
     got = store.evaluations(run_id)
-    assert [e["index"] for e in got] == [0, 1, 2] and [e["step"] for e in got] == [1, 1, 2]
-    assert got[1]["value"] == 1 / 3 and got[1]["cost"] == 1.5 and got[1]["info"] == {"epochs": [1, 2]}
-    assert got[2]["value"] is None and got[2]["status"] == "failed" and got[2]["error"] == "boom"
+    assert [e.index for e in got] == [0, 1, 2] and [e.step for e in got] == [1, 1, 2]
+    assert got[1].value == 1 / 3 and got[1].cost == 1.5 and got[1].info == {"epochs": [1, 2]}
+    assert got[2].value is None and got[2].status == "failed" and got[2].error == "boom"
     assert store.evaluations(run_id, since_index=2) == got[2:]
     # numpy becomes plain lists; NaN becomes null (strict JSON that a browser can read)
     assert store.snapshots(run_id) == [{"step": 1, "best_value": 1 / 3, "pool": [0, 1, 2]},
@@ -181,13 +182,14 @@ def test_json_export_round_trips_through_import(store, tmp_path):
     assert path.read_text().startswith('{"format":"nasviz-run","version":%d,"run":{"id":%d,"name":"demo","created":'
                                        % (SCHEMA_VERSION, run_id))
     assert list(doc["run"]) == ["id", "name", "created", "updated", "status", "error", "config", "notes"]
+    assert all(list(ev) == list(CSV_COLUMNS) for ev in doc["evaluations"])  # each evaluation's keys, in this order
     other = RunStore(tmp_path / "other.sqlite")
     new_id = other.import_json(path)
     run = other.get_run(new_id)
     assert run.name == "demo" and run.config == CONFIG and run.notes == "a run to show the class"
     assert run.status == "interrupted"  # exported while running: nobody owns it here
-    assert [{k: v for k, v in e.items() if k != "created"} for e in other.evaluations(new_id)] == \
-        [{k: v for k, v in e.items() if k != "created"} for e in store.evaluations(run_id)]
+    assert [dataclasses.replace(e, created=0.0) for e in other.evaluations(new_id)] == \
+        [dataclasses.replace(e, created=0.0) for e in store.evaluations(run_id)]
     assert other.snapshots(new_id) == store.snapshots(run_id)
     with pytest.raises(StoreError, match="not a nasviz run export"):
         other.import_json({"format": "something else"})
@@ -217,8 +219,8 @@ def test_concurrent_writer_processes_all_land(tmp_path):
     assert sorted(ids) == sorted(r.id for r in store.list_runs()) and len(set(ids)) == n_workers
     for worker, run_id in enumerate(ids):
         got = store.evaluations(run_id)
-        assert [e["index"] for e in got] == list(range(steps * batch))
-        assert {e["arch"] for e in got} == {f"w{worker}-{s}-{i}" for s in range(steps) for i in range(batch)}
+        assert [e.index for e in got] == list(range(steps * batch))
+        assert {e.arch for e in got} == {f"w{worker}-{s}-{i}" for s in range(steps) for i in range(batch)}
         assert store.snapshot_steps(run_id) == list(range(1, steps + 1))
         assert store.get_run(run_id).status == "finished"
 
@@ -274,6 +276,22 @@ def test_runs_come_back_as_typed_read_only_records(store):
     store.set_status(run_id, "stopped")
     claimed = store.claim_run(run_id)
     assert isinstance(claimed, StoredRun) and claimed.lease == run.lease + 1 and claimed.status == "running"
+
+
+def test_evaluations_come_back_as_typed_read_only_records(store, tmp_path):
+    run_id = store.create_run(CONFIG)
+    store.add_evaluations(run_id, evs(1) + [{"arch": "f", "value": None, "status": "failed", "error": "no"}], 0, step=1)
+    ok, failed = store.evaluations(run_id)
+    assert isinstance(ok, StoredEvaluation) and ok.ok and not failed.ok
+    assert (ok.index, ok.step, ok.arch, ok.value, ok.info) == (0, 1, "a0", 0.0, {"epochs": [1, 2]})
+    assert (failed.index, failed.value, failed.status, failed.error) == (1, None, "failed", "no")
+    assert tuple(ok.to_dict()) == CSV_COLUMNS  # the fields are the export's columns, in their order
+    with pytest.raises(TypeError):
+        ok["value"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ok.value = 1.0
+    store.export_csv(run_id, tmp_path / "run.csv")
+    assert read_csv_export(tmp_path / "run.csv") == [ok, failed]
 
 
 def test_of_two_processes_claiming_a_run_exactly_one_wins(store):

@@ -171,7 +171,7 @@ def _runs_report(store: Path, pause: float) -> list[dict[str, Any]]:
     rs = RunStore(store)
     out = []
     for r in rs.list_runs():
-        times = sorted(float(e["created"]) for e in rs.evaluations(r.id) if e.get("created") is not None)
+        times = sorted(float(e.created) for e in rs.evaluations(r.id) if e.created is not None)
         gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
         median_gap = statistics.median(gaps) if gaps else None
         out.append({"run": r.id, "evaluations": r.n_evaluations, "status": r.status,

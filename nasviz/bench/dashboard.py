@@ -166,7 +166,7 @@ def _append_step(store_path: Path, run_id: int, strings: list[str], values: np.n
 
     store = RunStore(store_path)
     n = store.n_evaluations(run_id)
-    done = {e["arch"] for e in store.evaluations(run_id)}
+    done = {e.arch for e in store.evaluations(run_id)}
     j = next(int(k) for k in rng.permutation(len(strings)) if strings[int(k)] not in done)
     snap = {"step": n + 1, "n_evaluations": n + 1, "budget": n + 100, "proposals": [strings[j]],
             "results": [{"arch": strings[j], "value": float(values[j]), "status": "ok", "error": None}],

@@ -59,14 +59,14 @@ def plan_export(store_path: str | os.PathLike, run_id: int, max_seconds: float) 
     key = space.format(space.parse(best))
     if store.has_network(run_id, key):
         return ExportPlan(kept=True)
-    trained = [ev for ev in store.evaluations(run_id) if ev["arch"] == key and ev["status"] == "ok"]
+    trained = [ev for ev in store.evaluations(run_id) if ev.arch == key and ev.status == "ok"]
     last = trained[-1] if trained else None
-    device = str(((last or {}).get("info") or {}).get("device") or "cpu")
-    if last is None or last["cost"] is None or not device.startswith("cpu"):
+    device = str(((last.info if last is not None else None) or {}).get("device") or "cpu")
+    if last is None or last.cost is None or not device.startswith("cpu"):
         return ExportPlan(refusal=f"This run did not keep its best network's weights and how long retraining it "
                                   f"takes on this server is not known (the search trained it on {device}): whoever "
                                   f"runs the server can export it with {export_command(run_id)}")
-    seconds = RETRAIN_MARGIN * float(last["cost"])
+    seconds = RETRAIN_MARGIN * float(last.cost)
     if seconds > max_seconds:
         return ExportPlan(refusal=f"This run did not keep its best network's weights, and retraining it would take "
                                   f"about {seconds:.0f} s of CPU, more than the {max_seconds:.0f} s this server "

@@ -76,6 +76,9 @@ class RunWatcher:
         self.store = RunStore(self.store_path)
         #: The run's row as of the last :meth:`refresh` (``None`` before the first).
         self.run: StoredRun | None = None
+        #: The views' rows, plain data as :mod:`nasviz.viz` reads it: each stored evaluation's fields
+        #: but ``info`` (curves etc. are not drawn from here: memory stays flat), plus ``fidelity``,
+        #: the budget a multi-fidelity search asked for, where there is one.
         self.evaluations: list[dict[str, Any]] = []
         self.steps: list[StepSummary] = []
         self.latest: dict[str, Any] | None = None
@@ -90,12 +93,12 @@ class RunWatcher:
 
     def refresh(self) -> "RunWatcher":
         self.run = self.store.get_run(self.run_id)
-        new_evals = self.store.evaluations(self.run_id, since_index=len(self.evaluations))
-        for ev in new_evals:
-            info = ev.pop("info", None) or {}  # curves etc. are not drawn here; keep memory flat
-            if info.get("fidelity"):
-                ev["fidelity"] = info["fidelity"]  # the budget a multi-fidelity search asked for
-        self.evaluations.extend(new_evals)
+        for ev in self.store.evaluations(self.run_id, since_index=len(self.evaluations)):
+            row = {"index": ev.index, "step": ev.step, "arch": ev.arch, "value": ev.value, "cost": ev.cost,
+                   "status": ev.status, "error": ev.error, "created": ev.created}
+            if (ev.info or {}).get("fidelity"):
+                row["fidelity"] = ev.info["fidelity"]
+            self.evaluations.append(row)
         last_step = self.steps[-1].step if self.steps else None
         for snap in self.store.snapshots(self.run_id, since_step=last_step):
             state = StepState.from_dict(snap.get("strategy"))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from nasviz.learn.launch import LessonRunId
     from nasviz.learn.lesson import Lesson
+    from nasviz.store import StoredEvaluation
 
 
 @dataclass
@@ -51,7 +52,7 @@ class _Read:
     label: str
     seed: int
     config: dict[str, Any]
-    evaluations: list[dict[str, Any]]
+    evaluations: list[StoredEvaluation]
     states: list[tuple[int, Any]]  # (step, StepState) per stored step
 
 
@@ -75,7 +76,7 @@ def _read(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike) -> tuple
 
 
 def _ok_values(run: _Read) -> list[tuple[str, float]]:
-    return [(e["arch"], float(e["value"])) for e in run.evaluations if e["status"] == "ok" and e["value"] is not None]
+    return [(e.arch, float(e.value)) for e in run.evaluations if e.ok]
 
 
 def _labels(reads: list[_Read]) -> list[str]:
@@ -175,8 +176,7 @@ def prediction_check(runs: "Sequence[LessonRunId]", store_path: str | os.PathLik
         return Takeaway(False, waiting=waiting)
     numbers, groups = {}, {}
     for order, run in zip(("first", "second", "third"), reads):
-        measured = {(int(e["step"]), e["arch"]): float(e["value"]) for e in run.evaluations
-                    if e["status"] == "ok" and e["value"] is not None}
+        measured = {(int(e.step), e.arch): float(e.value) for e in run.evaluations if e.ok}
         rows = []
         for step, state in run.states:
             pool = state.pool
@@ -258,10 +258,10 @@ def growth(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
     if reads is None:
         return Takeaway(False, waiting=waiting)
     run = reads[0]
-    ok = [e for e in run.evaluations if e["status"] == "ok" and e["value"] is not None]
+    ok = [e for e in run.evaluations if e.ok]
     n_init = int((run.config.get("strategy_options") or {}).get("n_init", 10))
-    values = [float(e["value"]) for e in ok]
-    params = [float((e.get("info") or {}).get("n_parameters") or 0) for e in ok]
+    values = [float(e.value) for e in ok]
+    params = [float((e.info or {}).get("n_parameters") or 0) for e in ok]
     start = [k for k in range(min(n_init, len(ok)))]
     later = [k for k in range(n_init, len(ok))]
     if not start or not later:
@@ -282,9 +282,9 @@ def _regret_by_cost(run: _Read, optimum: float) -> tuple[np.ndarray, np.ndarray]
     cost = full_evaluations_spent(run.evaluations)
     best, regret = -np.inf, []
     for e in run.evaluations:
-        full = bool(((e.get("info") or {}).get("fidelity") or {}).get("full", True))
-        if e["status"] == "ok" and e["value"] is not None and full:
-            best = max(best, float(e["value"]))
+        full = bool(((e.info or {}).get("fidelity") or {}).get("full", True))
+        if e.ok and full:
+            best = max(best, float(e.value))
         regret.append(optimum - best if np.isfinite(best) else np.nan)
     return cost, np.asarray(regret, dtype=float)
 
@@ -316,7 +316,7 @@ def cost_to_regret(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
         mine = [(c, r) for name, c, r in curves if name == label]
         members = [run for run in reads if run.label == label]
         at = [_at(c, r, cost) for c, r in mine]
-        full = [sum(bool(((e.get("info") or {}).get("fidelity") or {}).get("full", True)) for e in run.evaluations)
+        full = [sum(bool(((e.info or {}).get("fidelity") or {}).get("full", True)) for e in run.evaluations)
                 for run in members]
         numbers.update({f"{order}_label": label, f"{order}_at_cost": f"{np.nanmean(at):.2f}" if np.isfinite(at).any()
                         else "none yet", f"{order}_evaluations": f"{np.mean([len(m.evaluations) for m in members]):.0f}",

@@ -56,7 +56,7 @@ Using it (what the dashboard needs)
 >>> run_id = store.create_run({"strategy": "random", "budget": 10, ...})
 >>> store.add_step(run_id, step=1, evaluations=[...], start_index=0, snapshot={...})
 >>> store.list_runs()        # [StoredRun(id, name, status, strategy, metric, best_value, ...), ...]
->>> store.evaluations(run_id, since_index=0)      # list of dicts in evaluation order
+>>> store.evaluations(run_id, since_index=0)      # StoredEvaluation records in evaluation order
 >>> store.snapshots(run_id, since_step=3)         # snapshots with step > 3, for live polling
 >>> store.latest_snapshot(run_id)
 >>> store.request_stop(run_id)                    # cooperative: the runner stops between steps
@@ -77,7 +77,7 @@ millisecond, ``evaluations(run_id, since_index=k)`` reads only the new rows.
 Modules
 -------
 ``records``  statuses, the JSON encoding and the checks of what a caller hands in;
-``stored``   the typed records the store hands back (:class:`StoredRun`);
+``stored``   the typed records the store hands back (:class:`StoredRun`, :class:`StoredEvaluation`);
 ``schema``   the tables, the migration of older files, the typed snapshot layout;
 ``database`` connections, write transactions with retries, consistent reads;
 ``runs``     creating, claiming, leasing, listing, stopping and deleting runs;
@@ -94,10 +94,10 @@ from nasviz.store.records import (CSV_COLUMNS, FAILED, FINISHED, INTERRUPTED, MA
 from nasviz.store.results import Results
 from nasviz.store.runs import Runs
 from nasviz.store.schema import SCHEMA_VERSION, typed_snapshot
-from nasviz.store.stored import StoredRun
+from nasviz.store.stored import StoredEvaluation, StoredRun
 
 __all__ = ["CSV_COLUMNS", "FAILED", "FINISHED", "INTERRUPTED", "MAX_NOTES_CHARS", "RUNNING", "RunStore", "SCHEMA_VERSION",
-           "STALE_AFTER_ENV", "STATUSES", "STOPPED", "StoreError", "StoredRun", "UnknownRunError", "default_stale_after",
+           "STALE_AFTER_ENV", "STATUSES", "STOPPED", "StoreError", "StoredEvaluation", "StoredRun", "UnknownRunError", "default_stale_after",
            "read_csv_export", "to_json", "typed_snapshot"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import time
@@ -15,6 +16,7 @@ from nasviz.store.database import SQLiteFile
 from nasviz.store.records import (CSV_COLUMNS, INTERRUPTED, MAX_NOTES_CHARS, RUNNING, STOPPED, check_status, csv_cell,
                                   to_json)
 from nasviz.store.schema import SCHEMA_VERSION
+from nasviz.store.stored import StoredEvaluation
 
 
 class Exchange(SQLiteFile):
@@ -34,8 +36,8 @@ class Exchange(SQLiteFile):
             writer.writerow(CSV_COLUMNS)
             for r in rows:
                 writer.writerow([
-                    r["index"], r["step"], r["arch"], csv_cell(r["value"]), csv_cell(r["cost"]), r["status"],
-                    r["error"] or "", to_json(r["info"]), repr(r["created"]),
+                    r.index, r.step, r.arch, csv_cell(r.value), csv_cell(r.cost), r.status,
+                    r.error or "", to_json(r.info), repr(r.created),
                 ])
         return len(rows)
 
@@ -50,19 +52,20 @@ class Exchange(SQLiteFile):
             # Spelled out, in this order: the export's bytes do not follow StoredRun's fields.
             "run": {"id": run.id, "name": run.name, "created": run.created, "updated": run.updated,
                     "status": run.status, "error": run.error, "config": run.config, "notes": run.notes},
-            "evaluations": self._at_resolution(run_id, self.evaluations(run_id)),
+            "evaluations": [ev.to_dict() for ev in self._at_resolution(run_id, self.evaluations(run_id))],
             "snapshots": self.snapshots(run_id) if snapshots else [],
         }
         if path is not None:
             Path(path).write_text(to_json(doc), encoding="utf-8")
         return doc
 
-    def _at_resolution(self, run_id: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _at_resolution(self, run_id: int, rows: list[StoredEvaluation]) -> list[StoredEvaluation]:
         """``rows`` with each ``value`` rounded to the run's resolution (unchanged when unknown)."""
         decimals = run_decimals(self.get_run(run_id).config)
         if decimals is None:
             return rows
-        return [{**r, "value": round_value(r["value"], decimals) if r["value"] is not None else None} for r in rows]
+        return [dataclasses.replace(r, value=round_value(r.value, decimals) if r.value is not None else None)
+                for r in rows]
 
     def import_json(self, source: str | os.PathLike | Mapping[str, Any]) -> int:
         """Add a run exported by :meth:`export_json` (a path or the dict) as a new run; return its id.
@@ -107,16 +110,16 @@ class Exchange(SQLiteFile):
 
 
 
-def read_csv_export(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read a file written by :meth:`RunStore.export_csv` back into evaluation dicts."""
+def read_csv_export(path: str | os.PathLike) -> list[StoredEvaluation]:
+    """Read a file written by :meth:`RunStore.export_csv` back into the evaluations it holds."""
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
             raise StoreError(f"{path} is not a nasviz run export: columns {reader.fieldnames}, expected {CSV_COLUMNS}")
         return [
-            {"index": int(r["index"]), "step": int(r["step"]), "arch": r["arch"],
-             "value": float(r["value"]) if r["value"] else None, "cost": float(r["cost"]) if r["cost"] else None,
-             "status": r["status"], "error": r["error"] or None, "info": json.loads(r["info"]),
-             "created": float(r["created"])}
+            StoredEvaluation(index=int(r["index"]), step=int(r["step"]), arch=r["arch"],
+                             value=float(r["value"]) if r["value"] else None,
+                             cost=float(r["cost"]) if r["cost"] else None, status=r["status"],
+                             error=r["error"] or None, info=json.loads(r["info"]), created=float(r["created"]))
             for r in reader
         ]

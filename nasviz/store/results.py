@@ -10,6 +10,7 @@ from nasviz.errors import StoreError
 from nasviz.store.database import SQLiteFile
 from nasviz.store.records import RUNNING, evaluation_fields, to_json
 from nasviz.store.schema import is_typed, legacy_kernel, typed_snapshot
+from nasviz.store.stored import StoredEvaluation
 
 
 class Results(SQLiteFile):
@@ -96,19 +97,17 @@ class Results(SQLiteFile):
                      (int(run_id), step, to_json(dict(data)), now))
         conn.execute("UPDATE runs SET updated=? WHERE id=?", (now, int(run_id)))
 
-    def evaluations(self, run_id: int, *, since_index: int = 0) -> list[dict[str, Any]]:
-        """A run's evaluations with ``index >= since_index``, in evaluation order.
-
-        Each is ``{index, step, arch, value, cost, status, error, info, created}``.
-        """
+    def evaluations(self, run_id: int, *, since_index: int = 0) -> list[StoredEvaluation]:
+        """A run's evaluations with ``index >= since_index``, in evaluation order
+        (:class:`~nasviz.store.stored.StoredEvaluation`: fields, meanings, units)."""
         with self._read() as conn:
             self._require(conn, run_id)
             rows = conn.execute(
                 "SELECT idx, step, arch, value, cost, status, error, info, created FROM evaluations "
                 "WHERE run_id=? AND idx>=? ORDER BY idx", (int(run_id), int(since_index))).fetchall()
         return [
-            {"index": r["idx"], "step": r["step"], "arch": r["arch"], "value": r["value"], "cost": r["cost"],
-             "status": r["status"], "error": r["error"], "info": json.loads(r["info"]), "created": r["created"]}
+            StoredEvaluation(index=r["idx"], step=r["step"], arch=r["arch"], value=r["value"], cost=r["cost"],
+                             status=r["status"], error=r["error"], info=json.loads(r["info"]), created=r["created"])
             for r in rows
         ]
 

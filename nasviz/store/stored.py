@@ -1,6 +1,6 @@
 """What the run store hands back: typed, read-only records of its rows.
 
-A caller reads ``run.status`` or ``run.config``, not ``run["status"]``: a misspelt field is an
+A caller reads ``run.status`` or ``evaluation.value``, not ``run["status"]``: a misspelt field is an
 ``AttributeError`` where it is written (and a type checker's error before that), not a
 ``KeyError`` on one page of the dashboard. The records are snapshots of the file at the moment
 they were read; they never write back (the store's methods do that).
@@ -96,4 +96,55 @@ class StoredRun:
     def to_dict(self) -> dict[str, Any]:
         """The record as plain data (a copy), its fields in declaration order (the order the
         store's dictionaries had before these records, so JSON written from it is unchanged)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class StoredEvaluation:
+    """One stored evaluation of a run (:meth:`RunStore.evaluations`, :func:`read_csv_export`).
+
+    Attributes
+    ----------
+    index : int
+        Its place in the run, from 0, in the order the search made the evaluations.
+    step : int
+        The search step (from 1) that made it.
+    arch : str
+        The architecture, as its space writes it (:meth:`SearchSpace.format`).
+    value : float or None
+        The score as strategies see it (higher is better: a minimised metric is stored negated,
+        :func:`nasviz.table_schema.shown_value` turns it back); ``None`` when it failed.
+    cost : float or None
+        What it cost: seconds of training, or a table's cost column (epochs for a multi-fidelity
+        lookup on a table without one); ``None`` when unknown.
+    status : str
+        ``"ok"``, or why there is no value (``"failed"``, ...).
+    error : str or None
+        The failure's message.
+    info : dict
+        What the objective reported besides (plain data: learning curves, a multi-fidelity
+        search's ``fidelity``, the training ``device``, ...). Frozen record, mutable dict: treat it
+        as read-only.
+    created : float
+        Unix seconds when it was stored.
+    """
+
+    index: int
+    step: int
+    arch: str
+    value: float | None
+    cost: float | None
+    status: str
+    error: str | None
+    info: dict[str, Any]
+    created: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether it succeeded with a value."""
+        return self.status == "ok" and self.value is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The evaluation as plain data (a copy), keys in field order: the order of the CSV
+        columns and of the JSON export's evaluations."""
         return dataclasses.asdict(self)

@@ -128,8 +128,8 @@ def test_background_run_survives_its_starter_and_stops_and_resumes(tmp_path, syn
     launching.resume_run(store_path, run_id, background=True)
     wait(lambda: store.get_run(run_id).status == "finished")
     evaluations = store.evaluations(run_id)
-    assert len(evaluations) == 60 and len({e["arch"] for e in evaluations}) == 60
-    assert [e["index"] for e in evaluations] == list(range(60))
+    assert len(evaluations) == 60 and len({e.arch for e in evaluations}) == 60
+    assert [e.index for e in evaluations] == list(range(60))
     with pytest.raises(ValueError, match="has finished"):
         launching.resume_run(store_path, run_id, background=False)
 

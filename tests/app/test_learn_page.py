@@ -61,17 +61,18 @@ def test_a_lesson_runs_and_proves_its_takeaway_on_the_page(store_path):
 
 def test_cost_is_counted_in_full_evaluations():
     from nasviz.fidelity.spent import full_evaluations_spent
+    from stored_records import evaluation
 
     def fid(budget, cost, full=False):
-        return {"cost": cost, "info": {"fidelity": {"fidelity": budget, "top": 200.0, "unit": "epochs", "full": full}}}
+        return evaluation(cost=cost, info={"fidelity": {"fidelity": budget, "top": 200.0, "unit": "epochs", "full": full}})
 
     # two 12-epoch lookups, one 200-epoch restart: 12/200 + 12/200 + 200/200
     assert full_evaluations_spent([fid(12, 12.0), fid(12, 12.0), fid(200, 200.0, True)]).tolist() == pytest.approx(
         [0.06, 0.12, 1.12])
     # a single-fidelity search: each evaluation is one full evaluation, whatever its lookup took
-    assert full_evaluations_spent([{"cost": 1e-5, "info": {}}, {"cost": None}]).tolist() == [1.0, 2.0]
+    assert full_evaluations_spent([evaluation(cost=1e-5), evaluation(cost=None)]).tolist() == [1.0, 2.0]
     # cost in seconds (a table's cost column): the budget's share of the top one
-    seconds = {"cost": 30.0, "info": {"fidelity": {"fidelity": 12, "top": 108, "unit": "seconds", "full": False}}}
+    seconds = evaluation(cost=30.0, info={"fidelity": {"fidelity": 12, "top": 108, "unit": "seconds", "full": False}})
     assert full_evaluations_spent([seconds]).tolist() == pytest.approx([12 / 108])
 
 

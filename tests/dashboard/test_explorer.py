@@ -17,6 +17,7 @@ from nasviz.spaces import nb201
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
 from conftest import write_synthetic_table  # noqa: E402  (tests/app/conftest.py)
+from stored_records import evaluation  # noqa: E402  (tests/helpers)
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +37,8 @@ def test_sample_table_is_distinct_finite_and_best_first(table):
 
 
 def test_sample_run_keeps_successful_distinct_architectures(table):
-    evals = [{"arch": table.strings[i], "value": float(i), "status": "ok"} for i in range(5)]
-    evals += [{"arch": table.strings[9], "value": None, "status": "failed"}, dict(evals[0], value=7.0)]
+    evals = [evaluation(table.strings[i], float(i), index=i) for i in range(5)]
+    evals += [evaluation(table.strings[9], None, index=5), evaluation(table.strings[0], 7.0, index=6)]
     s = samples.sample_run(evals, "acc", 3)
     assert s.strings == [table.strings[0], table.strings[4], table.strings[3]]
     assert s.values.tolist() == [7.0, 4.0, 3.0]

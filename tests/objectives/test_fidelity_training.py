@@ -91,7 +91,7 @@ def test_a_bad_network_is_stopped_early_stored_and_shown(tmp_path, one_torch_thr
     assert (bad.fidelity.stop.rule, bad.fidelity.stop.rank, bad.fidelity.stop.of) == ("asha", 2, 2)
     assert result.best_arch == nb201.format(GOOD)  # a stopped network is never the best
     assert good.cost > 3 * bad.cost  # one epoch instead of six
-    stored = store.evaluations(result.run_id)[1]["info"]["fidelity"]
+    stored = store.evaluations(result.run_id)[1].info["fidelity"]
     assert stored["stop"]["action"] == "stop" and stored["full"] is False
     watcher = RunWatcher(tmp_path / "runs.sqlite", result.run_id).refresh()
     fig = LearningCurveView().render(watcher).charts[0][1]

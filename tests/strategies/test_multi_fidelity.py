@@ -122,8 +122,8 @@ def test_stored_run_keeps_budgets_and_resumes_exactly(tmp_path, nine):
               "fidelity": "auto", "strategy_options": {"eta": 3}}
     whole = start_run(store, config)
     stored = store.evaluations(whole.run_id)
-    assert [e["info"]["fidelity"]["fidelity"] for e in stored][9:] == [3.0, 3.0, 3.0, 9.0]
-    assert stored[-1]["info"]["fidelity"]["full"] is True
+    assert [e.info["fidelity"]["fidelity"] for e in stored][9:] == [3.0, 3.0, 3.0, 9.0]
+    assert stored[-1].info["fidelity"]["full"] is True
     steps = []
     part = start_run(store, config, on_step=steps.append, should_stop=lambda: len(steps) >= 10)
     assert part.stopped and len(part.evaluations) == 10

@@ -15,7 +15,7 @@ from nasviz.spaces.base import OPERATION_SLOTS
 from nasviz.viz import SlotAxes
 
 if TYPE_CHECKING:
-    from nasviz.store import StoredRun
+    from nasviz.store import StoredEvaluation, StoredRun
 
 #: Runs compared when the visitor has chosen none.
 DEFAULT_RUNS = 12
@@ -105,13 +105,13 @@ def _metric_label(cfg: Mapping[str, Any]) -> str:
     return f"−{metric} (minimised: higher is better)" if run_direction(cfg) == MINIMISE else metric
 
 
-def _full_result(evaluation: Mapping[str, Any]) -> bool:
+def _full_result(evaluation: StoredEvaluation) -> bool:
     """A successful evaluation at the full budget (every evaluation of a single-fidelity search)."""
-    fidelity = (evaluation.get("info") or {}).get("fidelity") or {}
-    return evaluation["status"] == "ok" and evaluation["value"] is not None and bool(fidelity.get("full", True))
+    fidelity = (evaluation.info or {}).get("fidelity") or {}
+    return evaluation.ok and bool(fidelity.get("full", True))
 
 
-def _cumulative_cost(cfg: Mapping[str, Any], evals: Sequence[Mapping[str, Any]]) -> np.ndarray:
+def _cumulative_cost(cfg: Mapping[str, Any], evals: Sequence[StoredEvaluation]) -> np.ndarray:
     """``(n,)`` cumulative cost: a table search's in full evaluations (a single-fidelity lookup is
     one, a 12-epoch lookup on NAS-Bench-201 12/200: :func:`nasviz.fidelity.spent.full_evaluations_spent`),
     so that single- and multi-fidelity runs of one table share the axis; live training's in the
@@ -122,7 +122,7 @@ def _cumulative_cost(cfg: Mapping[str, Any], evals: Sequence[Mapping[str, Any]])
         return np.zeros(0)
     if cfg.get("objective", "table") == "table":
         return full_evaluations_spent(evals)
-    return np.cumsum([float(e["cost"] or 0.0) for e in evals])
+    return np.cumsum([float(e.cost or 0.0) for e in evals])
 
 
 def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[RunCurve]:
@@ -141,13 +141,13 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
             raise ValueError(f"run {rid} is not in the store") from None
         cfg = run.config or {}
         configs.append(cfg)
-        values = np.array([float(e["value"]) if _full_result(e) else np.nan for e in evals], dtype=float)
+        values = np.array([float(e.value) if _full_result(e) else np.nan for e in evals], dtype=float)
         costs = _cumulative_cost(cfg, evals)
-        started = float(run.created or (evals[0]["created"] if evals else 0.0))
-        seconds = np.array([max(float(e["created"]) - started, 0.0) for e in evals])
+        started = float(run.created or (evals[0].created if evals else 0.0))
+        seconds = np.array([max(float(e.created) - started, 0.0) for e in evals])
         curves.append(RunCurve(int(rid), str(run.name or ""), str(cfg.get("strategy", "?")),
                                int(cfg.get("seed") or 0), _metric_label(cfg), values,
-                               [e["arch"] for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
+                               [e.arch for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
                                str(cfg.get("space") or "nb201"), costs=costs, seconds=seconds))
     for curve, group in zip(curves, configuration_groups(configs)):
         curve.group = group

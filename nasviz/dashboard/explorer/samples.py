@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.dashboard.kernels import parse_archs
 from nasviz.objectives import Table
+
+if TYPE_CHECKING:
+    from nasviz.store import StoredEvaluation
 
 
 @dataclass
@@ -50,15 +53,14 @@ def sample_table(table: Table, metric: str, n: int, seed: int = 0) -> Sample:
                        table.space.name)
 
 
-def sample_run(evaluations: Sequence[Mapping[str, Any]], metric: str, n: int, space: str = "nb201",
+def sample_run(evaluations: Sequence[StoredEvaluation], metric: str, n: int, space: str = "nb201",
                source: str = "run") -> Sample:
     """The run's successful evaluations (distinct architectures, latest value kept), at most ``n``
     of them (the best ``n``), best first."""
     seen: dict[str, float] = {}
     for e in evaluations:
-        v = e.get("value")
-        if e.get("status", "ok") == "ok" and v is not None and np.isfinite(float(v)):
-            seen[str(e["arch"])] = float(v)
+        if e.ok and np.isfinite(float(e.value)):
+            seen[e.arch] = float(e.value)
     if len(seen) < 2:
         raise ValueError(f"{source} has fewer than 2 successful evaluations")
     strings = list(seen)

@@ -41,8 +41,8 @@ def run_curves(run: "RunWatcher") -> tuple[dict[str, list[float]], str] | None:
     cfg = run.config
     if cfg.get("objective") == "train":
         evaluations = run.store.evaluations(run.run_id)  # the watcher drops ``info``; read it here
-        curves = {e["arch"]: list(e["info"].get("valid_curve") or []) for e in evaluations
-                  if e["status"] == "ok" and (e.get("info") or {}).get("valid_curve")}
+        curves = {e.arch: list(e.info.get("valid_curve") or []) for e in evaluations
+                  if e.status == "ok" and (e.info or {}).get("valid_curve")}
         return (curves, "validation score") if curves else None
     if not cfg.get("table"):
         return None
@@ -72,7 +72,9 @@ def fidelity_curves(run: "RunWatcher") -> tuple[dict[str, tuple[list[float], lis
 
     if not any(e.get("fidelity") for e in run.evaluations):
         return None
-    stored = {e["index"]: e for e in run.store.evaluations(run.run_id)} if run.config.get("objective") == "train" else {}
+    # live training: the stored info (the watcher's rows drop it) has each epoch's score and the rung decisions
+    infos = ({e.index: e.info or {} for e in run.store.evaluations(run.run_id)}
+             if run.config.get("objective") == "train" else {})
     curves: dict[str, tuple[list[float], list[float]]] = {}
     marks: list[dict] = []
     unit = "epochs"
@@ -80,7 +82,7 @@ def fidelity_curves(run: "RunWatcher") -> tuple[dict[str, tuple[list[float], lis
         fid = e.get("fidelity") or {}
         unit = fid.get("unit", unit)
         xs, ys = curves.setdefault(e["arch"], ([], []))
-        info = (stored.get(e["index"]) or {}).get("info") or {}
+        info = infos.get(e["index"]) or {}
         per_epoch = info.get("valid_curve")
         marks.extend(_mark(RungDecision.from_dict(d), unit) for d in info.get("rung_decisions") or ())
         if per_epoch:  # live training: every epoch run, after the budget it continued from
