@@ -42,11 +42,11 @@ def test_a_protocol_visitor_opens_search_sees_its_start_button_and_clicks_it(tmp
         search, started = asyncio.run(visit(url))
         assert started.seconds is not None, started.texts()
         runs = RunStore(store).list_runs()
-        assert len(runs) == 1 and runs[0]["config"]["budget"] == 10, runs
+        assert len(runs) == 1 and runs[0].config["budget"] == 10, runs
         deadline = time.time() + 120
-        while RunStore(store).get_run(runs[0]["id"])["status"] == "running":
+        while RunStore(store).get_run(runs[0].id).status == "running":
             assert time.time() < deadline, "the search started over the protocol did not finish"
             time.sleep(0.2)
-    assert RunStore(store).n_evaluations(runs[0]["id"]) == 10
+    assert RunStore(store).n_evaluations(runs[0].id) == 10
     # The sidebar's texts are not the page's: the main container's heading is the page's title.
     assert search.texts(("heading",))[0] == "Search"
