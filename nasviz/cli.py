@@ -108,6 +108,12 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--step-delay", type=float, default=defaults.CLI_STEP_DELAY, metavar="SECONDS",
                    help="sleep this long after each step, to watch a fast table search live (default: "
                         f"{defaults.CLI_STEP_DELAY:g}; the page pauses {defaults.PAGE_STEP_DELAY:g} s)")
+    _add_training_arguments(p)
+    p.set_defaults(func=cmd_run)
+
+
+def _add_training_arguments(p: argparse.ArgumentParser) -> None:
+    """``run``'s arguments for live training, parallel evaluation and multi-fidelity budgets."""
     p.add_argument("--objective", choices=["table", "train"], default="table",
                    help="look results up in a table (default) or train each architecture for real")
     p.add_argument("--dataset", choices=DATASETS.names(), help="bundled dataset for --objective train (default: digits)")
@@ -132,7 +138,6 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cost-budget", type=float, metavar="N",
                    help="with --fidelity: stop after N full evaluations' cost (or --budget evaluations, whichever "
                         "comes first)")
-    p.set_defaults(func=cmd_run)
 
 
 #: ``run`` arguments that are not options of the strategy; every other ``run`` argument that is
