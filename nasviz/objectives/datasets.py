@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -188,28 +189,8 @@ def load_dataset(
     if max_train is not None:
         train = train[:max_train]
 
-    if kind == "image":
-        # One statistic for all pixels: per-pixel scaling would blow up the always-blank border
-        # pixels of the digits and destroy the spatial structure convolutions rely on.
-        mean = float(X[train].mean())
-        std = float(X[train].std()) or 1.0
-    else:
-        mean = X[train].mean(axis=0)
-        std = X[train].std(axis=0)
-        std = np.where(std > 0, std, 1.0)
-    Xs = ((X - mean) / std).astype(np.float32)
-    if kind == "image":
-        Xs = Xs.reshape(-1, 1, 8, 8)
-
-    target_mean, target_std = 0.0, 1.0
-    if task == CLASSIFICATION:
-        yt = torch.as_tensor(y.astype(np.int64))
-        n_classes = int(y.max()) + 1
-    else:
-        target_mean = float(y[train].mean())
-        target_std = float(y[train].std()) or 1.0
-        yt = torch.as_tensor(((y - target_mean) / target_std).astype(np.float32))
-        n_classes = 1
+    Xs, mean, std = _standardised_inputs(X, train, kind)
+    yt, n_classes, target_mean, target_std = _targets(y, train, task)
     xt = torch.as_tensor(Xs)
     return Dataset(
         name=name,
@@ -227,6 +208,34 @@ def load_dataset(
         input_mean=tuple(np.atleast_1d(np.asarray(mean, dtype=float)).tolist()),
         input_std=tuple(np.atleast_1d(np.asarray(std, dtype=float)).tolist()),
     )
+
+
+def _standardised_inputs(X: np.ndarray, train: np.ndarray, kind: str) -> tuple[np.ndarray, Any, Any]:
+    """``X`` standardised with the training rows' statistics (float32; images ``(N, 1, 8, 8)``)
+    and the mean and s.d. used (scalars for images, per feature otherwise)."""
+    if kind == "image":
+        # One statistic for all pixels: per-pixel scaling would blow up the always-blank border
+        # pixels of the digits and destroy the spatial structure convolutions rely on.
+        mean = float(X[train].mean())
+        std = float(X[train].std()) or 1.0
+    else:
+        mean = X[train].mean(axis=0)
+        std = X[train].std(axis=0)
+        std = np.where(std > 0, std, 1.0)
+    Xs = ((X - mean) / std).astype(np.float32)
+    if kind == "image":
+        Xs = Xs.reshape(-1, 1, 8, 8)
+    return Xs, mean, std
+
+
+def _targets(y: np.ndarray, train: np.ndarray, task: str) -> tuple[torch.Tensor, int, float, float]:
+    """The targets as a tensor, the number of classes (1 for regression) and the regression
+    targets' training mean and s.d. (0 and 1 for classification)."""
+    if task == CLASSIFICATION:
+        return torch.as_tensor(y.astype(np.int64)), int(y.max()) + 1, 0.0, 1.0
+    target_mean = float(y[train].mean())
+    target_std = float(y[train].std()) or 1.0
+    return torch.as_tensor(((y - target_mean) / target_std).astype(np.float32)), 1, target_mean, target_std
 
 
 @lru_cache(maxsize=4)
