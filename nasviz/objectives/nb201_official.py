@@ -50,7 +50,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from nasviz.spaces import nb201
 
@@ -143,32 +143,13 @@ def official_rows(source: Any, *, epochs: int = 200, datasets: Sequence[str] = D
     notes : list of str
         Columns dropped because some architectures lack them.
     """
-    from nas_201_api.api_utils import ArchResults
-
     if epochs not in _SCHEDULE:
         raise ValueError(f"epochs must be 12 or 200 (the two NAS-Bench-201 schedules), got {epochs}")
     datasets = list(datasets)
     unknown = [d for d in datasets if d not in DATASETS]
     if unknown or not datasets:
         raise ValueError(f"unknown dataset(s) {unknown or datasets}; choose from {', '.join(DATASETS)}")
-    hp = str(epochs)
-    if hasattr(source, "arch2infos_dict"):  # a NASBench201API: its ArchResults are built already
-        meta_archs, indexes = source.meta_archs, list(source.evaluated_indexes)
-
-        def results(i):
-            return source.arch2infos_dict[i][hp]
-    else:
-        _check_benchmark(source, label)
-        meta_archs, indexes = source["meta_archs"], sorted(source["evaluated_indexes"])
-        infos, key = source["arch2infos"], _SCHEDULE[epochs]
-
-        def results(i):
-            if i not in infos:
-                raise ValueError(f"{label}: evaluated architecture {i} has no entry in arch2infos")
-            if key not in infos[i]:
-                raise ValueError(f"{label}: architecture {i} has no {epochs}-epoch results ('{key}')")
-            return ArchResults.create_from_state_dict(infos[i][key])
-
+    meta_archs, indexes, results = _results_reader(source, epochs, label)
     columns: list[tuple[str, str, str]] = []  # (column, dataset, set name or "seconds")
     # a fixed order whatever the order asked: tests, then validations, then times
     columns += [(c, d, setname) for d, (c, setname) in _TEST_COLUMN.items() if d in datasets]
@@ -189,20 +170,50 @@ def official_rows(source: Any, *, epochs: int = 200, datasets: Sequence[str] = D
         for column, dataset, setname in columns:
             values[column].append(_read(res, dataset, setname) if dataset in available else None)
 
-    notes, kept = [], []
-    for column, _, _ in columns:
-        n_missing = sum(v is None for v in values[column])
-        if n_missing == 0 and archs:
-            kept.append(column)
-        elif not column.endswith("_seconds") or n_missing < len(archs):
-            notes.append(f"column {column!r} dropped: {n_missing} of {len(archs)} architectures lack it "
-                         f"for the {epochs}-epoch schedule")
+    kept, notes = _complete_columns(columns, values, len(archs), epochs)
     if not [c for c in kept if not c.endswith("_seconds")]:
         raise ValueError(f"{label} has no accuracy for datasets {', '.join(datasets)} with {epochs} epochs "
                          f"({'; '.join(notes) or 'no evaluated architectures'})")
     header = ["arch", *kept]
     rows = [[a, *(values[c][r] for c in kept)] for r, a in enumerate(archs)]
     return header, rows, notes
+
+
+def _results_reader(source: Any, epochs: int, label: str) -> tuple[Sequence[str], list[int], Callable[[int], Any]]:
+    """``(meta_archs, evaluated indexes, results)`` of a benchmark: ``results(i)`` is architecture
+    ``i``'s ``ArchResults`` for the ``epochs`` schedule, read from an API object's or built from the
+    unpickled file's state (with an error naming what the file lacks)."""
+    from nas_201_api.api_utils import ArchResults
+
+    hp = str(epochs)
+    if hasattr(source, "arch2infos_dict"):  # a NASBench201API: its ArchResults are built already
+        return source.meta_archs, list(source.evaluated_indexes), lambda i: source.arch2infos_dict[i][hp]
+    _check_benchmark(source, label)
+    infos, key = source["arch2infos"], _SCHEDULE[epochs]
+
+    def results(i: int) -> Any:
+        if i not in infos:
+            raise ValueError(f"{label}: evaluated architecture {i} has no entry in arch2infos")
+        if key not in infos[i]:
+            raise ValueError(f"{label}: architecture {i} has no {epochs}-epoch results ('{key}')")
+        return ArchResults.create_from_state_dict(infos[i][key])
+
+    return source["meta_archs"], sorted(source["evaluated_indexes"]), results
+
+
+def _complete_columns(columns: Sequence[tuple[str, str, str]], values: dict[str, list[float | None]],
+                      n_archs: int, epochs: int) -> tuple[list[str], list[str]]:
+    """The columns every architecture has, and a note for each column dropped (a time column that
+    no architecture has is dropped without one)."""
+    notes, kept = [], []
+    for column, _, _ in columns:
+        n_missing = sum(v is None for v in values[column])
+        if n_missing == 0 and n_archs:
+            kept.append(column)
+        elif not column.endswith("_seconds") or n_missing < n_archs:
+            notes.append(f"column {column!r} dropped: {n_missing} of {n_archs} architectures lack it "
+                         f"for the {epochs}-epoch schedule")
+    return kept, notes
 
 
 def _read(res: Any, dataset: str, setname: str) -> float | None:
