@@ -34,6 +34,7 @@ MODULES = (
     "nasviz.bench.tables.first_hour",
     "nasviz.bench.tables.fidelity",
     "nasviz.bench.tables.classroom",
+    "nasviz.bench.tables.browser",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
