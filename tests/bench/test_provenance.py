@@ -58,7 +58,11 @@ INVOCATIONS: dict[str, tuple[list[str], tuple]] = {
                    "1", "--fit-timing", "0"], ()),
     "search": (["--table", str(TABLE), "--metric", "valid_accuracy", "--strategies", "random,optuna-tpe,bo-tw2g-ucb",
                 "--budget", "12", "--seeds", "2", "--runs", "--workers", "1", "--no-progress"], ()),
-    "trainer": (["--cells", "1", "--skip-parallel"], ()),
+    # every part once, on one network for one epoch (its defaults, 64 networks on every core and a
+    # torch.compile, took four minutes of the suite)
+    "trainer": (["--networks", "1", "--epochs", "1", "--repeats", "1", "--profile-networks", "1",
+                 "--compile-networks", "0", "--variants", "none", "--scale-networks", "2", "--cells", "1",
+                 "--skip-parallel"], ()),
     "dashboard": (["--evaluations", "20", "--repeats", "1", "--no-browser", "--no-startup"], ()),
     "explorer": (["--n", "10", "--repeats", "1", "--runs", "1", "--kernels", "tw2g"], ()),
     "store": (["--budget", "10", "--writers", "1", "--writer-steps", "5"], ()),
