@@ -23,7 +23,7 @@ run_through_app()
 
 def _kernel_cost(spec: str, space: str, strings: tuple[str, ...]) -> budget.KernelCost:
     """A kernel's measured cost on this space (on the request's first few architectures; once per
-    kernel and space for the server's life, :func:`~nasviz.dashboard.explorer.budget.measured`)."""
+    kernel and space for the server's life, :func:`~nasviz.dashboard.explorer.budget.measured_in_child`)."""
     return budget.measured_in_child(spec, space, strings)  # in a child process: not the server's time
 
 

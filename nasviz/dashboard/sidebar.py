@@ -181,7 +181,7 @@ def _show_source() -> None:
     if source is not None:
         st.sidebar.success(plain(source.summary()))
         if source.bad_rows:
-            count = max(source.n_bad_rows, len(source.bad_rows))
+            count = source.bad_row_count
             with st.sidebar.expander(f"{count:,} bad row(s) skipped"):
                 more = count - len(source.bad_rows)
                 st.text("\n".join(source.bad_rows) + (f"\n... and {more:,} more" if more > 0 else ""))

@@ -272,7 +272,13 @@ class DataSource:
     def skipped_rows(self, first: int = 5) -> dict:
         """``{"count", "first"}``: the table's bad rows as the run stores and shows them (already
         redacted for a server file)."""
-        return {"count": max(self.n_bad_rows, len(self.bad_rows)), "first": self.bad_rows[:first]}
+        return {"count": self.bad_row_count, "first": self.bad_rows[:first]}
+
+    @property
+    def bad_row_count(self) -> int:
+        """Every bad row of the table (``bad_rows`` holds the first few; a source built without a
+        table's count has only those)."""
+        return max(self.n_bad_rows, len(self.bad_rows))
 
 
 def current_table(source: DataSource | None) -> Table | None:

@@ -111,14 +111,12 @@ def chart(container: Any, fig: Any, **kwargs: Any) -> Any:
 
     from nasviz.viz import clear_of_toolbar
 
-    if isinstance(fig, go.Figure):
-        clear_of_toolbar(fig)
-        # A Figure again (plotly_chart refuses a dict without traces: an empty figure's message),
-        # built without validating it a second time: the spec is a validated figure's with only its
-        # strings escaped, and validation was most of a live page's time (each viewer of a running
-        # search redraws its figures every second).
-        return container.plotly_chart(go.Figure(safe_figure(fig), _validate=False), **kwargs)
-    return container.plotly_chart(clear_of_toolbar(go.Figure(safe_figure(fig))), **kwargs)
+    # A Figure again (plotly_chart refuses a dict without traces: an empty figure's message). A
+    # Figure's spec is not validated a second time: it was validated when made and only its strings
+    # were escaped, and validation was most of a live page's time (each viewer of a running search
+    # redraws its figures every second).
+    shown = go.Figure(safe_figure(fig), _validate=not isinstance(fig, go.Figure))
+    return container.plotly_chart(clear_of_toolbar(shown), **kwargs)
 
 
 # ----------------------------------------------------------------------------- configurations

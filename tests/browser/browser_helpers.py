@@ -117,3 +117,12 @@ def overlapping_texts(page, selector: str, tolerance: float = 1.0) -> list[tuple
         }
         return out;
     }""", [selector, tolerance])
+
+
+def assert_nothing_wider_than_the_screen(page, what: str) -> None:
+    """Neither the document nor Streamlit's main container scrolls sideways (a phone-width check)."""
+    widths = page.evaluate("""() => {
+        const main = document.querySelector('[data-testid="stMain"]') || document.body;
+        return [document.documentElement.scrollWidth, main.scrollWidth, window.innerWidth];
+    }""")
+    assert max(widths[:2]) <= widths[2] + 1, (what, widths)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import (ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, streamlit_server, wait_until,
+from browser_helpers import (ARTIFACTS, assert_nothing_wider_than_the_screen, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, streamlit_server, wait_until,
                              whole_page_screenshot)
 
 pytestmark = [*BROWSER_MARKS, pytest.mark.slow]
@@ -102,11 +102,7 @@ def test_the_default_search_beats_random_on_compare_and_the_pages_read_at_every_
                 whole_page_screenshot(view, ARTIFACTS / f"first-hour-{name}-{width}-{scheme}.png")
                 assert view.locator('[data-testid="stException"]').count() == 0, (name, width, scheme)
                 if width < 500:  # nothing wider than a phone's screen
-                    widths = view.evaluate("""() => {
-                        const main = document.querySelector('[data-testid="stMain"]') || document.body;
-                        return [document.documentElement.scrollWidth, main.scrollWidth, window.innerWidth];
-                    }""")
-                    assert max(widths[:2]) <= widths[2] + 1, (name, widths)
+                    assert_nothing_wider_than_the_screen(view, name)
             view.close()
         browser.close()
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from browser_helpers import (ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, streamlit_server, wait_until,
+from browser_helpers import (ARTIFACTS, assert_nothing_wider_than_the_screen, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, streamlit_server, wait_until,
                              whole_page_screenshot)
 
 pytestmark = [*BROWSER_MARKS, pytest.mark.slow]
@@ -117,10 +117,6 @@ def test_each_lesson_runs_shows_its_takeaway_and_opens_its_view(course_server, l
             view.mouse.move(1, 1)
             whole_page_screenshot(view, ARTIFACTS / f"lesson-{lesson_id}-view-{width}-{scheme}.png")
             if width < 500:
-                widths = view.evaluate("""() => {
-                    const main = document.querySelector('[data-testid="stMain"]') || document.body;
-                    return [document.documentElement.scrollWidth, main.scrollWidth, window.innerWidth];
-                }""")
-                assert max(widths[:2]) <= widths[2] + 1, (lesson_id, widths)
+                assert_nothing_wider_than_the_screen(view, lesson_id)
             view.close()
         browser.close()

@@ -74,18 +74,18 @@ def test_a_kernels_cost_is_timed_once_per_space_for_every_later_request(monkeypa
         calls.append(n)
         time.sleep(0.05)  # long enough for the threads below to ask at once
 
-    threads = [threading.Thread(target=budget.measured, args=("wl", "nb201", compute, 100)) for _ in range(4)]
+    threads = [threading.Thread(target=budget.kept, args=("wl", "nb201", lambda: budget.measure(compute), 100)) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert calls == list(budget.CALIBRATION_SIZES)  # one timing for four simultaneous requests
-    first = budget.measured("wl", "nb201", compute, 100)
-    assert budget.measured("wl", "nb201", lambda n: pytest.fail("timed again"), 30) == first
-    budget.measured("wl", "darts", compute, 100)  # another space is another cost
+    first = budget.kept("wl", "nb201", lambda: budget.measure(compute), 100)
+    assert budget.kept("wl", "nb201", lambda: budget.measure(lambda n: pytest.fail("timed again")), 30) == first
+    budget.kept("wl", "darts", lambda: budget.measure(compute), 100)  # another space is another cost
     assert len(calls) == 2 * len(budget.CALIBRATION_SIZES)
-    budget.measured("tw2g", "nb201", compute, 5)  # fewer architectures than it times: not kept
-    budget.measured("tw2g", "nb201", compute, 5)
+    budget.kept("tw2g", "nb201", lambda: budget.measure(compute), 5)  # fewer architectures than it times: not kept
+    budget.kept("tw2g", "nb201", lambda: budget.measure(compute), 5)
     assert len(calls) == 4 * len(budget.CALIBRATION_SIZES) and ("tw2g", "nb201") not in budget._MEASURED
 
 

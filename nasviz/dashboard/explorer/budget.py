@@ -6,7 +6,7 @@ DARTS cell), so "N up to 1000" ranges from a blink to ten CPU-hours. What a kern
 *measured* for the kernel and the space in question, on the request's own first architectures at
 two sizes (:func:`measure`: what it costs per architecture, such as WL's features, apart from
 what it costs per pair; the pages time it in a child process, :func:`measured_in_child`, and keep
-it per kernel and space for the server process's life, for every session and page), and the request's
+it per kernel and space (:func:`kept`) for the server process's life, for every session and page), and the request's
 estimate follows from N (:class:`Estimate`). A request over the operator's ``max_explorer_seconds``
 (``NASVIZ_MAX_EXPLORER_SECONDS``, :class:`~nasviz.settings.Limits`) is refused with one sentence
 that says what would fit (:func:`refusal`).
@@ -100,21 +100,16 @@ def measure_in_child(kernel: str, space: str, strings: Sequence[str], timeout: f
 
 
 def measured_in_child(kernel: str, space: str, strings: Sequence[str]) -> KernelCost:
-    """:func:`measure_in_child`, kept per kernel and space like :func:`measured`."""
-    return _kept(kernel, space, lambda: measure_in_child(kernel, space, strings), len(strings))
+    """:func:`measure_in_child`, :func:`kept` per kernel and space."""
+    return kept(kernel, space, lambda: measure_in_child(kernel, space, strings), len(strings))
 
 
-def measured(kernel: str, space: str, compute: Callable[[int], object], available: int) -> KernelCost:
-    """:func:`measure` of ``kernel`` on ``space``, timed once for the server process: a later
-    request, from any session or page, reuses it (timing costs each request up to a second of the
-    request's own thread). Visitors asking at once for a kernel not timed yet wait for one timing,
-    not one each. ``available``: the request's architectures; fewer than the larger calibration
-    size time smaller matrices than :func:`measure` assumes, so that measurement serves this
-    request only."""
-    return _kept(kernel, space, lambda: measure(compute), available)
-
-
-def _kept(kernel: str, space: str, timing: Callable[[], KernelCost], available: int) -> KernelCost:
+def kept(kernel: str, space: str, timing: Callable[[], KernelCost], available: int) -> KernelCost:
+    """``timing()`` of ``kernel`` on ``space``, kept for the server process: a later request, from
+    any session or page, reuses it. Visitors asking at once for a kernel not timed yet wait for one
+    timing, not one each. ``available``: the request's architectures; fewer than the larger
+    calibration size time smaller matrices than :func:`measure` assumes, so that timing serves
+    this request only."""
     if available < max(CALIBRATION_SIZES):
         return timing()
     key = (str(kernel), str(space))
@@ -193,5 +188,5 @@ def refusal(estimate: Estimate, budget_seconds: float, what: str, fits_n: int | 
             f"{_duration(share)}); this server allows {_duration(budget_seconds)} per request: {fits}{hint}.")
 
 
-__all__ = ["CALIBRATION_SIZES", "Estimate", "FIT_FACTOR", "importance_cost", "KernelCost", "largest_n", "measure", "measured", "pairs",
+__all__ = ["CALIBRATION_SIZES", "Estimate", "FIT_FACTOR", "importance_cost", "KernelCost", "largest_n", "kept", "measure", "measure_in_child", "measured_in_child", "pairs",
            "refusal"]
