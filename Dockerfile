@@ -29,4 +29,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4).status == 200 else 1)"]
 # Inside a container the server must listen on all interfaces to be reachable from the host;
 # publish the port on the host's loopback (-p 127.0.0.1:8501:8501) unless it is meant to be public.
-CMD ["python", "-m", "streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501"]
+CMD ["python", "-m", "nasviz.dashboard.serve", "--server.address=0.0.0.0", "--server.port=8501"]

@@ -18,7 +18,7 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(PY) -m nasviz.dashboard.serve --server.port $(PORT)
 
 test: $(STAMP)
 	$(PY) -m pytest --durations=0 --durations-min=1.0 $(PYTEST_ARGS)

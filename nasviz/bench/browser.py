@@ -1,4 +1,4 @@
-"""What a visitor waits for, measured in a real browser (Chromium driving ``streamlit run app.py``).
+"""What a visitor waits for, measured in a real browser (Chromium driving the app as `make run` serves it).
 
 ``python -m nasviz bench browser --json`` prints, for each measurement, the seconds of every
 repeat and their median, ``cold`` (the first page load after the server started: imports and
@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from nasviz.bench.dashboard import CHROMIUM, CHROMIUM_ARGS, REPO, _answers, _free_port, build_long_run
+from nasviz.bench.dashboard import CHROMIUM, CHROMIUM_ARGS, REPO, SERVE_COMMAND, _answers, _free_port, build_long_run
 
 DESCRIPTION = "Dashboard latency in a real browser: first page, first evaluation, tab switch, Stop, Compare."
 
@@ -48,11 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @contextmanager
 def server(store: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free localhost port with ``store`` as its run store."""
+    """The app served as ``make run`` serves it (:mod:`nasviz.dashboard.serve`) on a free localhost
+    port with ``store`` as its run store."""
     port = _free_port()
     env = {**os.environ, "NASVIZ_STORE": str(store)}
     env.pop("NASVIZ_SYNC_RUNS", None)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    proc = subprocess.Popen([*SERVE_COMMAND, "--server.port", str(port),
                              "--server.address", "localhost", "--server.headless", "true"], cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://localhost:{port}"

@@ -1,6 +1,6 @@
 """A classroom on one server: page latency for visitors who only browse, alone and in a class.
 
-``python -m nasviz bench classroom`` starts ``streamlit run app.py`` on loopback and drives it
+``python -m nasviz bench classroom`` starts the app on loopback as ``make run`` does and drives it
 with simulated visitors, all from one asyncio loop, through one of two clients (``--client``):
 
 * ``browser``: one headless Chromium, one context per visitor. A page's seconds run from opening
@@ -50,7 +50,7 @@ from typing import Any, Awaitable, Callable, Iterator
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from nasviz.bench.dashboard import CHROMIUM, CHROMIUM_ARGS, REPO, _answers, _free_port
+from nasviz.bench.dashboard import CHROMIUM, CHROMIUM_ARGS, REPO, SERVE_COMMAND, _answers, _free_port
 from nasviz.bench.stream_visitor import PageRun, StreamVisitor, widget_value
 
 DESCRIPTION = "Classroom load: browsing visitors' page latency alone and beside paced searches and heavy Kernels requests."
@@ -90,7 +90,7 @@ def _server(store: Path, env_extra: dict[str, str]) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "NASVIZ_STORE": str(store), **env_extra}
     env.pop("NASVIZ_SYNC_RUNS", None)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    proc = subprocess.Popen([*SERVE_COMMAND, "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
