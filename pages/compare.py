@@ -79,12 +79,17 @@ if "c_selected" in st.session_state:  # drop runs deleted since
     st.session_state["c_selected"] = [i for i in st.session_state["c_selected"] if i in by_id]
 else:
     st.session_state["c_selected"] = comparison.default_selection(runs)
+# A run's label names what does not change: its status and evaluation count would go stale in the
+# picker's chips (the browser keeps a chip's text while its choice stays), so they are said below.
 chosen = url_multiselect(st, "Runs", list(by_id), key="c_selected", param="runs", convert=url_int,
-                        format_func=lambda i: f"{i}: {by_id[i].strategy} seed {by_id[i].seed} "
-                                              f"({by_id[i].n_evaluations}/{by_id[i].budget}, {by_id[i].status})")
+                        format_func=lambda i: f"{i}: {by_id[i].strategy} seed {by_id[i].seed}")
 if not chosen:
     st.info("Pick runs to compare.")
     st.stop()
+still = [i for i in chosen if by_id[i].status == RUNNING]
+if still:
+    st.caption(f"Still running: {', '.join(f'run {i} ({by_id[i].n_evaluations}/{by_id[i].budget})' for i in still)}; "
+               "the curves are as of this page's last refresh.")
 metrics = {by_id[i].metric for i in chosen}
 if len(metrics) > 1:
     st.error(fill("The chosen runs optimise different metrics ({}): pick runs of one.", ", ".join(sorted(map(str, metrics)))))
