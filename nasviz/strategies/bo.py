@@ -44,8 +44,7 @@ or two training runs per cell), and a GP that interpolates them is overconfident
 observations.
 
 What the step did is returned by :meth:`BayesianOptimisation.state` as a typed
-:class:`~nasviz.state.StepState` (GP fit, pool with posterior and acquisition, the batch and
-why, WL feature gradients when the kernel is WL, the pool generator's own counts in ``notes``).
+:class:`~nasviz.state.StepState` (:mod:`nasviz.strategies.bo_step`).
 
 Determinism: every random choice comes from one generator seeded by ``seed`` (and the GP's own
 seeded restarts), so the same seed and the same sequence of ``tell`` calls give the same
@@ -55,6 +54,7 @@ proposals -- what the run store relies on to resume a run by replay.
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -62,22 +62,20 @@ import numpy as np
 from nasviz import candidates
 from nasviz.acquisition import exploration_weight
 from nasviz.arch import Architecture
-from nasviz.batch import BatchSelection, SelectRequest
+from nasviz.batch import SelectRequest
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
 from nasviz.gp import GaussianProcess
 from nasviz.gp.prior import box_named, prior_named
 from nasviz.kernels import make_kernel
 from nasviz.objectives.base import Evaluation
-from nasviz.state import BatchChoice, FeatureGradients, PoolState, StepState, gp_fit_state
+from nasviz.state import StepState, gp_fit_state
 from nasviz.strategies.base import initial_architectures, robust_targets, take_initial, with_failures
 from nasviz.strategies.bo_parts import (CHOICES, AcquisitionPart, BatchPart, BOParts, ModelPart, PoolPart, RunSettings,
                                         options_signature, parts_from_options)
+from nasviz.strategies.bo_step import ChosenBatch, StepScorer, model_step_state, operation_gradients
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
-
-#: WL features kept in a step's state (the largest gradients by magnitude).
-MAX_FEATURES = 40
 
 __all__ = ["CHOICES", "AcquisitionPart", "BatchPart", "BayesianOptimisation", "BOParts", "ModelPart", "PoolPart",
            "RunSettings", "bayesian_optimisation"]
@@ -179,63 +177,20 @@ class BayesianOptimisation:
         self._since_best = 0  # evaluations told since the best value last improved
         self._state = StepState(strategy=self.name, phase="init")
 
-    # ------------------------------------------------------------------ settings, read from the parts
-    # What runs, tables and the NASBOT / Auto-Keras tests read of a BO strategy, answered by its parts.
-    @property
-    def kernel_name(self) -> str:
-        return self.parts.model.kernel_name
-
-    @property
-    def acquisition(self) -> str:
-        return self.parts.acquisition.acquisition
-
-    @property
-    def pool_method(self) -> str:
-        return self.parts.pool.pool
-
-    @property
-    def pool_options(self) -> dict[str, Any]:
-        return dict(self.parts.pool.pool_options)
-
-    @property
-    def pool_size(self) -> int:
-        return self.parts.pool.pool_size
-
-    @property
-    def batch_method(self) -> str:
-        return self.parts.batch.batch
-
     @property
     def batch_size(self) -> int:
+        """The batch this strategy is designed for: what a caller that holds any strategy (the
+        benchmark's runs) asks per step; other settings are read from :attr:`parts`."""
         return self.parts.batch.batch_size
-
-    @property
-    def n_init(self) -> int:
-        return self.parts.run.n_init
-
-    @property
-    def init(self) -> str:
-        return self.parts.run.init
-
-    @property
-    def dedupe(self) -> str:
-        return self.parts.run.dedupe
-
-    @property
-    def targets(self) -> str:
-        return self.parts.model.targets
-
-    @property
-    def failures(self) -> str:
-        return self.parts.model.failures
 
     # ------------------------------------------------------------------ protocol
     def ask(self, n: int) -> list[Architecture]:
         if n < 1:
             raise ValueError(f"ask needs n >= 1, got {n}")
         # failures="worst" makes failed evaluations GP data, so they count as initial data too
-        data = len(self.observed) + len(self._pending) + (len(self.failed) if self.failures == "worst" else 0)
-        proposals = self._ask_initial(n) if data < self.n_init or len(self.observed) < 2 else self._ask_bo(n)
+        gp_failures = len(self.failed) if self.parts.model.failures == "worst" else 0
+        data = len(self.observed) + len(self._pending) + gp_failures
+        proposals = self._ask_initial(n) if data < self.parts.run.n_init or len(self.observed) < 2 else self._ask_bo(n)
         self._remember(proposals)
         self._pending.update(proposals)
         return proposals
@@ -266,7 +221,7 @@ class BayesianOptimisation:
     # ------------------------------------------------------------------ bookkeeping
     def _remember(self, archs: Sequence[Architecture]) -> None:
         self.seen.update(archs)
-        if self.dedupe == "canonical":
+        if self.parts.run.dedupe == "canonical":
             self._seen_keys.update(self.space.canonical_key(a) for a in archs)
 
     def _distinct(self, archs: Sequence[Architecture]) -> list[int]:
@@ -284,7 +239,7 @@ class BayesianOptimisation:
         settings = self.parts.acquisition
         if settings.kappa is not None:
             return settings.kappa
-        size = len(self.domain) if self.domain is not None else (self.space.size or self.pool_size)
+        size = len(self.domain) if self.domain is not None else (self.space.size or self.parts.pool.pool_size)
         return exploration_weight(settings.schedule, step=t, t=len(self.observed) + len(self._pending) + 1,
                                   n_candidates=size, beta0=settings.beta0, beta_scale=settings.beta_scale,
                                   delta=settings.delta)
@@ -317,15 +272,15 @@ class BayesianOptimisation:
         rest: list[Architecture] = []
         if len(first) < n:
             # ``first`` is not in the seen set yet; under canonical dedupe _distinct drops repeats
-            exclude = self._exclude if not first or self.dedupe == "canonical" else self.seen | set(first)
+            exclude = self._exclude if not first or self.parts.run.dedupe == "canonical" else self.seen | set(first)
             rest = candidates.random_pool(self.space, self.rng, n - len(first), exclude=exclude, domain=self.domain)
-            if self.dedupe == "canonical":
+            if self.parts.run.dedupe == "canonical":
                 keep = set(self._distinct(first + rest))
                 rest = [a for i, a in enumerate(rest, start=len(first)) if i in keep]
         proposals = first + rest
         self._state = StepState(strategy=self.name, phase="init",
                                 proposals=tuple(self.space.format(a) for a in proposals),
-                                notes={"from_initial_pool": len(first)} if self.init == "pool" else {})
+                                notes={"from_initial_pool": len(first)} if self.parts.run.init == "pool" else {})
         return proposals
 
     # ------------------------------------------------------------------ model-based steps
@@ -334,8 +289,8 @@ class BayesianOptimisation:
         ``failures="worst"``), the observed values ``(n,)`` and their targets ``(n,)``."""
         archs = [a for a, _ in self.observed]
         y = np.array([v for _, v in self.observed])
-        targets = robust_targets(y) if self.targets == "robust" else y
-        if self.failures == "worst" and self.failed:
+        targets = robust_targets(y) if self.parts.model.targets == "robust" else y
+        if self.parts.model.failures == "worst" and self.failed:
             gp_archs, y_gp = with_failures(archs, targets, self.failed)
             return gp_archs, y_gp, y, targets
         return archs, targets, y, targets
@@ -349,7 +304,7 @@ class BayesianOptimisation:
         best = float(y.max())
         stalled, explore = self._stalled(), self.parts.acquisition
         boost = stalled and explore.stall_action == "ucb"
-        acquisition = "ucb" if boost else self.acquisition
+        acquisition = "ucb" if boost else self.parts.acquisition.acquisition
         kappa = self._kappa(self._n_bo_steps) * (explore.stall_boost if boost else 1.0) if acquisition == "ucb" else 0.0
         acq_fn = ACQUISITIONS.create(acquisition) if boost else self._acquisition_fn
         self._n_bo_steps += 1
@@ -364,8 +319,8 @@ class BayesianOptimisation:
             what = {"kappa": kappa} if boost else {"neighbours": len(around or ())}
             pool.notes["stalled"] = {"since_best": self._since_best, "action": explore.stall_action, **what}
         times["pool"] = time.perf_counter() - t1
-        gp_state = gp_fit_state(fit, self.gp, self.kernel_name, box="" if self.parts.model.hyper_bounds == "wide"
-                                else self.parts.model.hyper_bounds)
+        box = "" if self.parts.model.hyper_bounds == "wide" else self.parts.model.hyper_bounds
+        gp_state = gp_fit_state(fit, self.gp, self.parts.model.kernel_name, box=box)
         if not pool.archs:
             self._state = StepState(strategy=self.name, phase="exhausted", gp=gp_state, timings=times, notes=dict(pool.notes))
             return []
@@ -389,8 +344,8 @@ class BayesianOptimisation:
         times["select"] = time.perf_counter() - t3
         proposals = [pool.archs[i] for i in selection.indices]
         self._chosen(pool, proposals)
-        self._state = self._step_state(proposals, gp_state, pool, (mean, std, acq), acquisition, selection, kappa,
-                                       times, len(y))
+        chosen = ChosenBatch(proposals, pool, mean, std, acq, acquisition, selection, kappa)
+        self._state = model_step_state(self, chosen, gp_state, times, len(y), self._n_bo_steps)
         return proposals
 
     def _unevaluated_neighbours_of_best(self, n: int) -> list[Architecture]:
@@ -401,43 +356,29 @@ class BayesianOptimisation:
             return []
         accept = candidates.PoolFilter(self._exclude, self._domain_set).accept
         around = [c for c in self._neighbours(parents[0]) if accept(c)]
-        if self.dedupe == "canonical":
+        if self.parts.run.dedupe == "canonical":
             around = [around[i] for i in self._distinct(around)]
         return around if len(around) >= n else []
 
     def _make_pool(self, n: int, best: float, kappa: float, targets: np.ndarray, fit_seconds: float,
                    acq_fn: Callable[..., np.ndarray]) -> candidates.Pool:
         """The registered generator's pool for a batch of ``n`` (canonical duplicates removed)."""
-        # One step's acquisition values, remembered: the generator scores its pool, and the local
-        # search (``local_search``) scores that pool again to pick its starts and then climbs
-        # through cells the generator may have scored; each cell is predicted once per step.
-        scored: dict[Architecture, float] = {}
-
-        def score(cands: Sequence[Architecture]) -> np.ndarray:
-            missing = [c for c in dict.fromkeys(cands) if c not in scored]
-            if missing:
-                mean, std = self.gp.predict(missing, full_cov=False)
-                scored.update(zip(missing, map(float, acq_fn(mean, std, best, kappa))))
-            return np.array([scored[c] for c in cands], dtype=float)
-
-        def score_set(cands: Sequence[Architecture]) -> np.ndarray:
-            mean, std = self.gp.predict_set(self.gp.candidate_set(cands))
-            return acq_fn(mean, std, best, kappa)
-
+        score = StepScorer(self.gp, acq_fn, best, kappa)
         request = candidates.PoolRequest(
-            space=self.space, rng=self.rng, n=self.pool_size, parents=self._parents(), exclude=self._exclude,
+            space=self.space, rng=self.rng, n=self.parts.pool.pool_size, parents=self._parents(), exclude=self._exclude,
             domain=self.domain, domain_set=self._domain_set, score=score, mutate=self._mutate,
-            neighbours=self._neighbours, op_gradients=self._op_gradients, step=self._n_bo_steps, batch=n,
+            neighbours=self._neighbours, op_gradients=partial(operation_gradients, self.gp, self.observed),
+            step=self._n_bo_steps, batch=n,
             observed=[a for a, _ in self.observed], targets=targets, initial=self.initial, costs=tuple(self._costs),
-            fit_seconds=fit_seconds, score_set=score_set)
+            fit_seconds=fit_seconds, score_set=score.of_set)
         pool = self.pool_generator(request)
         if self.parts.pool.local_search:
             # the climbs ask about each cell once (a cell they accept is scored and remembered),
             # so the pools' own one-pass filter is the right test
-            pool = candidates.extend_pool(pool, self.pool_size, self.parts.pool.local_search,
+            pool = candidates.extend_pool(pool, self.parts.pool.pool_size, self.parts.pool.local_search,
                                           request.parents[0] if request.parents else None, score, self._neighbours,
                                           candidates.fresh_filter(request))
-        if self.dedupe == "canonical":
+        if self.parts.run.dedupe == "canonical":
             keep = self._distinct(pool.archs)
             pool = candidates.Pool([pool.archs[i] for i in keep], [pool.origin[i] for i in keep], pool.info, pool.notes)
         return pool
@@ -445,39 +386,6 @@ class BayesianOptimisation:
     def _chosen(self, pool: candidates.Pool, proposals: list[Architecture]) -> None:
         """Called with each model-based step's pool and the proposals chosen from it; a subclass
         that must remember how a candidate was made (Auto-Keras's lineage) overrides it."""
-
-    def _step_state(self, proposals: list[Architecture], gp_state: Any, pool: candidates.Pool,
-                    posterior: tuple[np.ndarray, np.ndarray, np.ndarray], acquisition: str, selection: BatchSelection,
-                    kappa: float, times: dict[str, float], n_observations: int) -> StepState:
-        """The typed state of a model-based step; ``posterior`` is ``(mean, std, acquisition values)``,
-        each ``(M,)`` over ``pool.archs``, and ``acquisition`` the step's acquisition (UCB while a
-        stalled search raises its weight, else the strategy's); the generator's ``notes`` join the step's."""
-        mean, std, acq = posterior
-        fmt = self.space.format
-        notes: dict[str, Any] = {"bo_step": self._n_bo_steps, "n_observations": n_observations, **pool.notes}
-        if self.failures == "worst":
-            notes["failures_in_gp"] = len(self.failed)
-        return StepState(
-            strategy=self.name, phase="bo", proposals=tuple(fmt(a) for a in proposals), gp=gp_state,
-            pool=PoolState(candidates=tuple(fmt(a) for a in pool.archs), mean=tuple(map(float, mean)),
-                           std=tuple(map(float, std)), acquisition=tuple(map(float, acq)),
-                           acquisition_name=acquisition, origin=tuple(pool.origin), info=dict(pool.info)),
-            batch=BatchChoice.of(selection, kappa=kappa), features=self._feature_gradients(), timings=times,
-            notes=notes)
-
-    # ------------------------------------------------------------------ WL extras
-    def _feature_gradients(self) -> FeatureGradients | None:
-        """WL feature gradients of the fitted GP over the observations (WL kernels only)."""
-        from nasviz.interpret import step_feature_gradients
-
-        return step_feature_gradients(self.gp, [a for a, _ in self.observed], MAX_FEATURES)
-
-    def _op_gradients(self) -> dict[str, float] | None:
-        """Mean derivative of the posterior mean w.r.t. each operation's h=0 WL feature (WL only;
-        ``None`` makes the gradient pool fall back to uniform mutation and record it)."""
-        from nasviz.interpret import step_operation_gradients
-
-        return step_operation_gradients(self.gp, [a for a, _ in self.observed])
 
 
 def bayesian_optimisation(space: "SearchSpace", seed: int = 0, domain: Sequence[Architecture] | None = None,

@@ -83,9 +83,11 @@ def test_autokeras_is_bo_with_its_papers_parts():
 
     strategy = make_strategy("autokeras", space=L.SPACE, seed=0, beta="1.0")
     assert isinstance(strategy, BayesianOptimisation) and strategy.name == "autokeras"
-    assert (strategy.kernel_name, strategy.acquisition, strategy.pool_method, strategy.batch_method) == (
+    parts = strategy.parts
+    assert (parts.model.kernel_name, parts.acquisition.acquisition, parts.pool.pool, parts.batch.batch) == (
         "edit", "ucb", "autokeras-tree", "topk")
-    assert (strategy.init, strategy.targets, strategy.failures, strategy.dedupe) == ("pool", "robust", "worst", "canonical")
+    assert (parts.run.init, parts.model.targets, parts.model.failures, parts.run.dedupe) == (
+        "pool", "robust", "worst", "canonical")
     assert strategy.parts.acquisition.kappa == 1.0 and isinstance(strategy.pool_generator, TreeSearchPool)
     options = make_strategy("autokeras", space=L.SPACE, acq_fraction="0.5", n_children="4").pool_generator
     assert options.acq_fraction == 0.5 and options.n_children == 4

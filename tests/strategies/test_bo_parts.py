@@ -43,7 +43,7 @@ def test_flat_options_go_to_the_part_that_names_them():
     with pytest.raises(TypeError, match="'beta'"):
         parts_from_options({"beta": 1.0})
     strategy = make_strategy("bo-wl-ei", space=nb201.SPACE, n_init=5)
-    assert strategy.parts.run.n_init == strategy.n_init == 5 and strategy.parts.model.kernel == "wl"
+    assert strategy.parts.run.n_init == 5 and strategy.parts.model.kernel == "wl"
     assert strategy.name == "bo-wl-ei"
     built = bayesian_optimisation(nb201.SPACE, 0, kernel="tw1g", batch="kdpp", batch_size=2)
     assert built.name == "bo-tw1g-ucb-evolution-kdpp2"

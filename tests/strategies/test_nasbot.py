@@ -72,9 +72,11 @@ def test_ea_climbs_a_known_acquisition():
 def test_nasbot_is_bo_with_its_papers_parts():
     strategy = make_strategy("nasbot", space=L.SPACE, seed=0)
     assert isinstance(strategy, BayesianOptimisation) and strategy.name == "nasbot"
-    assert (strategy.kernel_name, strategy.acquisition, strategy.pool_method, strategy.batch_method) == (
+    parts = strategy.parts
+    assert (parts.model.kernel_name, parts.acquisition.acquisition, parts.pool.pool, parts.batch.batch) == (
         "otmann", "ei", "nasbot-ea", "topk")
-    assert (strategy.init, strategy.targets, strategy.failures, strategy.dedupe) == ("pool", "robust", "worst", "canonical")
+    assert (parts.run.init, parts.model.targets, parts.model.failures, parts.run.dedupe) == (
+        "pool", "robust", "worst", "canonical")
     assert list(strategy.initial) == L.initial_pool() and isinstance(strategy.pool_generator, EAPool)
     # the parts are frozen: what the strategy was built from cannot change under it
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -137,7 +139,7 @@ def test_acquisition_budget_is_capped_by_measured_training_time():
 
 def test_factory_passes_nasbot_options_through_to_its_pool():
     strategy = make_strategy("nasbot", space=L.SPACE, ea_init="observed", acq_fraction="none", ea_base="5")
-    assert strategy.pool_options == {"ea_base": 5, "ea_cap": 150, "acq_fraction": None, "ea_init": "observed"}
+    assert strategy.parts.pool.pool_options == {"ea_base": 5, "ea_cap": 150, "acq_fraction": None, "ea_init": "observed"}
     ea = strategy.pool_generator
     assert ea.ea_init == "observed" and ea.acq_fraction is None and ea.ea_base == 5
     with pytest.raises(ValueError, match="does not take option"):
