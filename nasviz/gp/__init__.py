@@ -10,8 +10,8 @@ The modules follow the flow model -> posterior:
 ``likelihood``      log marginal likelihood and gradient (paper 000 Eqs. (27), (28); R&W Eq.
                     2.30, Algorithm 2.1, Eq. 5.9) and ML-II fitting (multi-start L-BFGS-B,
                     discrete hyperparameters such as WL's depth ``h``)
-``model``           :class:`GaussianProcess` (fit / predict), :class:`FitResult`,
-                    :class:`ComponentsCache`
+``model``           :class:`GaussianProcess` (fit / predict), :class:`FitResult`; its kernel
+                    components kept across fits: :class:`ComponentsCache` (``components_cache``)
 ``posterior``       predictive mean / covariance (paper 000 Eqs. (8), (9)), intervals, joint
                     posterior draws (:func:`sample_posterior`, Thompson sampling)
 ==================  ===========================================================================
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     "GaussianProcess": "nasviz.gp.model",
     "FitResult": "nasviz.gp.model",
-    "ComponentsCache": "nasviz.gp.model",
+    "ComponentsCache": "nasviz.gp.components_cache",
     "TRANSFORMS": "nasviz.gp.transforms",
     "TargetTransform": "nasviz.gp.transforms",
     "PSD_REL_FLOOR": "nasviz.linalg",
@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from nasviz.linalg import (
         PSD_REL_FLOOR, SINGLE_THREAD_BELOW, cholesky_with_jitter, make_psd, psd_factor, psd_sqrt,
     )
-    from nasviz.gp.model import ComponentsCache, FitResult, GaussianProcess
+    from nasviz.gp.components_cache import ComponentsCache
+    from nasviz.gp.model import FitResult, GaussianProcess
     from nasviz.gp.posterior import PosteriorSampler, TrainingPosterior, sample_posterior
     from nasviz.gp.transforms import TRANSFORMS, TargetTransform
 

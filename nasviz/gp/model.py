@@ -1,4 +1,4 @@
-"""The GP model: :class:`GaussianProcess` (fit / predict), :class:`FitResult`, :class:`ComponentsCache`.
+"""The GP model: :class:`GaussianProcess` (fit / predict), :class:`FitResult`.
 
 Model (paper 000 Sec. 3, Eqs. (8), (9)): transformed targets ``z`` (:mod:`nasviz.gp.transforms`)
 follow a zero-mean GP with covariance ``C = a K_theta + s I``, where ``K_theta`` is the kernel's
@@ -7,8 +7,8 @@ follow a zero-mean GP with covariance ``C = a K_theta + s I``, where ``K_theta``
 marginal likelihood (:mod:`nasviz.gp.likelihood`); the posterior is in :mod:`nasviz.gp.posterior`.
 
 Kernel components for the training set are computed once per fit and reused by every
-likelihood evaluation; :class:`ComponentsCache` also keeps them across fits so a growing
-training set only costs the new rows.
+likelihood evaluation; :class:`~nasviz.gp.components_cache.ComponentsCache` also keeps them
+across fits so a growing training set only costs the new rows.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from nasviz.arch import Architecture
+from nasviz.gp.components_cache import ComponentsCache
 from nasviz.gp.cross import CandidateSet, set_moments
 from nasviz.gp.likelihood import (MLOptions, fit_hyperparameters, gaussian_log_likelihood, log_marginal_likelihood_at,
                                   searched_bounds)
@@ -27,7 +28,7 @@ from nasviz.linalg import blas_limit
 from nasviz.gp.prior import HyperPrior, prior_named
 from nasviz.gp.posterior import TrainingPosterior, central_interval, latent_moments
 from nasviz.gp.transforms import TargetTransform
-from nasviz.kernels.base import Components, Kernel
+from nasviz.kernels.base import Kernel
 
 
 @dataclass
@@ -72,66 +73,6 @@ class FitResult:
 #: The default bounds of the noise variance (standardised ``z`` units): the low end is a numerical
 #: floor (the fit may interpolate the data), the high end says "all noise, no signal".
 DEFAULT_NOISE_BOUNDS = (1e-6, 2.0)
-
-
-class ComponentsCache:
-    """Kernel components over every architecture seen so far, grown one block at a time.
-
-    ``get(archs)`` returns the components of ``archs`` against themselves, shape
-    ``(len(archs), len(archs))`` each, computing only the rows of architectures not seen before
-    (``kernel.components(new, all)``; the kernel is symmetric, so the columns are their
-    transpose). Kernels whose components depend on the whole set (a data-dependent embedding)
-    set ``pairwise_components = False`` and are recomputed on every call.
-    """
-
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-        self._archs: list[Architecture] = []
-        self._index: dict[Architecture, int] = {}
-        self._store: dict[str, np.ndarray] = {}
-        self.hits = 0
-        self.misses = 0
-
-    def __len__(self) -> int:
-        return len(self._archs)
-
-    def get(self, archs: Sequence[Architecture]) -> Components:
-        archs = list(archs)
-        if not getattr(self.kernel, "pairwise_components", True):
-            self.misses += len(archs)
-            return self.kernel.components(archs, archs)
-        new: list[Architecture] = []
-        idx = np.empty(len(archs), dtype=np.int64)
-        for j, arch in enumerate(archs):
-            i = self._index.get(arch)
-            if i is None:
-                i = self._index[arch] = len(self._archs)
-                self._archs.append(arch)
-                new.append(arch)
-            idx[j] = i
-        self.misses += len(new)
-        self.hits += len(archs) - len(new)
-        if new:
-            self._grow(new)
-        return {name: M[np.ix_(idx, idx)] for name, M in self._store.items()}
-
-    def _grow(self, new: list[Architecture]) -> None:
-        n_total = len(self._archs)
-        n_old = n_total - len(new)
-        block = self.kernel.components(new, self._archs)  # (n_new, n_total)
-        for name, rows in block.items():
-            rows = np.asarray(rows, dtype=float)
-            old = self._store.get(name)
-            capacity = 0 if old is None else old.shape[0]
-            if capacity < n_total:
-                # Double the capacity so n one-by-one additions cost O(n^2) copies, not O(n^3).
-                grown = np.zeros((max(n_total, 2 * capacity), max(n_total, 2 * capacity)))
-                if old is not None:
-                    grown[:capacity, :capacity] = old
-                old = grown
-            old[n_old:n_total, :n_total] = rows
-            old[:n_total, n_old:n_total] = rows.T
-            self._store[name] = old
 
 
 class GaussianProcess:
@@ -413,4 +354,4 @@ class GaussianProcess:
         return self._posterior
 
 
-__all__ = ["DEFAULT_NOISE_BOUNDS", "ComponentsCache", "FitResult", "GaussianProcess"]
+__all__ = ["DEFAULT_NOISE_BOUNDS", "FitResult", "GaussianProcess"]
