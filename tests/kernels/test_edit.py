@@ -9,13 +9,8 @@ import pytest
 
 from nasviz.arch import Architecture
 from nasviz.kernels import make_kernel
-from nasviz.kernels.edit import (
-    EditDistanceKernel,
-    bourgain_dimensions,
-    edit_distance,
-    layer_sequence,
-    skip_distance,
-)
+from nasviz.kernels.edit import EditDistanceKernel, bourgain_dimensions
+from nasviz.kernels.edit_distance import edit_distance, layer_sequence, skip_distance
 from nasviz.spaces import nb201
 
 ACTIVATIONS = ("relu", "elu", "tanh", "logistic")
