@@ -20,14 +20,13 @@ cell that computes ``conv(x)`` once and feeds it twice with one that computes it
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import networkx as nx
+
+from nasviz.arch_canonical import canonical_string
 
 #: Labels of operations whose output is identically zero: the node and its edges are dropped.
 ZERO_LABELS: frozenset[str] = frozenset({"none", "zero"})
@@ -36,10 +35,6 @@ IDENTITY_LABELS: frozenset[str] = frozenset({"skip_connect", "identity"})
 
 INPUT = "input"
 OUTPUT = "output"
-
-#: Most node orderings :meth:`Architecture.canonical_key` tries for an exact key (7! = 5040).
-EXACT_ORDERINGS_LIMIT = 5040
-
 
 @dataclass(frozen=True)
 class Architecture:
@@ -253,7 +248,7 @@ class Architecture:
         (labels, widths and edge multiplicities included).
 
         Exact (not a hash that may collide) whenever the refined colour classes leave at most
-        :data:`EXACT_ORDERINGS_LIMIT` node orderings: colours are refined Weisfeiler-Lehman style to
+        :data:`~nasviz.arch_canonical.EXACT_ORDERINGS_LIMIT` node orderings: colours are refined Weisfeiler-Lehman style to
         order the nodes, and the remaining ties are broken by trying the permutations within
         each colour class and keeping the lexicographically smallest edge list (parallel edges
         appear once per copy). Highly symmetric graphs leave factorially many orderings (a
@@ -264,7 +259,7 @@ class Architecture:
         more coarsely (NAS-Bench-201's expression key).
         """
         if "key" not in self._cache:
-            self._cache["key"] = _canonical_string(self.reduced())
+            self._cache["key"] = canonical_string(self.reduced())
         return self._cache["key"]
 
     def __repr__(self) -> str:  # compact, readable in logs and tracebacks
@@ -303,70 +298,6 @@ def _topological_order(n: int, edges: Sequence[tuple[int, int]]) -> tuple[int, .
             if indeg[v] == 0:
                 heapq.heappush(heap, v)
     return tuple(order) if len(order) == n else None
-
-
-def _canonical_string(arch: Architecture) -> str:
-    n = arch.n_nodes
-    pred, succ = arch.predecessors(), arch.successors()
-    width = arch.widths or (None,) * n
-    # Input and output keep their roles: mark them in the initial colour.
-    colour = [
-        f"{'I' if i == 0 else 'O' if i == n - 1 else 'M'}|{arch.labels[i]}|{width[i]}" for i in range(n)
-    ]
-    for _ in range(n):
-        new = [
-            f"{colour[i]}({','.join(sorted(colour[p] for p in pred[i]))})[{','.join(sorted(colour[s] for s in succ[i]))}]"
-            for i in range(n)
-        ]
-        ranks = {c: r for r, c in enumerate(sorted(set(new)))}
-        new_rank = [str(ranks[c]) for c in new]
-        if len(set(new_rank)) == len(set(colour)):
-            colour = new_rank
-            break
-        colour = new_rank
-    # Order nodes by (refined colour, original colour string); enumerate ties.
-    base = [f"{'I' if i == 0 else 'O' if i == n - 1 else 'M'}|{arch.labels[i]}|{width[i]}" for i in range(n)]
-    classes: dict[str, list[int]] = {}
-    for i in range(n):
-        classes.setdefault(colour[i], []).append(i)
-    ordered_classes = sorted(classes.items(), key=lambda kv: (base[kv[1][0]], kv[0]))
-    orderings = 1
-    for members in classes.values():
-        orderings *= math.factorial(len(members))
-        if orderings > EXACT_ORDERINGS_LIMIT:
-            return _refinement_certificate(arch, base)
-    best: tuple | None = None
-    for perms in itertools.product(*(itertools.permutations(members) for _, members in ordered_classes)):
-        order = [node for perm in perms for node in perm]
-        pos = {node: i for i, node in enumerate(order)}
-        candidate = tuple(sorted((pos[u], pos[v]) for u, v in arch.edges))
-        if best is None or candidate < best[0]:
-            best = (candidate, order)
-    assert best is not None
-    edges, order = best
-    nodes = ";".join(base[i] for i in order)
-    return nodes + "#" + ";".join(f"{u}>{v}" for u, v in edges)
-
-
-def _refinement_certificate(arch: Architecture, base: Sequence[str]) -> str:
-    """The stable colour refinement of ``arch`` as a string (``wl:`` + MD5): node colours are
-    hashed with the sorted colours of their predecessors and successors until the number of
-    colours stops growing; the certificate hashes the sorted (colour of u, colour of v) of every
-    edge with the colour histogram. Isomorphic graphs get the same certificate."""
-    pred, succ = arch.predecessors(), arch.successors()
-    colour = [hashlib.md5(b.encode()).hexdigest()[:16] for b in base]
-    for _ in range(arch.n_nodes):
-        new = [hashlib.md5(f"{colour[i]}({','.join(sorted(colour[p] for p in pred[i]))})"
-                           f"[{','.join(sorted(colour[s] for s in succ[i]))}]".encode()).hexdigest()[:16]
-               for i in range(arch.n_nodes)]
-        stable = len(set(new)) == len(set(colour))
-        colour = new
-        if stable:
-            break
-    nodes = ",".join(sorted(colour))
-    edges = ",".join(sorted(f"{colour[u]}>{colour[v]}" for u, v in arch.edges))
-    return "wl:" + hashlib.md5(f"{nodes}#{edges}".encode()).hexdigest()
-
 
 
 def term_expression(arch: Architecture) -> str:
