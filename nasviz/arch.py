@@ -188,48 +188,7 @@ class Architecture:
         """
         if "reduced" in self._cache:
             return self._cache["reduced"]
-        # Plain counters, not networkx: this runs once per architecture but for thousands of them.
-        first, last = 0, self.n_nodes - 1
-        pred: dict[int, Counter] = {v: Counter() for v in range(self.n_nodes)}
-        succ: dict[int, Counter] = {u: Counter() for u in range(self.n_nodes)}
-        for u, v in self.edges:
-            succ[u][v] += 1
-            pred[v][u] += 1
-
-        def remove(node: int) -> None:
-            for p in pred.pop(node):
-                del succ[p][node]
-            for s in succ.pop(node):
-                del pred[s][node]
-
-        while True:
-            changed = False
-            for node in list(pred):
-                if node in (first, last):
-                    continue
-                label = self.labels[node]
-                if label in ZERO_LABELS:
-                    remove(node)
-                    changed = True
-                elif label in IDENTITY_LABELS:
-                    for p, m_in in pred[node].items():
-                        for s, m_out in succ[node].items():
-                            succ[p][s] += m_in * m_out
-                            pred[s][p] += m_in * m_out
-                    remove(node)
-                    changed = True
-            alive = _reachable(first, succ) & _reachable(last, pred)
-            dead = [n for n in pred if n not in alive and n not in (first, last)]
-            for node in dead:
-                remove(node)
-            changed = changed or bool(dead)
-            if not changed:
-                break
-        keep = sorted(pred)
-        if last not in _reachable(first, succ):
-            edges: list[tuple[int, int]] = []
-        else:
-            edges = [(u, v) for u in keep for v, m in succ[u].items() for _ in range(m)]
+        keep, edges = _reduce(self)
         index = {node: i for i, node in enumerate(keep)}
         widths = None if self.widths is None else tuple(self.widths[n] for n in keep)
         result = Architecture(
@@ -265,6 +224,58 @@ class Architecture:
     def __repr__(self) -> str:  # compact, readable in logs and tracebacks
         w = "" if self.widths is None else f", widths={list(self.widths)}"
         return f"Architecture(labels={list(self.labels)}, edges={list(self.edges)}{w})"
+
+
+def _reduce(arch: Architecture) -> tuple[list[int], list[tuple[int, int]]]:
+    """The nodes :meth:`Architecture.reduced` keeps (sorted) and its edges, one per copy, both in
+    ``arch``'s numbering: reduction passes (:func:`_reduction_pass`) until one changes nothing."""
+    # Plain counters, not networkx: this runs once per architecture but for thousands of them.
+    first, last = 0, arch.n_nodes - 1
+    pred: dict[int, Counter] = {v: Counter() for v in range(arch.n_nodes)}
+    succ: dict[int, Counter] = {u: Counter() for u in range(arch.n_nodes)}
+    for u, v in arch.edges:
+        succ[u][v] += 1
+        pred[v][u] += 1
+    while _reduction_pass(arch.labels, pred, succ, first, last):
+        pass
+    keep = sorted(pred)
+    if last not in _reachable(first, succ):
+        return keep, []
+    return keep, [(u, v) for u in keep for v, m in succ[u].items() for _ in range(m)]
+
+
+def _reduction_pass(labels: Sequence[str], pred: dict[int, Counter], succ: dict[int, Counter], first: int,
+                    last: int) -> bool:
+    """One pass over the multigraph ``pred`` / ``succ`` (edge multiplicities per node, changed in
+    place): drop zero operations, bypass identities, then drop nodes off every input-to-output
+    path. True when it changed something (a single pass can leave dead nodes behind)."""
+    changed = False
+    for node in list(pred):
+        if node in (first, last):
+            continue
+        label = labels[node]
+        if label in ZERO_LABELS:
+            _remove_node(pred, succ, node)
+            changed = True
+        elif label in IDENTITY_LABELS:
+            for p, m_in in pred[node].items():
+                for s, m_out in succ[node].items():
+                    succ[p][s] += m_in * m_out
+                    pred[s][p] += m_in * m_out
+            _remove_node(pred, succ, node)
+            changed = True
+    alive = _reachable(first, succ) & _reachable(last, pred)
+    dead = [n for n in pred if n not in alive and n not in (first, last)]
+    for node in dead:
+        _remove_node(pred, succ, node)
+    return changed or bool(dead)
+
+
+def _remove_node(pred: dict[int, Counter], succ: dict[int, Counter], node: int) -> None:
+    for p in pred.pop(node):
+        del succ[p][node]
+    for s in succ.pop(node):
+        del pred[s][node]
 
 
 def _reachable(start: int, neighbours: Mapping[int, Iterable[int]]) -> set[int]:
