@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from nasviz.errors import LimitError
-from nasviz.jobs.manager import JobManager, KernelRequest, SurrogateRequest
+from nasviz.jobs.kernels import KernelRequest, SurrogateRequest
+from nasviz.jobs.manager import JobManager
 from nasviz.settings import Limits
 from nasviz.spaces import get_space
 

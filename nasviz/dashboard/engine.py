@@ -16,7 +16,8 @@ from nasviz.components import kernels_for, model_never_fitted, problems, strateg
 from nasviz.config import MAX_STEP_DELAY
 from nasviz.errors import InputError, LimitError
 from nasviz.jobs.interpret import InterpretRequest, InterpretResult
-from nasviz.jobs.manager import KernelRequest, KernelResult, SurrogateRequest, manager
+from nasviz.jobs.kernels import KernelRequest, KernelResult, SurrogateRequest
+from nasviz.jobs.manager import manager
 from nasviz.learn import compute_takeaway, find_lesson_runs, launch_lesson, load_lessons
 from nasviz.learn.view import view_target
 from nasviz.objectives import TableError

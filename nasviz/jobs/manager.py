@@ -1,7 +1,7 @@
 """Explorer computations off the request thread: priced, budgeted, cached, cancellable.
 
-A page asks for a :class:`KernelRequest` (one kernel's matrices on a sample), a
-:class:`SurrogateRequest` (the surrogate protocol), an
+A page asks for a :class:`~nasviz.jobs.kernels.KernelRequest` (one kernel's matrices on a
+sample), a :class:`~nasviz.jobs.kernels.SurrogateRequest` (the surrogate protocol), an
 :class:`~nasviz.jobs.interpret.InterpretRequest` (the Interpretability page's GP fits) or an
 :class:`~nasviz.jobs.export.ExportRequest` (a run's network retrained for download). The
 :class:`JobManager` (one per server process, see :func:`manager`):
@@ -43,89 +43,8 @@ import numpy as np
 from nasviz.errors import LimitError
 from nasviz.jobs.export import ExportRequest
 from nasviz.jobs.interpret import InterpretRequest
-from nasviz.jobs.keys import file_identity, input_key as _hash
+from nasviz.jobs.kernels import KernelRequest, SurrogateRequest
 from nasviz.settings import Limits
-
-
-@dataclass(frozen=True)
-class KernelRequest:
-    """One kernel's distance components and Gram matrix on ``strings`` (architectures of ``space``);
-    ``cost_s``: its estimated CPU seconds (not part of its identity)."""
-
-    kernel: str
-    space: str
-    strings: tuple[str, ...]
-    cost_s: float = field(default=0.0, compare=False)
-
-    @property
-    def label(self) -> str:
-        return f"the {self.kernel} matrices"
-
-    @property
-    def key(self) -> str:
-        """Hash of the inputs: the cache file's name and the job's identity."""
-        return _hash({"kind": "kernel", "kernel": self.kernel, "space": self.space, "strings": list(self.strings)})
-
-    def to_json(self) -> dict:
-        return {"kind": "kernel", "kernel": self.kernel, "space": self.space, "strings": list(self.strings)}
-
-    def compute(self) -> dict[str, np.ndarray]:
-        """The arrays of :class:`KernelResult` (in the worker process)."""
-        from nasviz.dashboard.explorer.kernels import kernel_views
-        from nasviz.dashboard.kernels import parse_archs
-
-        distances, gram = kernel_views(self.kernel, parse_archs(self.strings, self.space), self.space)
-        return {"gram": gram, **{f"dist.{k}": v for k, v in distances.items()}}
-
-    @staticmethod
-    def result(arrays: dict[str, np.ndarray]) -> "KernelResult":
-        return KernelResult({k[5:]: v for k, v in arrays.items() if k.startswith("dist.")}, arrays["gram"])
-
-
-@dataclass(frozen=True)
-class SurrogateRequest:
-    """The surrogate-quality protocol (paper 002 §5.1) of one kernel on the table at ``table``
-    (a file the app chose: the embedded table, a stored upload, a server-side table)."""
-
-    table: str
-    space: str
-    metric: str
-    kernel: str
-    n_train: int
-    n_test: int
-    trials: int
-    seed: int
-    cost_s: float = field(default=0.0, compare=False)
-
-    @property
-    def label(self) -> str:
-        return f"the {self.kernel} surrogate protocol"
-
-    @property
-    def key(self) -> str:
-        return _hash({**self.to_json(), **file_identity(self.table)})  # a changed file is another table
-
-    def to_json(self) -> dict:
-        return {"kind": "surrogate", "table": self.table, "space": self.space, "metric": self.metric,
-                "kernel": self.kernel, "n_train": self.n_train, "n_test": self.n_test, "trials": self.trials,
-                "seed": self.seed}
-
-    def compute(self) -> dict[str, np.ndarray]:
-        from nasviz.dashboard.explorer.kernels import surrogate_quality
-        from nasviz.dashboard.sources import table_from_path
-
-        q = surrogate_quality(table_from_path(self.table, self.space), self.metric, self.kernel,
-                              n_train=self.n_train, n_test=self.n_test, trials=self.trials, seed=self.seed)
-        return {"spearman": q.spearman, "spearman_mean": np.float64(q.spearman_mean),
-                "spearman_se": np.float64(q.spearman_se), "coverage_95": np.float64(q.coverage_95),
-                "truth": q.truth, "mean": q.mean, "std": q.std, "transform": np.str_(q.transform)}
-
-    def result(self, arrays: dict[str, np.ndarray]):
-        from nasviz.dashboard.explorer.kernels import SurrogateQuality
-
-        return SurrogateQuality(self.kernel, arrays["spearman"], float(arrays["spearman_mean"]),
-                                float(arrays["spearman_se"]), float(arrays["coverage_95"]), arrays["truth"],
-                                arrays["mean"], arrays["std"], str(arrays["transform"]))
 
 
 Request = KernelRequest | SurrogateRequest | InterpretRequest | ExportRequest
@@ -143,14 +62,6 @@ def request_from_json(data: dict) -> Request:
     if data["kind"] == "export":
         return ExportRequest.from_json(data)
     raise ValueError(f"unknown job kind {data['kind']!r}")
-
-
-@dataclass
-class KernelResult:
-    """What a :class:`KernelRequest` computes: ``distances`` ``{component: (n, n)}`` and ``gram`` ``(n, n)``."""
-
-    distances: dict[str, np.ndarray]
-    gram: np.ndarray
 
 
 def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
