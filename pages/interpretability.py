@@ -63,7 +63,7 @@ if st.session_state.get("i_request", (None,))[0] != key:
         stop_with(refused)
     # The fits run in a worker process (a progress bar, Cancel, the result cached for every visitor).
     st.session_state["i_request"] = (key, InterpretRequest(str(src.path), space, metric, int(n), int(seed),
-                                                           estimate.seconds))
+                                                           cost_s=estimate.seconds))
 request: InterpretRequest = st.session_state["i_request"][1]
 if st.session_state.get("i_result", (None,))[0] != key:
     results = computed([request], "i_fit", "fits")

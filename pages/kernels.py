@@ -91,7 +91,7 @@ refused = budget.refusal(budget.Estimate(costs, len(strings)), limits.max_explor
                          budget.largest_n(costs, limits.max_explorer_seconds))
 if refused:
     stop_with(refused)
-results = _matrices([KernelRequest(spec, space, strings, costs[spec].seconds(len(strings))) for spec in chosen])
+results = _matrices([KernelRequest(spec, space, strings, cost_s=costs[spec].seconds(len(strings))) for spec in chosen])
 distances = {spec: results[spec].distances for spec in chosen}
 matrices = {spec: results[spec].gram for spec in chosen}
 
@@ -137,7 +137,7 @@ if protocol_refused:
 elif s4.button("Run the protocol", key="k_run_surrogate", type="primary"):
     st.session_state["k_surrogate_asked"] = [
         SurrogateRequest(str(src.path), space, metric, spec, int(n_train), int(n_test), int(trials), int(seed),
-                         protocol.seconds / len(chosen)) for spec in chosen]
+                         cost_s=protocol.seconds / len(chosen)) for spec in chosen]
 asked = st.session_state.get("k_surrogate_asked")
 if asked and src is not None and asked[0].table == str(src.path) and asked[0].metric == metric:
     # In worker processes like the matrices: a progress bar, Cancel, the result cached for everyone.

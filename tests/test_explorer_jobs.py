@@ -196,3 +196,30 @@ def test_a_workers_result_that_takes_the_cache_over_its_cap_prunes_the_older_one
     _wait(jobs, [req], "visitor")
     jobs.reap()
     assert [p.name for p in cache.glob("*.npz")] == [f"{req.key}.npz"]
+
+
+def test_every_kind_of_request_shares_one_shape_and_its_job_file_gives_it_back(tmp_path):
+    """Issue 49: the four requests are one base's kinds: the job file a worker reads rebuilds the
+    same request, the estimate is neither in the file nor in the identity, and a table's file
+    identity is part of the identity of the requests that read it."""
+    from nasviz.jobs.export import ExportRequest
+    from nasviz.jobs.interpret import InterpretRequest
+    from nasviz.jobs.manager import KINDS, request_from_json
+    from nasviz.jobs.request import JobRequest
+
+    path = tmp_path / "table.csv"
+    path.write_text("arch,acc\n")
+    requests = [KernelRequest("wl", "nb201", _strings(3), cost_s=2.0),
+                SurrogateRequest(str(path), "nb201", "acc", "tw2g", 15, 20, 2, 0, cost_s=3.0),
+                InterpretRequest(str(path), "nb201", "acc", 30, 1, cost_s=4.0),
+                ExportRequest("store.db", 3, "a-cell", 12.5, cost_s=5.0)]
+    assert {type(r) for r in requests} == set(KINDS.values())
+    for r in requests:
+        assert isinstance(r, JobRequest) and r.label.startswith("the ")
+        back = request_from_json(r.to_json())
+        assert back == r and back.key == r.key and back.cost_s == 0.0 and "cost_s" not in r.to_json()
+    before = [r.key for r in requests]
+    os.utime(path, ns=(1, 1))  # the table changed: another input for the requests that read it
+    assert [r.key == k for r, k in zip(requests, before)] == [True, False, False, True]
+    with pytest.raises(TypeError):
+        KernelRequest("wl", "nb201", _strings(3), 2.0)  # the estimate is named, never positional

@@ -72,4 +72,4 @@ def plan_export(store_path: str | os.PathLike, run_id: int, max_seconds: float) 
                                   f"about {seconds:.0f} s of CPU, more than the {max_seconds:.0f} s this server "
                                   f"allows per visitor: whoever runs the server can export it with "
                                   f"{export_command(run_id)}")
-    return ExportPlan(request=ExportRequest(str(store_path), int(run_id), key, float(run.created), seconds))
+    return ExportPlan(request=ExportRequest(str(store_path), int(run_id), key, float(run.created), cost_s=seconds))

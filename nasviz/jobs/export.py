@@ -9,35 +9,29 @@ other jobs (its estimate: the search's own training time of that network), with 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from nasviz.jobs.keys import input_key
+from nasviz.jobs.request import JobRequest
 
 
 @dataclass(frozen=True)
-class ExportRequest:
+class ExportRequest(JobRequest):
     """The ``.zip`` (TorchScript + ``network.json``) of network ``arch`` of run ``run_id`` in the
     store at ``store``, retrained if the run did not keep its weights. ``created``: the run's
-    creation time, so a deleted run's id given to a new run is another request. ``cost_s``: its
-    estimated CPU seconds (not part of its identity)."""
+    creation time, so a deleted run's id given to a new run is another request. Its ``key`` hashes
+    these inputs alone, not the store file's identity: the result depends on the run's stored
+    config only (same split, settings and seed: the same training), not on the file's other changes."""
 
     store: str
     run_id: int
     arch: str
     created: float
-    cost_s: float = field(default=0.0, compare=False)
 
     @property
     def label(self) -> str:
         return f"the export of run {self.run_id}'s network"
-
-    @property
-    def key(self) -> str:
-        # The result depends on the run's stored config only (same split, settings and seed: the
-        # same training), not on the store file's other changes.
-        return input_key(self.to_json())
 
     def to_json(self) -> dict:
         return {"kind": "export", "store": self.store, "run_id": self.run_id, "arch": self.arch,

@@ -11,12 +11,12 @@ chooses what to show of the same fit (:func:`~nasviz.dashboard.explorer.interpre
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from nasviz.jobs.keys import file_identity, input_key
+from nasviz.jobs.request import TableJobRequest
 
 #: A slot importance needs this many architectures (:func:`~nasviz.dashboard.explorer.interpretation.slot_importance`).
 MIN_IMPORTANCE_SAMPLE = 5
@@ -34,25 +34,18 @@ class InterpretResult:
 
 
 @dataclass(frozen=True)
-class InterpretRequest:
+class InterpretRequest(TableJobRequest):
     """A WL GP with feature gradients (and slot importances) on ``n`` architectures drawn with
-    ``seed`` from the table at ``table`` (a file the app chose); ``cost_s``: its estimated CPU
-    seconds (not part of its identity)."""
+    ``seed`` from the table at ``table``."""
 
-    table: str
     space: str
     metric: str
     n: int
     seed: int
-    cost_s: float = field(default=0.0, compare=False)
 
     @property
     def label(self) -> str:
         return "the WL GP and its feature gradients"
-
-    @property
-    def key(self) -> str:
-        return input_key({**self.to_json(), **file_identity(self.table)})  # a changed file is another table
 
     def to_json(self) -> dict:
         return {"kind": "interpret", "table": self.table, "space": self.space, "metric": self.metric,

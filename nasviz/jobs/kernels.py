@@ -8,34 +8,31 @@ the surrogate-quality protocol of one kernel on a table, rebuilt as
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from nasviz.jobs.keys import file_identity, input_key as _hash
+from nasviz.jobs.request import JobRequest, TableJobRequest
 
 
 @dataclass(frozen=True)
-class KernelRequest:
-    """One kernel's distance components and Gram matrix on ``strings`` (architectures of ``space``);
-    ``cost_s``: its estimated CPU seconds (not part of its identity)."""
+class KernelRequest(JobRequest):
+    """One kernel's distance components and Gram matrix on ``strings`` (architectures of ``space``)."""
 
     kernel: str
     space: str
     strings: tuple[str, ...]
-    cost_s: float = field(default=0.0, compare=False)
 
     @property
     def label(self) -> str:
         return f"the {self.kernel} matrices"
 
-    @property
-    def key(self) -> str:
-        """Hash of the inputs: the cache file's name and the job's identity."""
-        return _hash({"kind": "kernel", "kernel": self.kernel, "space": self.space, "strings": list(self.strings)})
-
     def to_json(self) -> dict:
         return {"kind": "kernel", "kernel": self.kernel, "space": self.space, "strings": list(self.strings)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "KernelRequest":
+        return cls(str(data["kernel"]), str(data["space"]), tuple(str(s) for s in data["strings"]))
 
     def compute(self) -> dict[str, np.ndarray]:
         """The arrays of :class:`KernelResult` (in the worker process)."""
@@ -51,11 +48,9 @@ class KernelRequest:
 
 
 @dataclass(frozen=True)
-class SurrogateRequest:
-    """The surrogate-quality protocol (paper 002 §5.1) of one kernel on the table at ``table``
-    (a file the app chose: the embedded table, a stored upload, a server-side table)."""
+class SurrogateRequest(TableJobRequest):
+    """The surrogate-quality protocol (paper 002 §5.1) of one kernel on the table at ``table``."""
 
-    table: str
     space: str
     metric: str
     kernel: str
@@ -63,20 +58,20 @@ class SurrogateRequest:
     n_test: int
     trials: int
     seed: int
-    cost_s: float = field(default=0.0, compare=False)
 
     @property
     def label(self) -> str:
         return f"the {self.kernel} surrogate protocol"
 
-    @property
-    def key(self) -> str:
-        return _hash({**self.to_json(), **file_identity(self.table)})  # a changed file is another table
-
     def to_json(self) -> dict:
         return {"kind": "surrogate", "table": self.table, "space": self.space, "metric": self.metric,
                 "kernel": self.kernel, "n_train": self.n_train, "n_test": self.n_test, "trials": self.trials,
                 "seed": self.seed}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "SurrogateRequest":
+        return cls(str(data["table"]), str(data["space"]), str(data["metric"]), str(data["kernel"]),
+                   int(data["n_train"]), int(data["n_test"]), int(data["trials"]), int(data["seed"]))
 
     def compute(self) -> dict[str, np.ndarray]:
         from nasviz.dashboard.explorer.kernels import surrogate_quality

@@ -50,18 +50,17 @@ from nasviz.settings import Limits
 Request = KernelRequest | SurrogateRequest | InterpretRequest | ExportRequest
 
 
+#: Each kind of request by the ``kind`` its job file names.
+KINDS: dict[str, type[Request]] = {"kernel": KernelRequest, "surrogate": SurrogateRequest,
+                                   "interpret": InterpretRequest, "export": ExportRequest}
+
+
 def request_from_json(data: dict) -> Request:
     """The request a worker reads from its job file (plain JSON)."""
-    if data["kind"] == "kernel":
-        return KernelRequest(str(data["kernel"]), str(data["space"]), tuple(str(s) for s in data["strings"]))
-    if data["kind"] == "surrogate":
-        return SurrogateRequest(str(data["table"]), str(data["space"]), str(data["metric"]), str(data["kernel"]),
-                                int(data["n_train"]), int(data["n_test"]), int(data["trials"]), int(data["seed"]))
-    if data["kind"] == "interpret":
-        return InterpretRequest.from_json(data)
-    if data["kind"] == "export":
-        return ExportRequest.from_json(data)
-    raise ValueError(f"unknown job kind {data['kind']!r}")
+    kind = KINDS.get(data["kind"])
+    if kind is None:
+        raise ValueError(f"unknown job kind {data['kind']!r}")
+    return kind.from_json(data)
 
 
 def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
