@@ -44,7 +44,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -54,6 +54,9 @@ from nasviz.bench.fidelity_report import cost_summary
 from nasviz.bench.protocol import TablePair, parse_pairs, parse_spec, spec_batch_size
 from nasviz.bench.search_report import batch_goal_check, goal_check, regret_at, summarise
 from nasviz.errors import InputError
+
+if TYPE_CHECKING:  # the objectives package is imported where a table is loaded
+    from nasviz.objectives import Table
 
 DESCRIPTION = ("regret of search strategies (Optuna's samplers as peers) on benchmark tables over seeds: regret by "
                "evaluation, final mean/s.e./90th percentile, optimum found, distinct cells, seconds per step")
@@ -285,7 +288,9 @@ def _cost_checkpoints(args: argparse.Namespace) -> list[float]:
     return sorted(p for p in points if p > 0)
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def _checked_arguments(args: argparse.Namespace) -> tuple[list[str], list[int]]:
+    """The strategies asked for and the checkpoints (evaluations) the report reads regret at;
+    a bad number is refused before anything is loaded."""
     if args.budget < 1:
         raise InputError(f"--budget must be at least 1, got {args.budget}")
     if args.seeds < 1:
@@ -297,15 +302,72 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         checkpoints = sorted({int(c) for c in args.checkpoints.split(",") if c.strip()} | {args.budget})
     except ValueError:
         raise InputError(f"--checkpoints must be comma-separated integers, got {args.checkpoints!r}") from None
-    checkpoints = [c for c in checkpoints if 1 <= c <= args.budget]
-    pairs = _pairs(args)
-    _check_names(names, pairs)
+    return names, [c for c in checkpoints if 1 <= c <= args.budget]
+
+
+def _resolved(pairs: list[TablePair]) -> list[tuple[TablePair, Path, Table]]:
+    """Each table pair with its metric named (the table's first when none is), its path and its table."""
     resolved = []
     for pair in pairs:
         path = pair.path()
         table = search_runs.table(str(path), pair.space)
         resolved.append((TablePair(pair.table, table.check_metric(pair.metric or table.metrics[0]), pair.space,
                                    pair.fidelity), path, table))
+    return resolved
+
+
+def _strategy_summary(args: argparse.Namespace, mine: list[dict[str, Any]], checkpoints: list[int],
+                      fidelity: bool) -> dict[str, Any]:
+    """One strategy's runs on one table summarised; crashed runs are only counted."""
+    runs = [r for r in mine if not search_runs.crashed(r)]
+    summary = summarise(runs, checkpoints, args.budget)
+    summary["crashes"] = len(mine) - len(runs)
+    summary["best_per_run"] = [{"seed": r["seed"], **(r["best"] or {"arch": None})} for r in runs]
+    if args.runs:
+        summary["final_regrets"] = [regret_at(r, args.budget) for r in runs]
+        summary["regrets_per_run"] = {str(t): [regret_at(r, t) for r in runs] for t in checkpoints}
+        summary["seeds_run"] = [r["seed"] for r in runs]
+    if fidelity:
+        summary["cost"] = cost_summary(runs, _cost_checkpoints(args))
+    return summary
+
+
+def _table_entry(args: argparse.Namespace, pair: TablePair, table: Table, names: list[str],
+                 results: list[dict[str, Any]], checkpoints: list[int], candidate: str | None) -> dict[str, Any]:
+    """The report of one table: each strategy's summary, then the goals checked on them."""
+    entry: dict[str, Any] = {"table": table.source, "metric": pair.metric, "space": pair.space,
+                             "direction": table.direction(pair.metric), "optimum": table.optimum(pair.metric),
+                             "strategies": {}}
+    for name in names:
+        mine = [r for r in results if r["strategy"] == name and r["pair"] == pair.label]
+        entry["strategies"][name] = _strategy_summary(args, mine, checkpoints, bool(pair.fidelity))
+    if pair.fidelity:
+        entry["fidelity"] = pair.fidelity
+        entry["fidelity_goal"] = _fidelity_goals(results, pair, names)
+    if candidate is not None:
+        entry["goal"] = goal_check(entry["strategies"], candidate, GOAL_PEERS)
+    batch_goals = {n: batch_goal_check(entry["strategies"], n, BATCH_PEER) for n in names if spec_batch_size(n) > 1}
+    if any(batch_goals.values()):
+        entry["batch_goal"] = {n: g for n, g in batch_goals.items() if g is not None}
+    return entry
+
+
+def _crashes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs that crashed, each with its traceback; the first is named on stderr."""
+    crashes = [{k: r[k] for k in ("pair", "strategy", "seed", "error", "traceback")}
+               for r in results if search_runs.crashed(r)]
+    if crashes:
+        print(f"bench search: {len(crashes)} of {len(results)} runs crashed (each is in the report's 'crashes' with "
+              f"its traceback); first: {crashes[0]['pair']} · {crashes[0]['strategy']} · seed {crashes[0]['seed']}: "
+              f"{crashes[0]['error']}", file=sys.stderr, flush=True)
+    return crashes
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    names, checkpoints = _checked_arguments(args)
+    pairs = _pairs(args)
+    _check_names(names, pairs)
+    resolved = _resolved(pairs)
     if args.time_step_at is not None:
         if args.time_step_at < 3:
             raise InputError(f"--time-step-at must be at least 3, got {args.time_step_at}")
@@ -317,39 +379,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
     results = search_runs.run_jobs(jobs, args.workers, None if args.no_progress else _progress_line(len(jobs), start))
     candidate = _goal_candidate(args, names)
-    tables = []
-    for pair, path, table in resolved:
-        entry: dict[str, Any] = {"table": table.source, "metric": pair.metric, "space": pair.space,
-                                 "direction": table.direction(pair.metric), "optimum": table.optimum(pair.metric),
-                                 "strategies": {}}
-        for name in names:
-            mine = [r for r in results if r["strategy"] == name and r["pair"] == pair.label]
-            runs = [r for r in mine if not search_runs.crashed(r)]
-            summary = summarise(runs, checkpoints, args.budget)
-            summary["crashes"] = len(mine) - len(runs)
-            summary["best_per_run"] = [{"seed": r["seed"], **(r["best"] or {"arch": None})} for r in runs]
-            if args.runs:
-                summary["final_regrets"] = [regret_at(r, args.budget) for r in runs]
-                summary["regrets_per_run"] = {str(t): [regret_at(r, t) for r in runs] for t in checkpoints}
-                summary["seeds_run"] = [r["seed"] for r in runs]
-            if pair.fidelity:
-                summary["cost"] = cost_summary(runs, _cost_checkpoints(args))
-            entry["strategies"][name] = summary
-        if pair.fidelity:
-            entry["fidelity"] = pair.fidelity
-            entry["fidelity_goal"] = _fidelity_goals(results, pair, names)
-        if candidate is not None:
-            entry["goal"] = goal_check(entry["strategies"], candidate, GOAL_PEERS)
-        batch_goals = {n: batch_goal_check(entry["strategies"], n, BATCH_PEER) for n in names if spec_batch_size(n) > 1}
-        if any(batch_goals.values()):
-            entry["batch_goal"] = {n: g for n, g in batch_goals.items() if g is not None}
-        tables.append(entry)
-    crashes = [{k: r[k] for k in ("pair", "strategy", "seed", "error", "traceback")}
-               for r in results if search_runs.crashed(r)]
-    if crashes:
-        print(f"bench search: {len(crashes)} of {len(results)} runs crashed (each is in the report's 'crashes' with "
-              f"its traceback); first: {crashes[0]['pair']} · {crashes[0]['strategy']} · seed {crashes[0]['seed']}: "
-              f"{crashes[0]['error']}", file=sys.stderr, flush=True)
+    tables = [_table_entry(args, pair, table, names, results, checkpoints, candidate) for pair, _, table in resolved]
+    crashes = _crashes(results)
     report: dict[str, Any] = {"budget": args.budget, "seeds": args.seeds, "first_seed": args.first_seed,
                               "checkpoints": checkpoints, "workers": args.workers,
                               "seconds": time.perf_counter() - start, "strategies_run": names,
