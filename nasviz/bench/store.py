@@ -9,8 +9,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # imported when the benchmark runs, not when the command line is built
+    from nasviz.runner import RunResult
+    from nasviz.store import RunStore
 
 DESCRIPTION = ("Run store speed: seconds per search step with and without --store, dashboard reads of a run "
                "(list_runs, evaluations, snapshots), replay speed on resume, and concurrent writer throughput.")
@@ -49,8 +54,63 @@ def _writer(path: str, worker: int, steps: int) -> float:
     return time.perf_counter() - start
 
 
+def _timed_run(config: dict, store: RunStore, budget: int, batch_size: int, with_store: bool,
+               stop_after: int | None = None) -> tuple[RunResult, list[float], int | None]:
+    """One search of ``config``, with or without ``store``: its result, the seconds of each step
+    and its run id; ``stop_after`` evaluations it is asked to stop (a run to resume)."""
+    from nasviz.runner import build_search, run_search
+
+    setup = build_search(config)
+    step_times: list[float] = []
+    last = [time.perf_counter()]
+
+    def on_step(snap):
+        now = time.perf_counter()
+        step_times.append(now - last[0])
+        last[0] = now
+        if stop_after is not None and snap.n_evaluations >= stop_after:
+            store.request_stop(run_id)
+
+    run_id = store.create_run(setup.config) if with_store else None
+    result = run_search(setup.strategy, setup.objective, budget, format_arch=setup.space.format,
+                        batch_size=batch_size, on_step=on_step, store=store if with_store else None,
+                        run_id=run_id)
+    return result, step_times, run_id
+
+
+def _read_seconds(store: RunStore, run_id: int, n_steps: int) -> dict[str, float]:
+    """The median seconds of each read the dashboard makes of a run, over 20 reads."""
+    reads = {}
+    for name, fn in (("list_runs", store.list_runs),
+                     ("evaluations", lambda: store.evaluations(run_id)),
+                     ("snapshots_since_last_10", lambda: store.snapshots(run_id, since_step=n_steps - 10)),
+                     ("latest_snapshot", lambda: store.latest_snapshot(run_id))):
+        times = []
+        for _ in range(20):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        reads[name] = statistics.median(times)
+    return reads
+
+
+def _concurrent_writers(path: str, writers: int, steps: int) -> tuple[list[float], float, int]:
+    """``writers`` spawned processes committing ``steps`` steps each to one new store: each
+    writer's seconds, the wall time with process start, and how many evaluations landed."""
+    from nasviz.store import RunStore
+
+    RunStore(path)
+    ctx = multiprocessing.get_context("spawn")
+    t = time.perf_counter()
+    with ctx.Pool(writers) as pool:
+        per_writer = pool.starmap(_writer, [(path, w, steps) for w in range(writers)])
+    wall = time.perf_counter() - t
+    landed = sum(r.n_evaluations for r in RunStore(path).list_runs())
+    return per_writer, wall, landed
+
+
 def run(args: argparse.Namespace) -> dict:
-    from nasviz.runner import build_search, resume_run, run_search
+    from nasviz.runner import resume_run
     from nasviz.store import RunStore
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,55 +119,18 @@ def run(args: argparse.Namespace) -> dict:
         config = {"table": str(table), "strategy": "random", "seed": 0, "budget": args.budget,
                   "batch_size": args.batch_size}
         store = RunStore(folder / "runs.sqlite")
-
-        def timed_run(with_store: bool, stop_after: int | None = None):
-            setup = build_search(config)
-            step_times: list[float] = []
-            last = [time.perf_counter()]
-
-            def on_step(snap):
-                now = time.perf_counter()
-                step_times.append(now - last[0])
-                last[0] = now
-                if stop_after is not None and snap.n_evaluations >= stop_after:
-                    store.request_stop(run_id)
-
-            run_id = store.create_run(setup.config) if with_store else None
-            result = run_search(setup.strategy, setup.objective, args.budget, format_arch=setup.space.format,
-                                batch_size=args.batch_size, on_step=on_step, store=store if with_store else None,
-                                run_id=run_id)
-            return result, step_times, run_id
-
-        _, plain_steps, _ = timed_run(False)
-        stored_result, stored_steps, run_id = timed_run(True)
-
-        reads = {}
-        for name, fn in (("list_runs", store.list_runs),
-                         ("evaluations", lambda: store.evaluations(run_id)),
-                         ("snapshots_since_last_10", lambda: store.snapshots(run_id, since_step=len(stored_steps) - 10)),
-                         ("latest_snapshot", lambda: store.latest_snapshot(run_id))):
-            times = []
-            for _ in range(20):
-                t = time.perf_counter()
-                fn()
-                times.append(time.perf_counter() - t)
-            reads[name] = statistics.median(times)
+        _, plain_steps, _ = _timed_run(config, store, args.budget, args.batch_size, False)
+        stored_result, stored_steps, run_id = _timed_run(config, store, args.budget, args.batch_size, True)
+        reads = _read_seconds(store, run_id, len(stored_steps))
 
         # resume a run stopped half way: the replay is the cost of resuming
         half = args.budget // 2
-        first, _, stopped_id = timed_run(True, stop_after=half)
+        first, _, stopped_id = _timed_run(config, store, args.budget, args.batch_size, True, stop_after=half)
         t = time.perf_counter()
         resumed = resume_run(store, stopped_id)
         resume_seconds = time.perf_counter() - t
-
-        path = str(folder / "concurrent.sqlite")
-        RunStore(path)
-        ctx = multiprocessing.get_context("spawn")
-        t = time.perf_counter()
-        with ctx.Pool(args.writers) as pool:
-            per_writer = pool.starmap(_writer, [(path, w, args.writer_steps) for w in range(args.writers)])
-        wall = time.perf_counter() - t
-        landed = sum(r.n_evaluations for r in RunStore(path).list_runs())
+        per_writer, wall, landed = _concurrent_writers(str(folder / "concurrent.sqlite"), args.writers,
+                                                       args.writer_steps)
 
     return {
         "budget": args.budget,
