@@ -36,7 +36,6 @@ __all__ = ["build_parser", "main", "default_table_path", "load_with_space_hint",
            "_run_config"]  # the last for tests of the config a command line makes
 
 
-
 def build_parser(load_benchmarks: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m nasviz", description="nasviz: see neural architecture search work.")
     sub = parser.add_subparsers(dest="command", required=True)

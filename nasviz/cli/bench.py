@@ -11,6 +11,7 @@ import numpy as np
 from nasviz.cli.shared import print_json
 from nasviz.cli_common import add_space_argument
 
+
 def add_bench_parser(sub: argparse._SubParsersAction, load: bool) -> None:
     """The ``bench`` command. Benchmark modules import heavy packages (torch, scipy.stats), so
     they are loaded only when ``bench`` is the command being run (``load``), which keeps

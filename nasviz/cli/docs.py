@@ -8,6 +8,7 @@ import sys
 
 from nasviz.errors import InputError
 
+
 def add_components_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("components", help="list the registered spaces, kernels, strategies, pools, ...",
                        description="Every registered component with its description; --markdown writes the README's table.")

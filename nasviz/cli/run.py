@@ -18,6 +18,7 @@ from nasviz.objectives import TableError
 from nasviz.rounding import format_value, round_value, run_decimals
 from nasviz.runner import run_search
 
+
 #: Bad rows of a table that ``run`` prints (all of them are counted and stored with the run).
 SHOWN_BAD_ROWS = 5
 

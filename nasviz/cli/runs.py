@@ -10,6 +10,7 @@ from nasviz.cli.shared import print_json
 from nasviz.errors import InputError
 from nasviz.rounding import format_value, round_value, run_decimals
 
+
 def add_runs_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("runs", help="list, export, stop or delete stored runs",
                        description="Manage the runs of a run store (written by `run --store FILE`).")

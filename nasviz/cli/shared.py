@@ -15,6 +15,7 @@ from nasviz.errors import InputError
 from nasviz.objectives import Table, TableError, load_table
 from nasviz.objectives import default_table_path as objectives_default_table
 
+
 def default_table_path() -> Path:
     """The table every command uses when none is given (:func:`nasviz.objectives.default_table_path`)."""
     path = objectives_default_table()

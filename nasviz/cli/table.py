@@ -13,6 +13,7 @@ from nasviz.errors import InputError
 from nasviz.objectives import load_table
 from nasviz.rounding import format_value
 
+
 def add_table_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("table", help="inspect benchmark tables", description="Inspect benchmark tables.")
     tsub = p.add_subparsers(dest="table_command", required=True)
