@@ -523,11 +523,36 @@ def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None
     return found
 
 
+class IncompatibleError(ConfigError):
+    """A strategy, its options, a space and a batch size that cannot run together (the message
+    lists :func:`problems`): the page names it at once and keeps Start disabled, where other
+    faults (a budget of 0) are named when Start is pressed."""
+
+
 def check_compatible(space: str, strategy: str, options: Mapping[str, Any] | None = None, batch_size: int = 1) -> None:
-    """Raise :class:`~nasviz.errors.ConfigError` listing :func:`problems`, if any."""
+    """Raise :class:`IncompatibleError` (a :class:`~nasviz.errors.ConfigError`) listing
+    :func:`problems`, if any."""
     found = problems(space, strategy, options, batch_size)
     if found:
-        raise ConfigError("; ".join(found))
+        raise IncompatibleError("; ".join(found))
+
+
+def checked_options(space: str, strategy: str, options: Mapping[str, Any] | None = None,
+                    batch_size: int | None = None) -> dict[str, Any]:
+    """``strategy``'s ``options`` parsed (typed, ``None`` dropped) and checked with ``space`` and
+    batches of ``batch_size`` (default: the ``batch_size`` option, else what the strategy was
+    designed for): the one parse and the one compatibility check of a search's strategy.
+
+    :meth:`nasviz.config.SearchConfig.create` calls it once; the runner builds the strategy from
+    the result without calling it again (:func:`nasviz.strategies.factory.build_strategy`), and
+    :func:`~nasviz.strategies.factory.make_strategy` calls it for raw options. Raises
+    :class:`~nasviz.errors.ConfigError` for an unknown or ill-typed option, :class:`IncompatibleError`
+    for a combination that cannot run.
+    """
+    parsed = STRATEGIES.get(strategy).parse_options(dict(options or {}), owner=f"strategy {strategy!r}")
+    batch = batch_size if batch_size is not None else int(parsed.get("batch_size", default_batch_size(strategy)))
+    check_compatible(space, strategy, parsed, batch)
+    return parsed
 
 
 def strategies_for(space: str, fidelity: bool = False) -> list[str]:

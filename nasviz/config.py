@@ -90,7 +90,7 @@ class SearchConfig:
     def create(cls, **values: Any) -> "SearchConfig":
         """A validated config; ``None`` values mean "the default". Raises
         :class:`~nasviz.errors.ConfigError` naming the first field that is wrong."""
-        from nasviz.components import (DATASETS, SPACES, STRATEGIES, check_compatible, default_batch_size,
+        from nasviz.components import (DATASETS, SPACES, STRATEGIES, checked_options, default_batch_size,
                                        default_strategy, strategy_kernel)
 
         known = {f.name for f in fields(cls)}
@@ -109,10 +109,12 @@ class SearchConfig:
         if config.objective not in (TABLE, TRAIN):
             raise ConfigError(f"objective must be {TABLE!r} or {TRAIN!r}, got {config.objective!r}")
         SPACES.get(config.space)
-        entry = STRATEGIES.get(config.strategy)
-        options = entry.parse_options(dict(config.strategy_options), owner=f"strategy {config.strategy!r}")
-        _at_least("budget", config.budget, 1)
         _at_least("batch_size", config.batch_size, 1)
+        # The one parse of the strategy's options and the one compatibility check of the whole path
+        # (form -> store -> worker -> strategy -> GP): first, so that the page names a combination
+        # that cannot run even while another setting (the budget) is still wrong.
+        options = checked_options(config.space, config.strategy, config.strategy_options, config.batch_size)
+        _at_least("budget", config.budget, 1)
         _at_least("seed", config.seed, 0)
         _at_least("workers", config.workers, 1)
         if config.batch_size > config.budget:
@@ -131,7 +133,6 @@ class SearchConfig:
         if not isinstance(config.overlap, bool):
             raise ConfigError(f"overlap must be true or false, got {config.overlap!r}")
         _check_fidelity(config)
-        check_compatible(config.space, config.strategy, options, config.batch_size)
         kernel = strategy_kernel(config.strategy, options)
         if config.kernel is not None and config.kernel != kernel:
             raise ConfigError(f"kernel {config.kernel!r} is not the one strategy {config.strategy!r} uses with these "
@@ -142,8 +143,22 @@ class SearchConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "SearchConfig":
-        """Read a stored config (the keys of :meth:`to_dict`; older stores wrote the same keys)."""
-        return cls.create(**{k: v for k, v in data.items() if k in {f.name for f in fields(cls)}})
+        """Read a stored config back as it was validated (the keys of :meth:`to_dict`); other
+        keys (a run's ``skipped_rows``) are ignored.
+
+        A dictionary with every field is what :meth:`to_dict` wrote for a config :meth:`create`
+        validated (the run store keeps nothing else): it is read back as it is, not validated a
+        second time, so the strategy's options are not parsed again nor the combination checked
+        again on the worker's side (issue 49). A dictionary that lacks fields (written by an older
+        version, before ``kernel`` was stored, or typed by hand) goes through :meth:`create`,
+        which fills in the defaults and validates it.
+        """
+        names = [f.name for f in fields(cls)]
+        given = {k: v for k, v in data.items() if k in names}
+        if len(given) < len(names):
+            return cls.create(**given)
+        return cls(**{**given, "strategy_options": dict(given["strategy_options"] or {}),
+                      "model_options": dict(given["model_options"] or {}), "training": dict(given["training"] or {})})
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data."""

@@ -393,8 +393,10 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
     """Rebuild the objective and the strategy from a :class:`~nasviz.config.SearchConfig` or its
     stored dictionary (deterministic given it).
 
-    A dictionary is validated by :meth:`SearchConfig.from_dict` (errors name the field, see
-    :class:`~nasviz.errors.ConfigError`); keys that are not settings (a run's ``skipped_rows``)
+    A dictionary is read by :meth:`SearchConfig.from_dict` (a stored one as it was validated,
+    one that lacks settings validated now: errors name the field, see
+    :class:`~nasviz.errors.ConfigError`); the strategy is built from the config's parsed options
+    without parsing or checking them again (:func:`nasviz.strategies.factory.build_strategy`); keys that are not settings (a run's ``skipped_rows``)
     are kept in the returned ``config``. A table objective looks architectures up in the CSV
     ``table`` (``metric`` defaults to its first metric); a training objective trains them on the
     bundled ``dataset`` with :class:`nasviz.objectives.training.TrainingObjective`, on ``workers``
@@ -404,7 +406,7 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
     the run reproducible.
     """
     from nasviz.spaces import get_space
-    from nasviz.strategies.factory import make_strategy
+    from nasviz.strategies.factory import build_strategy
 
     extras: dict[str, Any] = {}
     if not isinstance(config, SearchConfig):
@@ -420,8 +422,9 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
         extras["direction"] = getattr(objective, "direction", "maximise")
         extras.setdefault("value_decimals", table.decimals.get(objective.metric))  # nasviz.rounding
     try:
-        strategy = make_strategy(config.strategy, space=space, seed=config.seed, domain=objective.domain(),
-                                 batch_size=config.batch_size, **dict(config.strategy_options))
+        # The validated config's options, parsed and checked once by SearchConfig.create: built as they are.
+        strategy = build_strategy(config.strategy, space=space, seed=config.seed, domain=objective.domain(),
+                                  batch_size=config.batch_size, options=config.strategy_options)
         if hasattr(strategy, "attach"):
             strategy.attach(objective)  # e.g. Auto-Keras: warm starts through the objective's builder
     except BaseException:

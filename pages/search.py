@@ -11,7 +11,7 @@ import streamlit as st
 
 from nasviz import viz
 from nasviz.dashboard.engine import (
-    defaults, format_value, get_space, MAX_STEP_DELAY, model_never_fitted, parse_architecture, problems, RUNNING,
+    defaults, format_value, get_space, MAX_STEP_DELAY, model_never_fitted, parse_architecture, RUNNING,
     StoreError, TableError, UnknownRunError,
 )
 from nasviz.dashboard import forms, launching
@@ -69,19 +69,20 @@ def new_search_form() -> None:
     step_delay = c4.number_input("Pause after each step (s)", min_value=0.0, max_value=MAX_STEP_DELAY,
                                  value=defaults.PAGE_STEP_DELAY, step=0.5, key="step_delay",
                                  help="Slows the search down to a pace a class can follow; 0 runs it at full speed.")
-    found = problems(space, strategy, options, max(int(batch_size), 1))
-    if found:  # impossible combinations are named, never started
-        st.error(fill("This combination cannot run: {}.", "; ".join(found)))
+    # The form's one check: the config Start launches, validated once (options parsed, combination checked).
+    checked = launching.check_form(src, metric=metric, space=space, strategy=strategy, options=options, budget=budget,
+                                   batch_size=batch_size, seed=seed, step_delay=float(step_delay))
+    if checked.cannot_run:  # impossible combinations are named, never started
+        st.error(fill("This combination cannot run: {}.", checked.cannot_run))
     never = model_never_fitted(strategy, options, int(budget))
-    if never and not found:  # it runs, but would show none of what the views are for
+    if never and not checked.cannot_run:  # it runs, but would show none of what the views are for
         st.warning(never, icon=":material/warning:")
     c3.write("")
-    if c3.button("Start", type="primary", key="start", disabled=bool(found)):
+    if c3.button("Start", type="primary", key="start", disabled=bool(checked.cannot_run)):
         try:
-            config = launching.search_config(src, metric=metric, space=space, strategy=strategy, options=options,
-                                             budget=budget, batch_size=batch_size, seed=seed,
-                                             step_delay=float(step_delay))
-            new_id = launching.start_run(path, config, source=src, session=session_token(), limits=limits)
+            if checked.config is None:
+                raise checked.error or ValueError("the search's settings cannot be read")
+            new_id = launching.start_run(path, checked.config, source=src, session=session_token(), limits=limits)
         except (ValueError, StoreError, TableError, OSError) as err:
             st.error(fill("Cannot start the search: {}", err))
         else:

@@ -20,11 +20,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from nasviz import defaults
-from nasviz.components import STRATEGIES
+from nasviz.components import STRATEGIES, IncompatibleError
 from nasviz.config import TABLE, TRAIN, SearchConfig
 from nasviz.dashboard.locations import REPO_ROOT, sync_runs
 from nasviz.dashboard.sources import DataSource, default_table_path, table_from_path
@@ -84,6 +85,33 @@ def search_config(
     return SearchConfig.create(**where, space=space, metric=metric, strategy=strategy,
                                strategy_options=dict(options or {}), budget=budget, batch_size=batch_size,
                                seed=seed, step_delay=step_delay, fidelity=fidelity, cost_budget=cost_budget)
+
+
+@dataclass(frozen=True)
+class FormCheck:
+    """The Search form's settings validated once (:func:`search_config`): the config that Start
+    launches, or why it cannot.
+
+    ``cannot_run`` names a combination of strategy, options, space and batch size that cannot run
+    (:class:`~nasviz.components.IncompatibleError`): the page shows it at once and disables Start.
+    ``error`` is any other fault (a budget of 0, a table that no longer reads): shown when Start
+    is pressed, as before.
+    """
+
+    config: SearchConfig | None = None
+    cannot_run: str | None = None
+    error: Exception | None = None
+
+
+def check_form(source: DataSource, **settings: Any) -> FormCheck:
+    """:func:`search_config` of the form's ``settings``, its errors kept for the page to show
+    (the form's one check: the page calls nothing else to validate them)."""
+    try:
+        return FormCheck(config=search_config(source, **settings))
+    except IncompatibleError as err:
+        return FormCheck(cannot_run=str(err))
+    except (ValueError, OSError) as err:  # ConfigError, TableError (ValueErrors), an unreadable file
+        return FormCheck(error=err)
 
 
 def stored_config(config: SearchConfig | Mapping[str, Any], source: DataSource | None = None) -> dict[str, Any]:

@@ -106,7 +106,12 @@ def is_typed(state: Mapping[str, Any]) -> bool:
 
 
 def legacy_kernel(config: Mapping[str, Any]) -> str | None:
-    """The GP kernel of a stored run's strategy by its registry entry (old states did not name it)."""
+    """The GP kernel of a stored run's strategy (old states did not name it): the config's
+    ``kernel``, worked out once by :meth:`nasviz.config.SearchConfig.create` and stored with the
+    run; configs stored before it was (the runs this migration is for, mostly) by the strategy's
+    registry entry."""
+    if isinstance(config, Mapping) and "kernel" in config:
+        return None if config["kernel"] is None else str(config["kernel"])
     from nasviz.components import STRATEGIES, strategy_kernel
 
     strategy = config.get("strategy") if isinstance(config, Mapping) else None

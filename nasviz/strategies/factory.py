@@ -5,18 +5,23 @@ The strategies, their options and what they can search are registered in
 strategy (``bo-wl-ei``, ``bo-tw2g-kdpp5``, ...) is the generic ``bo`` with preset options; every
 option of ``bo`` may override them. ``make_strategy``'s ``batch_size`` is the batch the runner
 asks per step; a strategy that declares a ``batch_size`` option (every ``bo``) is built for it.
+
+Two doors, one path: :func:`make_strategy` takes raw options and parses and checks them
+(:func:`nasviz.components.checked_options`, the function :meth:`nasviz.config.SearchConfig.create`
+calls); :func:`build_strategy` takes options that were (a validated config's) and neither parses
+nor checks them again.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from nasviz.arch import Architecture
-from nasviz.components import STRATEGIES, check_compatible, default_batch_size
+from nasviz.components import STRATEGIES, checked_options, default_batch_size
 from nasviz.spaces import get_space
 from nasviz.spaces.base import SearchSpace
 
-__all__ = ["default_batch_size", "make_strategy", "strategy_help", "strategy_names"]
+__all__ = ["build_strategy", "default_batch_size", "make_strategy", "strategy_help", "strategy_names"]
 
 
 def strategy_names() -> list[str]:
@@ -42,19 +47,32 @@ def make_strategy(
 
     Options that are ``None`` are ignored (the CLI passes unset flags as ``None``). The strategy,
     its options, the space and the batch size are checked together first
-    (:func:`nasviz.components.check_compatible`); a combination that cannot run raises
+    (:func:`nasviz.components.checked_options`); a combination that cannot run raises
     :class:`~nasviz.errors.ConfigError` naming what does not fit.
     """
     space = get_space(space)
+    raw = {k: v for k, v in options.items() if v is not None}
+    if batch_size is not None and STRATEGIES.get(name).option("batch_size") is not None:
+        # parsed with the others, then the batch checked and built (see build_strategy) is its typed value
+        raw["batch_size"], batch_size = batch_size, None
+    parsed = checked_options(space.name, name, raw, None if batch_size is None else int(batch_size))
+    batch_size = parsed.get("batch_size", batch_size)
+    return build_strategy(name, space=space, seed=seed, domain=domain, batch_size=batch_size, options=parsed)
+
+
+def build_strategy(name: str, *, space: SearchSpace | str, seed: int = 0, domain: Sequence[Architecture] | None = None,
+                   batch_size: int | None = None, options: Mapping[str, Any] | None = None):
+    """A strategy instance from ``options`` that are already parsed and checked (a validated
+    :class:`~nasviz.config.SearchConfig`'s ``strategy_options`` and ``batch_size``, or
+    :func:`make_strategy`'s): nothing is parsed or checked again."""
+    space = get_space(space)
     entry = STRATEGIES.get(name)
-    options = entry.parse_options({k: v for k, v in options.items() if v is not None}, owner=f"strategy {name!r}")
+    config = {**entry.preset, **(options or {})}
     if batch_size is not None and entry.option("batch_size") is not None:
         # The runner's batch and a strategy's own ``batch_size`` option share this keyword, so a
-        # strategy that declares the option is designed for the batch it is asked for.
-        options = {**options, **entry.parse_options({"batch_size": batch_size}, owner=f"strategy {name!r}")}
-    runner_batch = int(options.get("batch_size", batch_size if batch_size is not None else default_batch_size(name)))
-    check_compatible(space.name, name, options, runner_batch)
-    config = {**entry.preset, **options}
+        # strategy that declares the option is designed for the batch it is asked for (an integer
+        # of at least 1: the config's ``batch_size`` was validated, the option's minimum is 1).
+        config["batch_size"] = int(batch_size)
     if entry.option("kernel") is not None and name != "bo":
         config["name"] = name  # a BO preset keeps its own name in runs and tables
     return entry.load()(space, seed=int(seed), domain=domain, **config)
