@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-import nasviz.components as components
+import nasviz.components.compatibility as compatibility
 from nasviz.dashboard import launching
 from nasviz.dashboard.sources import DataSource, table_from_path
 from nasviz.registry import Entry
@@ -27,7 +27,7 @@ def counted(monkeypatch):
             counts["parse"] += 1
         return parse(self, options, owner)
 
-    problems = components.problems
+    problems = compatibility.problems
 
     def counting_problems(*args, **kwargs):
         counts["check"] += 1
@@ -42,7 +42,7 @@ def counted(monkeypatch):
         return make_kernel(name, *args, **kwargs)
 
     monkeypatch.setattr(Entry, "parse_options", counting_parse)
-    monkeypatch.setattr(components, "problems", counting_problems)
+    monkeypatch.setattr(compatibility, "problems", counting_problems)  # what check_compatible calls
     monkeypatch.setattr(bo, "make_kernel", counting_kernel)
     return counts
 
