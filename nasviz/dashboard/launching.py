@@ -221,8 +221,9 @@ def start_run(store_path: str | os.PathLike, config: SearchConfig | Mapping[str,
 def start_runs(store_path: str | os.PathLike, configs: Sequence[SearchConfig | Mapping[str, Any]], *,
                source: DataSource | None = None, names: Sequence[str | None] | None = None,
                background: bool | None = None, session: str | None = None, limits: Limits | None = None) -> list[int]:
-    """Create runs from ``configs`` (:class:`SearchConfig` or its dictionary, validated again)
-    and start a worker for each; return their ids.
+    """Create runs from ``configs`` (:class:`SearchConfig`, or its dictionary: read back as it
+    is when complete, validated when it lacks settings, :meth:`SearchConfig.from_dict`) and start
+    a worker for each; return their ids.
 
     What a browser starts is bounded by ``limits`` (default: the server's,
     :meth:`ServeSettings.from_env`): each budget at most ``max_budget``, and the new searches
