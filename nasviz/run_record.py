@@ -65,7 +65,7 @@ class RunRecord:
                 self.replay.setdefault(ev.step, []).append(ev)
             self.snapshot_steps = set(store.snapshot_steps(run_id))
             last = store.latest_snapshot(run_id)
-            self.elapsed_before = float(last.get("elapsed") or 0.0) if last else 0.0
+            self.elapsed_before = last.elapsed if last is not None else 0.0
         if parse_arch is None:
             space = getattr(strategy, "space", None) or getattr(objective, "space", None)
             parse_arch = getattr(space, "parse", None)

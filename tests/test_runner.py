@@ -19,7 +19,7 @@ from nasviz.cli import main
 from nasviz.objectives import TableObjective, load_table
 from nasviz.runner import ReplayMismatchWarning, build_search, resume_run, run_search, start_run
 from nasviz.spaces import nb201
-from nasviz.store import RunStore
+from nasviz.store import RunStore, StoredSnapshot
 from nasviz.strategies.random_search import RandomSearch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,8 +75,9 @@ def test_every_step_is_stored_with_its_snapshot(small_table, tmp_path):
     assert pairs(store.evaluations(result.run_id)) == pairs(result.evaluations) == pairs(reference(small_table, budget=10).evaluations)
     assert [e.step for e in store.evaluations(result.run_id)] == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4]
     snaps = store.snapshots(result.run_id)
-    assert [s["step"] for s in snaps] == [1, 2, 3, 4] and snaps == [s.to_dict() for s in seen]
-    assert snaps[-1]["best_value"] == run.best_value == result.best_value
+    assert [s.step for s in snaps] == [1, 2, 3, 4]
+    assert snaps == [StoredSnapshot.from_stored(s.to_dict()) for s in seen]  # what the runner wrote, read back
+    assert snaps[-1].best_value == run.best_value == result.best_value
 
 
 class ExplodingStrategy(RandomSearch):

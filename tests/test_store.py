@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from nasviz.errors import LeaseLostError
-from nasviz.store import (CSV_COLUMNS, SCHEMA_VERSION, RunStore, StoreError, StoredEvaluation, StoredRun, UnknownRunError,
-                          read_csv_export)
+from nasviz.store import (CSV_COLUMNS, SCHEMA_VERSION, RunStore, StepResult, StoreError, StoredEvaluation, StoredRun,
+                          StoredSnapshot, UnknownRunError, read_csv_export)
 
 CONFIG = {"objective": "table", "table": "t.csv", "metric": "acc", "strategy": "random", "seed": 3,
           "budget": 10, "batch_size": 2, "strategy_options": {}}
@@ -47,11 +47,13 @@ def test_a_run_round_trips_with_its_summary(store):
     assert got[1].value == 1 / 3 and got[1].cost == 1.5 and got[1].info == {"epochs": [1, 2]}
     assert got[2].value is None and got[2].status == "failed" and got[2].error == "boom"
     assert store.evaluations(run_id, since_index=2) == got[2:]
-    # numpy becomes plain lists; NaN becomes null (strict JSON that a browser can read)
-    assert store.snapshots(run_id) == [{"step": 1, "best_value": 1 / 3, "pool": [0, 1, 2]},
-                                       {"step": 2, "gp_std": [0.5, None]}]
-    assert [s["step"] for s in store.snapshots(run_id, since_step=1)] == [2]
-    assert store.latest_snapshot(run_id)["step"] == 2 and store.snapshot_steps(run_id) == [1, 2]
+    assert store.snapshots(run_id) == [StoredSnapshot(step=1, best_value=1 / 3), StoredSnapshot(step=2)]
+    # numpy becomes plain lists; NaN becomes null (strict JSON that a browser can read); keys the
+    # record does not read are kept in the file, and exported
+    assert store.export_json(run_id)["snapshots"] == [{"step": 1, "best_value": 1 / 3, "pool": [0, 1, 2]},
+                                                      {"step": 2, "gp_std": [0.5, None]}]
+    assert [s.step for s in store.snapshots(run_id, since_step=1)] == [2]
+    assert store.latest_snapshot(run_id).step == 2 and store.snapshot_steps(run_id) == [1, 2]
     store.set_status(run_id, "finished")
     assert store.get_run(run_id).status == "finished"
 
@@ -191,6 +193,8 @@ def test_json_export_round_trips_through_import(store, tmp_path):
     assert [dataclasses.replace(e, created=0.0) for e in other.evaluations(new_id)] == \
         [dataclasses.replace(e, created=0.0) for e in store.evaluations(run_id)]
     assert other.snapshots(new_id) == store.snapshots(run_id)
+    assert doc["snapshots"] == [{"step": 1, "pool": ["a", "b"]}, {"step": 2, "pool": []}]  # every stored key
+    assert other.export_json(new_id)["snapshots"] == doc["snapshots"]
     with pytest.raises(StoreError, match="not a nasviz run export"):
         other.import_json({"format": "something else"})
 
@@ -292,6 +296,37 @@ def test_evaluations_come_back_as_typed_read_only_records(store, tmp_path):
         ok.value = 1.0
     store.export_csv(run_id, tmp_path / "run.csv")
     assert read_csv_export(tmp_path / "run.csv") == [ok, failed]
+
+
+def test_snapshots_come_back_as_typed_read_only_records(store):
+    run_id = store.create_run(CONFIG)
+    written = {"step": 1, "n_evaluations": 2, "budget": 10, "proposals": ["a0", "f"],
+               "results": [{"arch": "a0", "value": 0.5, "status": "ok", "error": None, "fidelity": {"epochs": 4}},
+                           {"arch": "f", "value": None, "status": "failed", "error": "no"}],
+               "best_value": 0.5, "best_arch": "a0", "elapsed": 1.25, "step_seconds": 0.75,
+               "strategy": {"version": 3, "strategy": "random", "phase": "init"}}
+    store.add_step(run_id, 1, [{"arch": "a0", "value": 0.5}, {"arch": "f", "value": None, "status": "failed"}], 0,
+                   written)
+    store.add_snapshot(run_id, {"step": 2, "elapsed": None, "results": [{"arch": "b"}]})  # an older writer's fields
+    first, second = store.snapshots(run_id)
+    assert store.snapshot(run_id, 1) == first and store.latest_snapshot(run_id) == second
+    assert isinstance(first, StoredSnapshot) and isinstance(first.results[0], StepResult)
+    assert (first.step, first.n_evaluations, first.budget, first.proposals) == (1, 2, 10, ("a0", "f"))
+    assert (first.best_value, first.best_arch, first.elapsed, first.step_seconds) == (0.5, "a0", 1.25, 0.75)
+    assert first.results == (StepResult("a0", 0.5, "ok", None, {"epochs": 4}), StepResult("f", None, "failed", "no"))
+    assert first.strategy == written["strategy"]  # the step state stays plain data: the dashboard types it
+    # missing or null fields read as the readers always took them: 0, empty, None
+    assert second == StoredSnapshot(step=2, results=(StepResult("b", None),))
+    assert (second.n_evaluations, second.elapsed, second.best_value, second.strategy) == (0, 0.0, None, {})
+    with pytest.raises(TypeError):
+        first["step"]
+    with pytest.raises(AttributeError):
+        first.get("strategy")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.step = 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.results[0].value = 1.0
+    assert store.snapshot(run_id, 3) is None
 
 
 def test_of_two_processes_claiming_a_run_exactly_one_wins(store):

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result = start_run(store, {"objective": "table", "table": str(args.table), "metric": args.metric,
                                        "space": args.space, "strategy": args.strategy, "budget": int(args.budget),
                                        "seed": seed})
-            fits = [state.gp for state in (StepState.from_dict(s.get("strategy")) for s in store.snapshots(result.run_id))
+            fits = [state.gp for state in (StepState.from_dict(s.strategy) for s in store.snapshots(result.run_id))
                     if state.gp is not None]
             for fit in fits:
                 names.update(fit.bounds_hit)

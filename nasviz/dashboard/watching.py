@@ -25,7 +25,7 @@ from nasviz.objectives import TableError
 from nasviz.table_schema import run_direction, shown_value
 from nasviz.spaces.base import SearchSpace
 from nasviz.state import FeatureGradients, GPFit, StepState
-from nasviz.store import RUNNING, RunStore, StoredRun, to_json
+from nasviz.store import RUNNING, RunStore, StoredRun, StoredSnapshot, to_json
 
 T = TypeVar("T")
 
@@ -48,11 +48,10 @@ class StepSummary:
     gp: GPFit | None = None
 
     @classmethod
-    def of(cls, snapshot: dict[str, Any], state: StepState) -> "StepSummary":
-        return cls(step=int(snapshot.get("step") or 0), n_evaluations=int(snapshot.get("n_evaluations") or 0),
-                   budget=int(snapshot.get("budget") or 0), elapsed=float(snapshot.get("elapsed") or 0.0),
-                   step_seconds=float(snapshot.get("step_seconds") or 0.0), best_value=snapshot.get("best_value"),
-                   best_arch=snapshot.get("best_arch"), phase=state.phase, gp=state.gp)
+    def of(cls, snapshot: StoredSnapshot, state: StepState) -> "StepSummary":
+        return cls(step=snapshot.step, n_evaluations=snapshot.n_evaluations, budget=snapshot.budget,
+                   elapsed=snapshot.elapsed, step_seconds=snapshot.step_seconds, best_value=snapshot.best_value,
+                   best_arch=snapshot.best_arch, phase=state.phase, gp=state.gp)
 
     def to_dict(self) -> dict[str, Any]:
         """The snapshot fields :func:`nasviz.viz.get_progress_info` reads."""
@@ -66,7 +65,8 @@ class RunWatcher:
 
     :meth:`refresh` fetches only evaluations and snapshots added since the last call, so a page
     polling every second stays cheap however long the run is. ``steps`` holds one
-    :class:`StepSummary` per step, ``latest`` the newest full snapshot and ``state`` its typed
+    :class:`StepSummary` per step, ``latest`` the newest full snapshot (a
+    :class:`~nasviz.store.StoredSnapshot`) and ``state`` its typed
     strategy state; ``features`` the newest WL feature gradients any step reported.
     """
 
@@ -81,7 +81,7 @@ class RunWatcher:
         #: the budget a multi-fidelity search asked for, where there is one.
         self.evaluations: list[dict[str, Any]] = []
         self.steps: list[StepSummary] = []
-        self.latest: dict[str, Any] | None = None
+        self.latest: StoredSnapshot | None = None
         self.state: StepState = StepState(strategy="", phase="")
         self.features: FeatureGradients | None = None
         self.kernels = KernelSet()
@@ -101,8 +101,8 @@ class RunWatcher:
             self.evaluations.append(row)
         last_step = self.steps[-1].step if self.steps else None
         for snap in self.store.snapshots(self.run_id, since_step=last_step):
-            state = StepState.from_dict(snap.get("strategy"))
-            self.decisions.extend((int(snap.get("step") or 0), d) for d in state.decisions)
+            state = StepState.from_dict(snap.strategy)  # the store keeps it as plain data
+            self.decisions.extend((snap.step, d) for d in state.decisions)
             self.steps.append(StepSummary.of(snap, state))
             self.features = state.features or self.features
             self.latest, self.state = snap, state
@@ -123,7 +123,7 @@ class RunWatcher:
         past.steps = [s for s in self.steps if s.step <= step]
         past.evaluations = [e for e in self.evaluations if int(e["step"]) <= step]
         past.decisions = [(s, d) for s, d in self.decisions if s <= step]
-        past.latest, past.state = snapshot, StepState.from_dict(snapshot.get("strategy"))
+        past.latest, past.state = snapshot, StepState.from_dict(snapshot.strategy)
         past.features = past.state.features
         return past
 

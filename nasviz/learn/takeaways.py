@@ -70,7 +70,7 @@ def _read(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike) -> tuple
         return None, f"{done} of {len(stored)} searches finished, {evaluated} of {budget} evaluations done."
     out = []
     for r, s in zip(runs, stored):
-        states = [(int(snap["step"]), StepState.from_dict(snap.get("strategy"))) for snap in store.snapshots(r.run_id)]
+        states = [(snap.step, StepState.from_dict(snap.strategy)) for snap in store.snapshots(r.run_id)]
         out.append(_Read(r.run.label, r.seed, s.config, store.evaluations(r.run_id), states))
     return out, ""
 

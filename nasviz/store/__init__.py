@@ -57,8 +57,8 @@ Using it (what the dashboard needs)
 >>> store.add_step(run_id, step=1, evaluations=[...], start_index=0, snapshot={...})
 >>> store.list_runs()        # [StoredRun(id, name, status, strategy, metric, best_value, ...), ...]
 >>> store.evaluations(run_id, since_index=0)      # StoredEvaluation records in evaluation order
->>> store.snapshots(run_id, since_step=3)         # snapshots with step > 3, for live polling
->>> store.latest_snapshot(run_id)
+>>> store.snapshots(run_id, since_step=3)  # StoredSnapshot records with step > 3, for live polling
+>>> store.latest_snapshot(run_id)          # the newest StoredSnapshot (its .strategy: the typed state's dict)
 >>> store.request_stop(run_id)                    # cooperative: the runner stops between steps
 >>> store.claim_run(run_id)      # before resuming elsewhere: refused while a live process runs it
 >>> store.export_csv(run_id, "run.csv"); store.export_json(run_id, "run.json")
@@ -77,7 +77,8 @@ millisecond, ``evaluations(run_id, since_index=k)`` reads only the new rows.
 Modules
 -------
 ``records``  statuses, the JSON encoding and the checks of what a caller hands in;
-``stored``   the typed records the store hands back (:class:`StoredRun`, :class:`StoredEvaluation`);
+``stored``   the typed records the store hands back (:class:`StoredRun`, :class:`StoredEvaluation`,
+             :class:`StoredSnapshot` with its :class:`StepResult` entries);
 ``schema``   the tables, the migration of older files, the typed snapshot layout;
 ``database`` connections, write transactions with retries, consistent reads;
 ``runs``     creating, claiming, leasing, listing, stopping and deleting runs;
@@ -94,11 +95,11 @@ from nasviz.store.records import (CSV_COLUMNS, FAILED, FINISHED, INTERRUPTED, MA
 from nasviz.store.results import Results
 from nasviz.store.runs import Runs
 from nasviz.store.schema import SCHEMA_VERSION, typed_snapshot
-from nasviz.store.stored import StoredEvaluation, StoredRun
+from nasviz.store.stored import StepResult, StoredEvaluation, StoredRun, StoredSnapshot
 
 __all__ = ["CSV_COLUMNS", "FAILED", "FINISHED", "INTERRUPTED", "MAX_NOTES_CHARS", "RUNNING", "RunStore", "SCHEMA_VERSION",
-           "STALE_AFTER_ENV", "STATUSES", "STOPPED", "StoreError", "StoredEvaluation", "StoredRun", "UnknownRunError", "default_stale_after",
-           "read_csv_export", "to_json", "typed_snapshot"]
+           "STALE_AFTER_ENV", "STATUSES", "STOPPED", "StepResult", "StoreError", "StoredEvaluation", "StoredRun",
+           "StoredSnapshot", "UnknownRunError", "default_stale_after", "read_csv_export", "to_json", "typed_snapshot"]
 
 
 class RunStore(Runs, Results, Networks, Exchange, SQLiteFile):

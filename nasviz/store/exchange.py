@@ -53,7 +53,9 @@ class Exchange(SQLiteFile):
             "run": {"id": run.id, "name": run.name, "created": run.created, "updated": run.updated,
                     "status": run.status, "error": run.error, "config": run.config, "notes": run.notes},
             "evaluations": [ev.to_dict() for ev in self._at_resolution(run_id, self.evaluations(run_id))],
-            "snapshots": self.snapshots(run_id) if snapshots else [],
+            # The stored objects as written, not StoredSnapshot records: every key (older releases' and
+            # hand-written ones the record does not read) is exported, and the bytes stay the same.
+            "snapshots": self._snapshot_documents(run_id) if snapshots else [],
         }
         if path is not None:
             Path(path).write_text(to_json(doc), encoding="utf-8")

@@ -1,4 +1,5 @@
-"""A run's evaluations (append-only, durable) and snapshots (one per step, typed state)."""
+"""A run's evaluations (append-only, durable) and snapshots (one per step, typed state), read back
+as :class:`~nasviz.store.stored.StoredEvaluation` and :class:`~nasviz.store.stored.StoredSnapshot`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from nasviz.errors import StoreError
 from nasviz.store.database import SQLiteFile
 from nasviz.store.records import RUNNING, evaluation_fields, to_json
 from nasviz.store.schema import is_typed, legacy_kernel, typed_snapshot
-from nasviz.store.stored import StoredEvaluation
+from nasviz.store.stored import StoredEvaluation, StoredSnapshot
 
 
 class Results(SQLiteFile):
@@ -116,8 +117,14 @@ class Results(SQLiteFile):
             self._require(conn, run_id)
             return conn.execute("SELECT COUNT(*) FROM evaluations WHERE run_id=?", (int(run_id),)).fetchone()[0]
 
-    def snapshots(self, run_id: int, since_step: int | None = None) -> list[dict[str, Any]]:
-        """A run's snapshots (dicts), by step; only those with ``step > since_step`` if given."""
+    def snapshots(self, run_id: int, since_step: int | None = None) -> list[StoredSnapshot]:
+        """A run's snapshots by step (:class:`~nasviz.store.stored.StoredSnapshot`: fields, meanings,
+        units); only those with ``step > since_step`` if given."""
+        return [StoredSnapshot.from_stored(data) for data in self._snapshot_documents(run_id, since_step)]
+
+    def _snapshot_documents(self, run_id: int, since_step: int | None = None) -> list[dict[str, Any]]:
+        """The stored JSON objects behind :meth:`snapshots`, every key as written: the JSON export
+        copies them byte for byte, keys the record does not read included."""
         with self._read() as conn:
             self._require(conn, run_id)
             rows = conn.execute(
@@ -132,12 +139,12 @@ class Results(SQLiteFile):
             return [r[0] for r in conn.execute("SELECT step FROM snapshots WHERE run_id=? ORDER BY step",
                                                (int(run_id),))]
 
-    def snapshot(self, run_id: int, step: int) -> dict[str, Any] | None:
+    def snapshot(self, run_id: int, step: int) -> StoredSnapshot | None:
         """The snapshot of one step (``None`` if that step has none)."""
         with self._read() as conn:
             self._require(conn, run_id)
             row = conn.execute("SELECT data FROM snapshots WHERE run_id=? AND step=?", (int(run_id), int(step))).fetchone()
-        return None if row is None else json.loads(row["data"])
+        return None if row is None else StoredSnapshot.from_stored(json.loads(row["data"]))
 
     def latest_snapshot_time(self, run_id: int) -> float | None:
         """When the newest snapshot was written (``time.time()`` seconds), or ``None`` before the first."""
@@ -146,10 +153,10 @@ class Results(SQLiteFile):
             row = conn.execute("SELECT MAX(created) FROM snapshots WHERE run_id=?", (int(run_id),)).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
-    def latest_snapshot(self, run_id: int) -> dict[str, Any] | None:
+    def latest_snapshot(self, run_id: int) -> StoredSnapshot | None:
         """The snapshot with the highest step, or ``None`` before the first step."""
         with self._read() as conn:
             self._require(conn, run_id)
             row = conn.execute("SELECT data FROM snapshots WHERE run_id=? ORDER BY step DESC LIMIT 1",
                                (int(run_id),)).fetchone()
-        return None if row is None else json.loads(row["data"])
+        return None if row is None else StoredSnapshot.from_stored(json.loads(row["data"]))

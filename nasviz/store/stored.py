@@ -1,4 +1,5 @@
-"""What the run store hands back: typed, read-only records of its rows.
+"""What the run store hands back: typed, read-only records of its rows (runs, evaluations, step
+snapshots).
 
 A caller reads ``run.status`` or ``evaluation.value``, not ``run["status"]``: a misspelt field is an
 ``AttributeError`` where it is written (and a type checker's error before that), not a
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+import math
+from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
@@ -148,3 +150,117 @@ class StoredEvaluation:
         """The evaluation as plain data (a copy), keys in field order: the order of the CSV
         columns and of the JSON export's evaluations."""
         return dataclasses.asdict(self)
+
+
+def _number(x: Any, default: float | None) -> float | None:
+    """``x`` as a float, or ``default`` where it is absent (``None``), not a number or not finite
+    (JSON has no NaN: the store writes ``null``)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return default
+    return v if math.isfinite(v) else default
+
+
+def _count(x: Any) -> int:
+    """``x`` as an int, 0 where it is absent or not a number."""
+    return int(_number(x, 0.0) or 0)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One evaluation as a step's snapshot reports it (:attr:`StoredSnapshot.results`).
+
+    Attributes
+    ----------
+    arch : str
+        The architecture, as its space writes it.
+    value : float or None
+        The score as strategies see it (a minimised metric negated); ``None`` when it failed.
+    status : str
+        ``"ok"``, or why there is no value.
+    error : str or None
+        The failure's message.
+    fidelity : dict or None
+        The budget a multi-fidelity search asked for (:meth:`Fidelity.to_dict`'s plain data),
+        ``None`` for a full evaluation. Frozen record, mutable dict: treat it as read-only.
+    """
+
+    arch: str
+    value: float | None
+    status: str = "ok"
+    error: str | None = None
+    fidelity: dict[str, Any] | None = None
+
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> "StepResult":
+        """Read one entry of a stored snapshot's ``results`` (lenient: missing fields default)."""
+        fidelity = data.get("fidelity")
+        error = data.get("error")
+        return cls(arch=str(data.get("arch", "")), value=_number(data.get("value"), None),
+                   status=str(data.get("status") or "ok"), error=None if error is None else str(error),
+                   fidelity=dict(fidelity) if isinstance(fidelity, Mapping) else None)
+
+
+@dataclass(frozen=True)
+class StoredSnapshot:
+    """What one search step did, as stored (:meth:`RunStore.snapshots`, :meth:`RunStore.snapshot`,
+    :meth:`RunStore.latest_snapshot`): the fields the runner's ``Snapshot`` writes, read back.
+
+    Stores written by older releases, and snapshots that callers wrote by hand, may lack fields:
+    numbers then read 0, the best ``None``, lists empty, the state ``{}``; keys the record does not
+    know are not read (the JSON export keeps the stored text as it is, see
+    :meth:`RunStore.export_json`).
+
+    Attributes
+    ----------
+    step : int
+        The search step (from 1).
+    n_evaluations, budget : int
+        Evaluations made up to and including this step, and the run's budget (0 when unknown).
+    proposals : tuple of str
+        The architectures the strategy proposed at this step (the space's strings).
+    results : tuple of StepResult
+        What evaluating them gave, in proposal order.
+    best_value : float or None
+        The best value so far, as strategies see it (a minimised metric negated); ``None`` before
+        a success.
+    best_arch : str or None
+        The architecture of that best value.
+    elapsed : float
+        Seconds the search had run at the end of this step (earlier sessions of a resumed run included).
+    step_seconds : float
+        Seconds this step took (ask, evaluations, tell).
+    strategy : dict
+        The strategy's state after this step, as plain data in the typed layout
+        (:meth:`nasviz.state.StepState.to_dict`; read it with :meth:`StepState.from_dict`, which the
+        store does not import). ``{}`` when the step stored none. Treat it as read-only.
+    """
+
+    step: int
+    n_evaluations: int = 0
+    budget: int = 0
+    proposals: tuple[str, ...] = ()
+    results: tuple[StepResult, ...] = ()
+    best_value: float | None = None
+    best_arch: str | None = None
+    elapsed: float = 0.0
+    step_seconds: float = 0.0
+    strategy: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> "StoredSnapshot":
+        """Read a stored snapshot (the JSON object of the ``snapshots`` table) leniently: an absent
+        or ``null`` number reads 0 (``best_value`` ``None``), an absent list empty."""
+        state = data.get("strategy")
+        best_arch = data.get("best_arch")
+        return cls(step=_count(data.get("step")),
+                   n_evaluations=_count(data.get("n_evaluations")),
+                   budget=_count(data.get("budget")),
+                   proposals=tuple(str(p) for p in data.get("proposals") or ()),
+                   results=tuple(StepResult.from_stored(r) for r in data.get("results") or () if isinstance(r, Mapping)),
+                   best_value=_number(data.get("best_value"), None),
+                   best_arch=None if best_arch is None else str(best_arch),
+                   elapsed=_number(data.get("elapsed"), 0.0) or 0.0,
+                   step_seconds=_number(data.get("step_seconds"), 0.0) or 0.0,
+                   strategy=dict(state) if isinstance(state, Mapping) else {})

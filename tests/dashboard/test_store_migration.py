@@ -136,13 +136,13 @@ def test_a_schema_3_store_migrates_to_typed_step_states(old_store):
     assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     for run in store.list_runs():
         for snap in store.snapshots(run.id):
-            assert snap["strategy"]["version"] == STATE_VERSION, (run.strategy, snap["step"])
-    bo = StepState.from_dict(store.latest_snapshot(1)["strategy"])
+            assert snap.strategy["version"] == STATE_VERSION, (run.strategy, snap.step)
+    bo = StepState.from_dict(store.latest_snapshot(1).strategy)
     assert bo.phase == "bo" and len(bo.pool) == 10 and bo.pool.acquisition_name == "ucb"
     assert bo.batch.method == "kdpp-quality" and bo.batch.indices == (0, 3) and len(bo.batch.qualities) == 10
     assert bo.gp.hyperparameters == {"lambda_1": 0.3, "lambda_2": 0.02, "lambda_3": 0.001} and bo.gp.n_observations == 4
     assert bo.gp.kernel == "tw2g"  # old states did not name it: the run's strategy does
-    nasbot = StepState.from_dict(store.latest_snapshot(2)["strategy"])
+    nasbot = StepState.from_dict(store.latest_snapshot(2).strategy)
     assert nasbot.gp.kernel == "otmann" and nasbot.gp.hyperparameters["nu_str"] == 0.5
     assert nasbot.notes["pool_top_values"] == [0.01, 0.005]  # no typed place: kept in notes
     # evaluations, statuses and leases are untouched; opening again changes nothing
@@ -186,7 +186,7 @@ def test_an_old_state_written_or_imported_now_is_stored_typed(tmp_path):
     run_id = store.create_run({"strategy": "bo-wl-ei", "budget": 5})
     old = {"strategy": "bo-wl-ei", "phase": "bo", "hyperparameters": {"theta": {"h": 1.0}, "amplitude": 1.0, "noise": 0.1}}
     store.add_snapshot(run_id, {"step": 1, "strategy": old})
-    state = store.snapshots(run_id)[0]["strategy"]
+    state = store.snapshots(run_id)[0].strategy
     assert state["version"] == STATE_VERSION and state["gp"]["kernel"] == "wl"
     doc = store.export_json(run_id)
     doc["snapshots"][0]["strategy"] = old  # an export of the previous release
@@ -194,4 +194,4 @@ def test_an_old_state_written_or_imported_now_is_stored_typed(tmp_path):
     assert store.snapshots(copy) == store.snapshots(run_id)
     typed = {"step": 2, "strategy": StepState(strategy="bo-wl-ei", phase="init").to_dict()}
     store.add_snapshot(run_id, typed)  # already typed: stored as given
-    assert store.snapshots(run_id, since_step=1)[0]["strategy"] == json.loads(json.dumps(typed["strategy"]))
+    assert store.snapshots(run_id, since_step=1)[0].strategy == json.loads(json.dumps(typed["strategy"]))

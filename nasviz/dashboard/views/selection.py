@@ -17,20 +17,22 @@ class SelectionView(View):
     """Graphs of the latest step's proposals (the space's drawable graph)."""
 
     def applies(self, run: "RunWatcher") -> str | None:
-        if not (run.latest or {}).get("proposals"):
+        if run.latest is None or not run.latest.proposals:
             return "No step has finished yet, so no architecture has been selected."
         return None
 
     def render(self, run: "RunWatcher", **choices: Any) -> ViewOutput:
         from nasviz import viz
 
-        latest = run.latest or {}
+        latest = run.latest
+        if latest is None:  # applies() says why; nothing to draw
+            return ViewOutput(caption=self.applies(run))
         space = run.space
-        values = {r["arch"]: r.get("value") for r in latest.get("results") or []}
-        proposals = list(latest.get("proposals") or [])
+        values = {r.arch: r.value for r in latest.results}
         charts = []
-        for i, s in enumerate(proposals[:MAX_GRAPHS]):
+        for i, s in enumerate(latest.proposals[:MAX_GRAPHS]):
             v = values.get(s)
-            title = f"value {v:.4g}" if isinstance(v, (int, float)) else "failed"
+            title = f"value {v:.4g}" if v is not None else "failed"
             charts.append((f"chart_arch_{i}", viz.plot_architecture(space.parse(s), title)))
-        return ViewOutput(charts, f"Step {latest.get('step')}: the {len(proposals)} architecture(s) chosen.", columns=True)
+        caption = f"Step {latest.step}: the {len(latest.proposals)} architecture(s) chosen."
+        return ViewOutput(charts, caption, columns=True)
