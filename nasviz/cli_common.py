@@ -14,6 +14,7 @@ from pathlib import Path
 
 from nasviz.errors import NasvizError
 from nasviz.objectives import UnknownArchitectureError
+from nasviz.defaults import DEFAULT_SPACE
 
 #: Exit status of bad input (and of a file the system refused) and of an internal error.
 EXIT_BAD_INPUT = 2
@@ -65,7 +66,7 @@ def space_argument(text: str) -> str:
     return spaces[0] if spaces else text
 
 
-def add_space_argument(parser: argparse.ArgumentParser, default: str | None = "nb201", help: str | None = None) -> None:
+def add_space_argument(parser: argparse.ArgumentParser, default: str | None = DEFAULT_SPACE, help: str | None = None) -> None:
     from nasviz.components import SPACES
 
     parser.add_argument("--space", default=default, type=space_argument, choices=_Registered(SPACES),

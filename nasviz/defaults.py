@@ -30,6 +30,8 @@ DIGITS_TABLE = DATA_DIR / "nb201_digits.csv"
 
 #: The space of the embedded tables' architectures.
 DEFAULT_SPACE = "nb201"
+#: The GP kernel of a model-based strategy whose entry and options name none (TW with 2-grams).
+DEFAULT_KERNEL = "tw2g"
 #: The tuned single-fidelity default (``nasviz.components`` says how it was chosen). It needs
 #: categorical parameters; on other spaces the page offers the next strategy that fits.
 DEFAULT_STRATEGY = "bo-tw2g-hamming-ei"

@@ -69,12 +69,13 @@ from nasviz.errors import ConfigError
 from nasviz.objectives.base import FAILED, Evaluation
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS, PARAMETERS, SearchSpace
+from nasviz.defaults import DEFAULT_SPACE
 
 #: Largest number of cells the allowed choices may span to be listed as the strategy's domain.
 MAX_DOMAIN = 100_000
 
 
-def parameters(space: str | SearchSpace = "nb201") -> dict[str, tuple[str, ...]]:
+def parameters(space: str | SearchSpace = DEFAULT_SPACE) -> dict[str, tuple[str, ...]]:
     """The space's categorical parameters, ``{name: choices}`` in parameter order: what an
     objective suggests (``trial.suggest_categorical(name, choices)`` for each)."""
     return {name: tuple(choices) for name, choices in _parameter_space(space).parameter_choices().items()}
@@ -86,12 +87,12 @@ def architecture(space: str | SearchSpace, params: dict[str, str]) -> Architectu
     return _parameter_space(space).from_parameters(params)
 
 
-def slot_names(space: str | SearchSpace = "nb201") -> tuple[str, ...]:
+def slot_names(space: str | SearchSpace = DEFAULT_SPACE) -> tuple[str, ...]:
     """The parameter names of a space with operation slots: its slot names, in slot order."""
     return tuple(_slot_space(space).slot_names())
 
 
-def operations(space: str | SearchSpace = "nb201") -> tuple[str, ...]:
+def operations(space: str | SearchSpace = DEFAULT_SPACE) -> tuple[str, ...]:
     """The operations a slot may hold (the choices of each of :func:`slot_names`)."""
     return tuple(_slot_space(space).slot_choices())
 
@@ -139,7 +140,7 @@ class NASVizSampler(BaseSampler):
         registry entry.
     """
 
-    def __init__(self, space: str | SearchSpace = "nb201", kernel: str | None = None, *, strategy: str | None = None,
+    def __init__(self, space: str | SearchSpace = DEFAULT_SPACE, kernel: str | None = None, *, strategy: str | None = None,
                  seed: int | None = None, params: Sequence[str] | None = None,
                  independent_sampler: BaseSampler | None = None, domain: Sequence[Architecture] | None = None,
                  **options: Any) -> None:

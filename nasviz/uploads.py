@@ -32,6 +32,7 @@ from typing import Iterable
 from nasviz.errors import LimitError, TableError
 from nasviz.objectives import Table, load_table
 from nasviz.settings import Limits
+from nasviz.defaults import DEFAULT_SPACE
 
 #: Parsed uploads kept in memory (each holds its architectures and values).
 CACHE_SIZE = 8
@@ -88,7 +89,7 @@ def check_parse_time(data: bytes, filename: str, space: str, limits: Limits) -> 
                          source=filename) from None
 
 
-def parse_upload(data: bytes, filename: str, space: str = "nb201") -> Table:
+def parse_upload(data: bytes, filename: str, space: str = DEFAULT_SPACE) -> Table:
     """The table of an uploaded CSV's bytes, parsed at most once per content (SHA-256), name and
     space. Raises :class:`~nasviz.errors.TableError` with the line and column of the problem."""
     key = (hashlib.sha256(data).hexdigest(), filename, space)

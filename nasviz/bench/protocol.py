@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from nasviz.errors import ConfigError
+from nasviz.defaults import DEFAULT_SPACE
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class TablePair:
 
     table: str
     metric: str
-    space: str = "nb201"
+    space: str = DEFAULT_SPACE
     #: the fidelity ladder (:class:`~nasviz.objectives.fidelity_table.FidelitySpec` text) of a
     #: multi-fidelity benchmark; ``None``: the table is looked up at its metric only
     fidelity: str | None = None
@@ -105,7 +106,7 @@ PROTOCOLS: dict[str, tuple[TablePair, ...]] = {
 }
 
 
-def parse_pairs(text: str, space: str = "nb201") -> list[TablePair]:
+def parse_pairs(text: str, space: str = DEFAULT_SPACE) -> list[TablePair]:
     """``"TABLE:METRIC[@SPACE],..."`` or a protocol name from :data:`PROTOCOLS`."""
     if text in PROTOCOLS:
         return list(PROTOCOLS[text])

@@ -9,6 +9,7 @@ import importlib.util
 from typing import Any, Mapping
 
 from nasviz.components.registries import BATCH_SELECTORS, KERNELS, POOLS, SPACES, STRATEGIES
+from nasviz import defaults
 from nasviz.errors import ConfigError
 
 def package_available(name: str) -> bool:
@@ -71,7 +72,7 @@ def strategy_kernel(strategy: str, options: Mapping[str, Any] | None = None) -> 
     if not entry.capabilities.get("model"):
         return None
     fixed = entry.capabilities.get("kernel")
-    return str(fixed) if fixed else str({**entry.preset, **(options or {})}.get("kernel", "tw2g"))
+    return str(fixed) if fixed else str({**entry.preset, **(options or {})}.get("kernel", defaults.DEFAULT_KERNEL))
 
 
 def problems(space: str, strategy: str, options: Mapping[str, Any] | None = None, batch_size: int = 1) -> list[str]:

@@ -20,6 +20,7 @@ from nasviz.arch import Architecture
 from nasviz.kernels import Kernel, make_kernel
 from nasviz.kernels.base import induced_distance  # re-exported: the Explorer pages call it from here
 from nasviz.spaces import get_space
+from nasviz.defaults import DEFAULT_SPACE
 
 
 class KernelSet:
@@ -30,7 +31,7 @@ class KernelSet:
         self._kernels: dict[tuple[str, str], Kernel] = {}
         self._lock = threading.Lock()  # a page's fragment and its full rerun may overlap
 
-    def get(self, name: str, space: str = "nb201") -> Kernel:
+    def get(self, name: str, space: str = DEFAULT_SPACE) -> Kernel:
         key = (str(name), str(space))
         with self._lock:
             if key not in self._kernels:
@@ -41,7 +42,7 @@ class KernelSet:
         return len(self._kernels)
 
 
-def parse_archs(strings: Sequence[str], space: str = "nb201") -> list[Architecture]:
+def parse_archs(strings: Sequence[str], space: str = DEFAULT_SPACE) -> list[Architecture]:
     """Architectures from their strings; ``ValueError`` names the first bad one and its position."""
     sp = get_space(space)
     out = []

@@ -30,6 +30,7 @@ from nasviz.server_paths import resolve_server_folder, resolve_server_path
 from nasviz.settings import Limits, ServeSettings
 from nasviz.store import RUNNING, RunStore
 from nasviz.spaces.strings import parse_architecture
+from nasviz.defaults import DEFAULT_SPACE
 
 TABLE = "table"
 TRAIN = "train"
@@ -77,7 +78,7 @@ class _TableCache:
 _TABLES = _TableCache()
 
 
-def table_from_path(path: str | os.PathLike, space: str = "nb201", *, max_bytes: int | None = None) -> Table:
+def table_from_path(path: str | os.PathLike, space: str = DEFAULT_SPACE, *, max_bytes: int | None = None) -> Table:
     """Load a table CSV that the app itself chose (the embedded table, a stored upload, a run's
     table), cached until the file changes. Visitors' paths go through :func:`server_table`.
 
@@ -101,7 +102,7 @@ def table_from_path(path: str | os.PathLike, space: str = "nb201", *, max_bytes:
     return table
 
 
-def server_table(text: str, space: str = "nb201", settings: ServeSettings | None = None) -> tuple[Path, Table]:
+def server_table(text: str, space: str = DEFAULT_SPACE, settings: ServeSettings | None = None) -> tuple[Path, Table]:
     """A table from a path a visitor typed: only inside the operator's data folder.
 
     The path is resolved (symlinks, ``..``) and refused unless it lies in
@@ -117,7 +118,7 @@ def server_table(text: str, space: str = "nb201", settings: ServeSettings | None
         raise type(err)(err.redacted()) from None
 
 
-def save_upload(data: bytes, filename: str, space: str = "nb201", folder: Path | None = None,
+def save_upload(data: bytes, filename: str, space: str = DEFAULT_SPACE, folder: Path | None = None,
                 limits: Limits | None = None, owner: str | None = None) -> tuple[Path, Table]:
     """Validate an uploaded CSV and keep a copy the background worker can read.
 
@@ -159,7 +160,7 @@ def trainer_available() -> bool:
     return importlib.util.find_spec("nasviz.objectives.trainer") is not None
 
 
-def training_datasets(space: str = "nb201") -> list[str]:
+def training_datasets(space: str = DEFAULT_SPACE) -> list[str]:
     """Bundled datasets (:data:`nasviz.components.DATASETS`) whose input the space's networks
     accept (:meth:`~nasviz.spaces.base.SearchSpace.trainable_on`), in registry order; empty
     when the trainer is absent."""
@@ -226,7 +227,7 @@ class DataSource:
     #: Whether messages about the table may quote it (``False`` for a server file: the visitor
     #: may use it but not read it).
     disclose: bool = True
-    space: str = "nb201"
+    space: str = DEFAULT_SPACE
 
     @classmethod
     def from_table(cls, path: Path, table: Table, label: str | None = None, *, disclose: bool = True) -> "DataSource":
@@ -240,7 +241,7 @@ class DataSource:
                    space=table.space.name)
 
     @classmethod
-    def training(cls, dataset: str, space: str = "nb201", data_folder: str | Path | None = None) -> "DataSource":
+    def training(cls, dataset: str, space: str = DEFAULT_SPACE, data_folder: str | Path | None = None) -> "DataSource":
         """Live training of every proposed architecture on ``dataset`` (bundled, or read from
         ``data_folder`` for a folder dataset)."""
         return cls(TRAIN, f"live training on {dataset}", dataset=dataset, metrics=training_metrics(dataset),

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from nasviz.errors import InputError
+from nasviz.defaults import DEFAULT_SPACE
 
 #: The lessons that ship with nasviz.
 LESSON_DIR = Path(__file__).resolve().parent / "lessons"
@@ -61,7 +62,7 @@ class LessonRun:
     options: Mapping[str, Any] = field(default_factory=dict)
     metric: str | None = None
     source: str = "embedded"
-    space: str = "nb201"
+    space: str = DEFAULT_SPACE
     dataset: str | None = None
     training: Mapping[str, Any] = field(default_factory=dict)
     fidelity: str | None = None

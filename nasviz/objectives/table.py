@@ -54,6 +54,7 @@ from nasviz.objectives.table_data import BadRow, Table, UnknownArchitectureError
 from nasviz.objectives.table_rows import ARCH_COLUMNS, MAX_KEPT_BAD_ROWS, parse_rows
 from nasviz.spaces import get_space
 from nasviz.table_schema import MINIMISE, TableSchema, find_schema, split_header_schema
+from nasviz.defaults import DEFAULT_SPACE
 
 # Re-exported: callers import the table's types and the names that tune its loading from here.
 __all__ = ["ARCH_COLUMNS", "BadRow", "DUPLICATE_POLICIES", "MAX_KEPT_BAD_ROWS", "NB201_TABLE_ENV",
@@ -79,7 +80,7 @@ def _file_key(path: str | os.PathLike, space: str) -> tuple[str, str, int, int]:
     return str(resolved), space, st.st_size, st.st_mtime_ns
 
 
-def preload_table(path: str | os.PathLike, space: str = "nb201") -> "Table":
+def preload_table(path: str | os.PathLike, space: str = DEFAULT_SPACE) -> "Table":
     """Parse a table now so that a later :func:`load_table` of the same unchanged file (same
     space, default options) returns it at once: a warm search worker parses the embedded table
     before it knows its run (``nasviz.workers.search --wait``)."""
@@ -91,7 +92,7 @@ def preload_table(path: str | os.PathLike, space: str = "nb201") -> "Table":
 def load_table(
     source: str | os.PathLike | bytes | Iterable[str],
     *,
-    space: str = "nb201",
+    space: str = DEFAULT_SPACE,
     arch_column: str | Sequence[str] | None = None,
     name: str | None = None,
     max_bytes: int | None = None,

@@ -31,6 +31,7 @@ from nasviz.objectives.network_store import NetworkPlan, open_store
 from nasviz.objectives.accelerator import setup_counts
 from nasviz.objectives.speed import SpeedOptions
 from nasviz.objectives.trainer import MemoryGuard, TrainResult, train_model, train_models
+from nasviz.defaults import DEFAULT_SPACE
 
 if TYPE_CHECKING:
     from nasviz.spaces.base import SearchSpace
@@ -68,7 +69,7 @@ class TrainingSpec:
     ``model_options`` and ``training`` are stored as sorted tuples of items so the spec hashes.
     """
 
-    space: str = "nb201"
+    space: str = DEFAULT_SPACE
     dataset: str = "digits"
     dataset_seed: int = 0
     metric: str = "valid_accuracy"

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from nasviz.components import POOLS, STRATEGIES
 from nasviz.errors import ConfigError
+from nasviz.defaults import DEFAULT_KERNEL
 from nasviz.spaces.base import PARAMETERS
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class ModelPart:
     ``failures``: ``"skip"`` or ``"worst"`` (failed evaluations enter the GP at the worst target).
     """
 
-    kernel: "str | Kernel" = "tw2g"
+    kernel: "str | Kernel" = DEFAULT_KERNEL
     kernel_options: Mapping[str, Any] | None = None  # read-only once created
     transform: str = "standardize"
     n_restarts: int = 3

@@ -27,6 +27,8 @@ one training, the worker processes), :mod:`~nasviz.tabulate.files` the progress 
 
 from __future__ import annotations
 
+from nasviz.defaults import DEFAULT_SPACE
+
 import csv
 import json
 import os
@@ -53,7 +55,7 @@ DEFAULT_SETTINGS: dict[str, Any] = TABLE_SETTINGS
 # ------------------------------------------------------------------------ driver
 def tabulate(
     out: str | os.PathLike,
-    space_name: str = "nb201",
+    space_name: str = DEFAULT_SPACE,
     settings: dict[str, Any] | None = None,
     workers: int = 1,
     limit_cells: int | None = None,

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 from nasviz.arch import Architecture
 from nasviz.errors import InputError
 from nasviz.spaces import get_space
+from nasviz.defaults import DEFAULT_SPACE
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Plan:
         return [self.cells[m[0]] for m in self.members]
 
 
-def plan(space_name: str = "nb201", limit_cells: int | None = None) -> Plan:
+def plan(space_name: str = DEFAULT_SPACE, limit_cells: int | None = None) -> Plan:
     """Group the space's cells (the first ``limit_cells`` in enumeration order) by canonical key."""
     space = get_space(space_name)
     if space.size is None:

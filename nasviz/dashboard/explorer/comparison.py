@@ -13,6 +13,7 @@ from nasviz.dashboard.sources import table_from_path
 from nasviz.table_schema import MINIMISE, run_direction
 from nasviz.spaces.base import OPERATION_SLOTS
 from nasviz.viz import SlotAxes
+from nasviz.defaults import DEFAULT_SPACE
 
 if TYPE_CHECKING:
     from nasviz.store import StoredEvaluation, StoredRun
@@ -82,7 +83,7 @@ class RunCurve:
     archs: list[str]
     optimum: float | None
     budget: int
-    space: str = "nb201"
+    space: str = DEFAULT_SPACE
     group: str = ""
     costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))

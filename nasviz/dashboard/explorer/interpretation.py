@@ -16,6 +16,7 @@ from nasviz.dashboard.explorer.samples import Sample
 from nasviz.dashboard.kernels import KernelSet
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS
+from nasviz.defaults import DEFAULT_SPACE
 
 
 @dataclass
@@ -161,7 +162,7 @@ def parse_wl_feature(name: str) -> FeatureTree:
 
 
 def mutation_probabilities(arch: Architecture, op_gradients: Mapping[str, float],
-                           space: str = "nb201") -> dict[str, Any]:
+                           space: str = DEFAULT_SPACE) -> dict[str, Any]:
     """How gradient-guided mutation (paper 002 App. C,
     :func:`nasviz.candidates.gradient_mutation_probabilities`) would mutate ``arch``: ``ops`` (its
     slot operations, length E), ``where`` ``(E,)`` the probability of mutating each slot, ``to``

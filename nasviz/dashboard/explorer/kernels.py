@@ -12,6 +12,7 @@ from nasviz.arch import Architecture
 from nasviz.dashboard.kernels import KernelSet, induced_distance
 from nasviz.kernels.base import Kernel
 from nasviz.objectives import Table
+from nasviz.defaults import DEFAULT_SPACE
 
 __all__ = ["SurrogateQuality", "induced_distance", "kernel_distance", "kernel_distances", "kernel_matrix",
            "kernel_views", "surrogate_quality"]
@@ -21,7 +22,7 @@ def _kernel(spec: str, space: str, kernels: KernelSet | None) -> Kernel:
     return (kernels or KernelSet()).get(spec, space)
 
 
-def kernel_distances(spec: str, archs: Sequence[Architecture], space: str = "nb201",
+def kernel_distances(spec: str, archs: Sequence[Architecture], space: str = DEFAULT_SPACE,
                      kernels: KernelSet | None = None) -> dict[str, np.ndarray]:
     """The kernel's distance components between ``archs``, each ``(n, n)`` (TW: ``operations``,
     ``in_degree``, ``out_degree`` as in paper 000 Fig. 10)."""
@@ -29,7 +30,7 @@ def kernel_distances(spec: str, archs: Sequence[Architecture], space: str = "nb2
     return _kernel(spec, space, kernels).distances(archs, archs)
 
 
-def kernel_matrix(spec: str, archs: Sequence[Architecture], space: str = "nb201",
+def kernel_matrix(spec: str, archs: Sequence[Architecture], space: str = DEFAULT_SPACE,
                   kernels: KernelSet | None = None) -> np.ndarray:
     """The Gram matrix ``(n, n)`` with the kernel's default hyperparameters."""
     k = _kernel(spec, space, kernels)
@@ -37,14 +38,14 @@ def kernel_matrix(spec: str, archs: Sequence[Architecture], space: str = "nb201"
     return k.combine(k.components(archs, archs), k.default_theta())
 
 
-def kernel_distance(spec: str, archs: Sequence[Architecture], space: str = "nb201",
+def kernel_distance(spec: str, archs: Sequence[Architecture], space: str = DEFAULT_SPACE,
                     kernels: KernelSet | None = None) -> np.ndarray:
     """One distance per pair, the one the kernel induces with its default hyperparameters
     (:func:`induced_distance` of :func:`kernel_matrix`). Shape ``(n, n)``."""
     return induced_distance(kernel_matrix(spec, archs, space, kernels))
 
 
-def kernel_views(spec: str, archs: Sequence[Architecture], space: str = "nb201",
+def kernel_views(spec: str, archs: Sequence[Architecture], space: str = DEFAULT_SPACE,
                  kernels: KernelSet | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Distance components (each ``(n, n)``) and the Gram matrix ``(n, n)`` with default
     hyperparameters, computing the expensive components once: for distance kernels (OTMANN,

@@ -13,9 +13,10 @@ from nasviz.dashboard.kernels import KernelSet
 from nasviz.objectives import Table
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS
+from nasviz.defaults import DEFAULT_SPACE
 
 
-def pair_distances(specs: Sequence[str], a: Architecture, b: Architecture, space: str = "nb201",
+def pair_distances(specs: Sequence[str], a: Architecture, b: Architecture, space: str = DEFAULT_SPACE,
                    kernels: KernelSet | None = None) -> list[dict[str, Any]]:
     """Every kernel's distance components between ``a`` and ``b``: rows
     ``{"kernel", "component", "distance"}`` (one per component, in the kernel's order)."""
@@ -27,7 +28,7 @@ def pair_distances(specs: Sequence[str], a: Architecture, b: Architecture, space
     return rows
 
 
-def otmann_plan(a: Architecture, b: Architecture, space: str = "nb201", kernels: KernelSet | None = None):
+def otmann_plan(a: Architecture, b: Architecture, space: str = DEFAULT_SPACE, kernels: KernelSet | None = None):
     """OTMANN's transport plan between the layers of ``a`` and ``b``
     (:class:`nasviz.kernels.otmann.TransportPlan`, paper 001 Eq. (6); plan ``(n_a + 1, n_b + 1)``,
     the last row/column the non-assignment layer)."""
@@ -59,7 +60,7 @@ def _node_name(node: Any) -> tuple[str, str]:
     return str(node), "leaf"
 
 
-def tw_edge_masses(a: Architecture, b: Architecture, spec: str = "tw2g", space: str = "nb201",
+def tw_edge_masses(a: Architecture, b: Architecture, spec: str = "tw2g", space: str = DEFAULT_SPACE,
                    kernels: KernelSet | None = None) -> list[TreeEdgeMass]:
     """Per-edge subtree masses of the two n-gram measures on TW's operation tree (paper 000 §2.2,
     Eq. (2)): which subtrees carry the operation distance ``W_o``. Edges where both masses are
@@ -84,7 +85,7 @@ def tw_edge_masses(a: Architecture, b: Architecture, spec: str = "tw2g", space: 
 
 
 def neighbour_values(arch: Architecture, table: Table | None, metric: str | None,
-                     space: str = "nb201") -> list[dict[str, Any]]:
+                     space: str = DEFAULT_SPACE) -> list[dict[str, Any]]:
     """The one-step neighbours of ``arch`` (NB201: 24) with what changed (per operation slot, for
     spaces that have slots) and their table value (``None`` if not in the table), best first
     (unknown values last)."""

@@ -10,6 +10,7 @@ import numpy as np
 from nasviz.arch import Architecture
 from nasviz.dashboard.kernels import parse_archs
 from nasviz.objectives import Table
+from nasviz.defaults import DEFAULT_SPACE
 
 if TYPE_CHECKING:
     from nasviz.store import StoredEvaluation
@@ -28,7 +29,7 @@ class Sample:
     values: np.ndarray
     metric: str
     source: str
-    space: str = "nb201"
+    space: str = DEFAULT_SPACE
 
 
 def _best_first(archs: list, strings: list[str], values: np.ndarray, metric: str, source: str, space: str) -> Sample:
@@ -53,7 +54,7 @@ def sample_table(table: Table, metric: str, n: int, seed: int = 0) -> Sample:
                        table.space.name)
 
 
-def sample_run(evaluations: Sequence[StoredEvaluation], metric: str, n: int, space: str = "nb201",
+def sample_run(evaluations: Sequence[StoredEvaluation], metric: str, n: int, space: str = DEFAULT_SPACE,
                source: str = "run") -> Sample:
     """The run's successful evaluations (distinct architectures, latest value kept), at most ``n``
     of them (the best ``n``), best first."""
