@@ -110,3 +110,29 @@ def test_make_default_names_the_file_that_does_not_match(tmp_path, capsys):
     b.write_text("arch,cifar10_valid,cifar10_test\n|none~0|+|none~0|none~1|+|none~0|none~1|none~2|,10,10\n")
     assert main(["table", "make-default", "--test-200", str(a), "--epoch-12", str(b), "--out", str(tmp_path / "o.csv")]) == 2
     assert "b.csv" in capsys.readouterr().err
+
+
+def test_no_signature_or_field_repeats_the_default_space_or_kernel_as_a_literal():
+    """One source for every default (issue 49): a parameter or dataclass field that defaults to the
+    space or kernel reads ``nasviz.defaults``, so changing the default changes it everywhere."""
+    import ast
+    from pathlib import Path
+
+    from nasviz import defaults
+
+    root = Path(defaults.__file__).resolve().parent
+    literal_of = {"space": defaults.DEFAULT_SPACE, "space_name": defaults.DEFAULT_SPACE, "kernel": defaults.DEFAULT_KERNEL}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = []  # (parameter or field name, its default)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                positional = [*node.args.posonlyargs, *node.args.args]
+                named = list(zip([a.arg for a in positional[len(positional) - len(node.args.defaults):]],
+                                 node.args.defaults))
+                named += [(a.arg, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+            elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+                named = [(node.target.id, node.value)]
+            found += [f"{path.relative_to(root)}:{v.lineno} {name}" for name, v in named
+                      if isinstance(v, ast.Constant) and name in literal_of and v.value == literal_of[name]]
+    assert not found, found
