@@ -81,8 +81,10 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
         page.locator(".st-key-c_launch button").click()
         done = page.get_by_text("Study: 20 / 20 evaluations, 0 run(s) still running")
         wait_until(lambda: done.count() > 0, 180, "the study's two background runs to finish")
-        wait_until(lambda: page.get_by_text("study random seed 0").count() + page.get_by_text("random seed 0 (10/10").count() > 0,
-              60, "the study's runs among the compared runs")
+        # the picker now holds the study's two runs (ids 5 and 6, after the fixture's four)
+        picker = page.locator(".st-key-c_selected")
+        wait_until(lambda: picker.get_by_text("5: random seed 0").count() > 0
+                   and picker.get_by_text("6: evolution seed 0").count() > 0, 60, "the study's runs among the compared runs")
         time.sleep(2.0)
         assert page.locator('[data-testid="stException"]').count() == 0
         page.screenshot(path=str(ARTIFACTS / "8b-compare-study.png"), full_page=True)
