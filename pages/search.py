@@ -87,6 +87,7 @@ def new_search_form() -> None:
             st.error(fill("Cannot start the search: {}", err))
         else:
             attach(new_id)
+            launching.wait_for_first_evaluation(path, new_id)  # the redraw shows it (bounded: about 1 s)
             st.rerun()
     st.caption(limits.summary())
 

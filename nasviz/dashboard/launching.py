@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -261,6 +262,32 @@ def resume_run(store_path: str | os.PathLike, run_id: int, *, background: bool |
     # the status is checked again inside the claim's transaction (two visitors resuming at once)
     store.set_status(run_id, RUNNING, claim=True, session=session, limits=limits, resume=True)
     _run(Path(store_path), run_id, background)
+
+
+#: How long the page waits, after Start, for a new search's first evaluation before it redraws
+#: (:func:`wait_for_first_evaluation`).
+FIRST_EVALUATION_WAIT = 1.0
+
+
+def wait_for_first_evaluation(store_path: str | os.PathLike, run_id: int, timeout: float = FIRST_EVALUATION_WAIT,
+                              poll: float = 0.02) -> bool:
+    """Wait up to ``timeout`` seconds until run ``run_id`` has an evaluation or is no longer
+    running; ``True`` if it has one.
+
+    Why: the page redraws once after Start and then every :data:`~nasviz.dashboard.ui.REFRESH_SECONDS`;
+    a warm worker has the first evaluation in the store tens of milliseconds after Start, so
+    without this wait the first redraw shows "0 evaluations" and the first one appears only at the
+    next refresh, a second or more later. The wait is bounded and only sleeps between two cheap
+    reads (a cold worker that needs seconds of imports is not waited for).
+    """
+    store = RunStore(store_path)
+    deadline = time.monotonic() + max(0.0, float(timeout))
+    while True:
+        if store.n_evaluations(run_id) > 0:
+            return True
+        if store.get_run(run_id).status != RUNNING or time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)
 
 
 def request_stop(store_path: str | os.PathLike, run_id: int) -> None:

@@ -106,6 +106,43 @@ def test_a_warm_worker_takes_the_next_search_and_a_new_one_waits(tmp_path, synth
 
 
 @pytest.mark.slow
+def test_the_page_waits_briefly_for_a_new_searchs_first_evaluation(tmp_path, synthetic_table, monkeypatch):
+    """After Start the page redraws once, then every REFRESH_SECONDS: ``wait_for_first_evaluation``
+    lets that first redraw show the first evaluation a warm worker has already made. Real
+    processes: a paced search (5 s after each step) on a warm worker has exactly its first step's
+    evaluation when the wait returns; a run no worker serves is given up on after the timeout; a
+    run that is no longer running is not waited for."""
+    monkeypatch.delenv("NASVIZ_SYNC_RUNS", raising=False)
+    store_path = tmp_path / "s.sqlite"
+    launching.prewarm(store_path)
+    time.sleep(3.0)  # let it import the engine, as a page's visitor takes seconds to press Start
+    cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=6,
+                                  step_delay=5.0)
+    run_id = launching.start_run(store_path, cfg, background=True)
+    store = RunStore(store_path)
+    assert launching.wait_for_first_evaluation(store_path, run_id, timeout=30.0)
+    assert store.n_evaluations(run_id) == 1  # the first step's, not a later one: the search is paced
+    launching.request_stop(store_path, run_id)
+
+    idle = store.create_run(cfg.to_dict())  # running, but no worker will ever take it
+    start = time.monotonic()
+    assert not launching.wait_for_first_evaluation(store_path, idle, timeout=0.3)
+    assert 0.3 <= time.monotonic() - start < 2.0
+    store.set_status(idle, "stopped")
+    start = time.monotonic()
+    assert not launching.wait_for_first_evaluation(store_path, idle, timeout=30.0)
+    assert time.monotonic() - start < 2.0
+    deadline = time.time() + 60
+    while store.get_run(run_id).status == "running":
+        assert time.time() < deadline
+        time.sleep(0.1)
+    warm = launching._WARM.pop(store_path, None)
+    if warm is not None:
+        warm.stdin.close()
+        warm.wait(timeout=60)
+
+
+@pytest.mark.slow
 def test_background_run_survives_its_starter_and_stops_and_resumes(tmp_path, synthetic_table):
     store_path = tmp_path / "s.sqlite"
     cfg = launching.search_config(source_for(synthetic_table), metric="acc", strategy="random", budget=60, step_delay=0.05)
