@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -41,14 +41,32 @@ def log_axis(values: Any) -> dict[str, Any]:
 
     Over two decades or more Plotly labels 2 and 5 between the powers of ten and the labels run
     together; there only the decades are labelled (as 10^k), with unlabelled minor ticks between.
-    Over a shorter span its default labels are kept (decades alone would leave one label or none).
+    Over a shorter span Plotly labels the ticks between two powers of ten by their first digit
+    alone ("2", "3" ... for 0.2, 0.3 ...), which reads as the wrong number; there the ticks are
+    chosen here (1, 2 and 5 times a power of ten, or every digit when fewer than two of those
+    fall in the span) and labelled with their whole value.
     """
     v = np.asarray(values, dtype=float).ravel()
     v = v[np.isfinite(v) & (v > 0)]
     axis: dict[str, Any] = {"type": "log"}
-    if v.size and np.log10(v.max() / v.min()) >= 2:
+    if not v.size:
+        return axis
+    low, high = float(v.min()), float(v.max())
+    if np.log10(high / low) >= 2:
         axis.update(dtick=1, exponentformat="power", minor=dict(ticks="outside", ticklen=3, showgrid=False))
+        return axis
+    ticks = _log_ticks(low, high, (1, 2, 5))
+    if sum(low <= t <= high for t in ticks) < 2:
+        ticks = _log_ticks(low, high, range(1, 10))
+    axis.update(tickmode="array", tickvals=ticks, ticktext=[f"{t:.3g}" for t in ticks])
     return axis
+
+
+def _log_ticks(low: float, high: float, mantissas: Iterable[int]) -> list[float]:
+    """``m * 10^k`` for every mantissa from a decade below ``low`` to a decade above ``high``
+    (the axis's autorange pads the data; ticks off the drawn range are not shown)."""
+    first, last = math.floor(np.log10(low)) - 1, math.ceil(np.log10(high)) + 1
+    return [float(f"{m * 10.0 ** k:.3g}") for k in range(first, last + 1) for m in mantissas]
 
 
 def finite_or_none(value: Any) -> float | None:

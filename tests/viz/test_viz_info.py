@@ -254,7 +254,25 @@ def test_log_axes_label_only_decades_over_a_wide_span():
 
     wide = log_axis([1e-6, 0.3, 1000.0])
     assert wide["type"] == "log" and wide["dtick"] == 1 and wide["exponentformat"] == "power"
-    assert log_axis([2.0, 9.0]) == {"type": "log"}
     assert log_axis([np.nan, -1.0]) == {"type": "log"}  # nothing positive to span
     fig = viz.plot_hyperparameters([{"step": s, "strategy": {"hyperparameters": {"lam": 10.0 ** -s}}} for s in range(1, 6)])
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick == 1
+
+
+def test_a_short_log_axis_labels_its_ticks_with_their_whole_value():
+    """Under two decades Plotly labelled 0.2, 0.3 ... by their first digit ("2", "3"), so a regret
+    axis from 0.15 to 1.2 read as if it rose from 2 to 9 (seen on Compare): the ticks carry their
+    value ("0.2", "0.5", "1")."""
+    from nasviz.viz._common import log_axis
+
+    axis = log_axis([0.15, 0.4, 1.2])
+    shown = {text for value, text in zip(axis["tickvals"], axis["ticktext"]) if 0.15 <= value <= 1.2}
+    assert shown == {"0.2", "0.5", "1"}
+    narrow = log_axis([2.5, 3.8])  # no 1-2-5 tick inside twice: every digit
+    assert {t for v, t in zip(narrow["tickvals"], narrow["ticktext"]) if 2.5 <= v <= 3.8} == {"3"}
+    assert all(float(t) == v for v, t in zip(axis["tickvals"], axis["ticktext"]))
+    from nasviz.dashboard.explorer.comparison import RunCurve
+
+    run = RunCurve(1, "r", "random", 0, "acc", np.array([0.6, 0.8, 0.85]), ["a", "b", "c"], 1.0, 3)
+    curves = viz.plot_curves([run], True, "evaluations")  # regret 0.4 -> 0.15
+    assert curves.layout.yaxis.ticktext is not None and "0.2" in curves.layout.yaxis.ticktext
