@@ -13,7 +13,11 @@ the first script run included) and ``warm`` (a new tab on the running server):
   ``stop_status`` until the run's status reads ``stopped``;
 * ``compare``: the Compare page with a 5,000-evaluation run in the store, from opening it to
   the regret figure: ``cold`` and ``warm`` in a new tab (the target), ``in_app`` from the
-  sidebar of a page that has already loaded Plotly.
+  sidebar of a page that has already loaded Plotly;
+* ``floor``: a page of one small Plotly figure and nothing else
+  (:mod:`nasviz.bench.plotly_floor_app`, served by plain ``streamlit run``), from opening it in a
+  new tab to the figure, ``cold`` and ``warm`` as for Compare: what any Streamlit page with a
+  Plotly figure costs this browser on this machine, measured in the same run as the figures above.
 
 Targets (issue "The dashboard a teacher and a researcher want"): first page <= 3 s cold, first
 evaluation <= 2 s, tab switch <= 1 s, Stop acknowledged <= 1.5 s, Compare <= 2 s; ``targets``
@@ -31,7 +35,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from nasviz.bench.dashboard import CHROMIUM, CHROMIUM_ARGS, REPO, SERVE_COMMAND, _answers, _free_port, build_long_run
 
@@ -46,14 +50,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="evaluations of the run in the store for the Compare measurement (default 5,000)")
 
 
+#: The floor's page, served by plain ``streamlit run`` (:mod:`nasviz.bench.plotly_floor_app`).
+FLOOR_COMMAND = (sys.executable, "-m", "streamlit", "run", str(Path(__file__).with_name("plotly_floor_app.py")))
+
+
 @contextmanager
-def server(store: Path) -> Iterator[str]:
-    """The app served as ``make run`` serves it (:mod:`nasviz.dashboard.serve`) on a free localhost
-    port with ``store`` as its run store."""
+def server(store: Path, command: Sequence[str] = SERVE_COMMAND) -> Iterator[str]:
+    """The app served as ``make run`` serves it (:mod:`nasviz.dashboard.serve`; or ``command``)
+    on a free localhost port with ``store`` as its run store."""
     port = _free_port()
     env = {**os.environ, "NASVIZ_STORE": str(store)}
     env.pop("NASVIZ_SYNC_RUNS", None)
-    proc = subprocess.Popen([*SERVE_COMMAND, "--server.port", str(port),
+    proc = subprocess.Popen([*command, "--server.port", str(port),
                              "--server.address", "localhost", "--server.headless", "true"], cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://localhost:{port}"
@@ -139,6 +147,16 @@ def compare_page(url: str, browser) -> float:
     return seconds
 
 
+def floor_page(url: str, browser) -> float:
+    """The floor's page opened in a new tab, to its one figure."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(120_000)
+    chart = page.locator(".js-plotly-plot")
+    seconds = _timed(lambda: page.goto(url), lambda: chart.count() > 0, timeout=120)
+    page.close()
+    return seconds
+
+
 def compare_in_app(url: str, browser) -> float:
     """Compare reached from the sidebar of a page that has drawn a figure (Architectures): what a
     visitor moving between pages waits for."""
@@ -166,6 +184,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cold: dict[str, list[float]] = {}
     warm: dict[str, list[float]] = {}
     compare: dict[str, list[float]] = {"cold": [], "warm": [], "in_app": []}
+    floor: dict[str, list[float]] = {"cold": [], "warm": []}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         long_store = Path(tmp) / "long.sqlite"
@@ -185,12 +204,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 compare["cold"].append(compare_page(url, browser))
                 compare["warm"].append(compare_page(url, browser))
                 compare["in_app"].append(compare_in_app(url, browser))
+            with server(Path(tmp) / "floor.sqlite", FLOOR_COMMAND) as url:
+                floor["cold"].append(floor_page(url, browser))
+                floor["warm"].append(floor_page(url, browser))
         browser.close()
     result = {
         "repeats": int(args.repeats), "viewport": "1280x800",
         "cold": {k: _summary(v) for k, v in cold.items()},
         "warm": {k: _summary(v) for k, v in warm.items()},
         "compare": {k: _summary(v) for k, v in compare.items()},
+        "floor": {k: _summary(v) for k, v in floor.items()},
         "compare_evaluations": int(args.compare_evaluations), "compare_store_build_seconds": build_seconds,
     }
     measured = {"first_page_cold": result["cold"]["first_page"]["median"],

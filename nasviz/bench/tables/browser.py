@@ -40,6 +40,9 @@ def browser_latency(results: Sequence[Any]) -> str:
                  _cell(compare["cold"]), _cell(compare["warm"]), "yes" if goal["met"] else "**no**"])
     rows.append([f"Compare with a {report['compare_evaluations']:,}-evaluation run, from the sidebar", "-", "",
                  _cell(compare["in_app"]), "-"])
+    if "floor" in report:  # results made before the floor was measured have no such row
+        rows.append(["a page of one small Plotly figure, new tab (the floor)", "-", _cell(report["floor"]["cold"]),
+                     _cell(report["floor"]["warm"]), "-"])
     return md_table(["what", "target (s)", "cold: median (runs)", "warm: median (runs)", "met"], rows)
 
 
