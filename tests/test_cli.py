@@ -121,7 +121,7 @@ def test_run_config_keeps_the_data_folder_resolved_and_the_overlap(tmp_path, mon
         ["run", "--objective", "train", "--space", "cnn", "--dataset", "mnist", "--data-folder", "MNIST", "--overlap",
          "--budget", "2"])
     config = _run_config(args)
-    assert config.data_folder == str((tmp_path / "MNIST").resolve()) and config.overlap is True
+    assert config.objective.data_folder == str((tmp_path / "MNIST").resolve()) and config.run.overlap is True
     assert SearchConfig.from_dict(config.to_dict()) == config  # what the store keeps rebuilds it
     with pytest.raises(ConfigError, match="data_folder applies to training objectives"):
         SearchConfig.create(objective="table", table="t.csv", data_folder=str(tmp_path))

@@ -58,7 +58,7 @@ def test_the_kernel_option_is_parsed_once_and_checked_once_from_the_form_to_the_
     # What the Search page does when Start is pressed: the form's check, then the run's worker
     # (in this thread: it reads the run back from the store and rebuilds the search from it).
     checked = launching.check_form(source, metric="acc", strategy="bo", options=options, budget=3, batch_size=1)
-    assert checked.cannot_run is None and checked.error is None and checked.config.kernel == "wl"
+    assert checked.cannot_run is None and checked.error is None and checked.config.strategy.kernel == "wl"
     run_id = launching.start_run(tmp_path / "runs.sqlite", checked.config, source=source, background=False)
 
     assert RunStore(tmp_path / "runs.sqlite").get_run(run_id).status == "finished"

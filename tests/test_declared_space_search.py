@@ -101,7 +101,7 @@ def _search(space: str, table, strategy: str, budget: int = 12, seed: int = 1):
                                  strategy_options=options)
     with build_search(config.to_dict()) as setup:
         return run_search(setup.strategy, setup.objective, budget, format_arch=setup.space.format,
-                          batch_size=config.batch_size)
+                          batch_size=config.run.batch_size)
 
 
 @pytest.mark.slow

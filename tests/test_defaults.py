@@ -39,11 +39,11 @@ def test_run_bench_search_and_the_page_share_one_default_table_and_strategy():
     from nasviz.cli import _run_config
 
     run = _run_defaults()
-    assert _run_config(run).strategy == defaults.DEFAULT_STRATEGY == DEFAULT_STRATEGY == forms.PREFERRED[0]
+    assert _run_config(run).strategy.name == defaults.DEFAULT_STRATEGY == DEFAULT_STRATEGY == forms.PREFERRED[0]
     table = sources.default_table_path()
     source = sources.DataSource.from_table(table, sources.table_from_path(table))
-    assert launching.search_config(source).strategy == defaults.DEFAULT_STRATEGY
-    assert SearchConfig.create(table="t.csv").strategy == defaults.DEFAULT_STRATEGY
+    assert launching.search_config(source).strategy.name == defaults.DEFAULT_STRATEGY
+    assert SearchConfig.create(table="t.csv").strategy.name == defaults.DEFAULT_STRATEGY
     assert run.budget == defaults.DEFAULT_BUDGET and run.seed == defaults.DEFAULT_SEED
     assert run.step_delay == defaults.CLI_STEP_DELAY == 0  # the command line is unpaced
     assert defaults.PAGE_STEP_DELAY > 0  # the page is paced
@@ -61,7 +61,7 @@ def test_a_space_without_categorical_parameters_gets_the_first_preferred_strateg
     for space in ("layers", "cnn", "wired"):
         assert defaults.DEFAULT_STRATEGY not in strategies_for(space)
         assert default_strategy(space) == "bo-tw2g-ucb"
-        assert SearchConfig.create(objective="train", space=space).strategy == "bo-tw2g-ucb"
+        assert SearchConfig.create(objective="train", space=space).strategy.name == "bo-tw2g-ucb"
 
 
 @pytest.mark.slow

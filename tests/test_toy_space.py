@@ -141,7 +141,7 @@ def test_a_search_runs_on_the_space_from_a_stored_config(chain_table, strategy):
                                  strategy_options={"n_init": 8} if strategy.startswith("bo") else {})
     with build_search(config.to_dict()) as setup:
         result = run_search(setup.strategy, setup.objective, 25, format_arch=setup.space.format,
-                            batch_size=config.batch_size)
+                            batch_size=config.run.batch_size)
     assert len(result.evaluations) == 25 and len({ev.arch for ev in result.evaluations}) == 25
     assert result.best_value is not None and result.regret is not None
 

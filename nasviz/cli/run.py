@@ -140,14 +140,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.download:
             from nasviz.objectives.vision import download
 
-            if not config.data_folder or not config.dataset:
+            if not config.objective.data_folder or not config.objective.dataset:
                 raise InputError("--download needs --dataset and --data-folder DIR")
-            download(config.dataset, config.data_folder)
+            download(config.objective.dataset, config.objective.data_folder)
         try:
             setup = build_search(config)
         except TableError as err:
-            if config.table and "no usable row" in str(err):
-                load_with_space_hint(config.table, config.space)  # raises naming the --space to add
+            if config.objective.table and "no usable row" in str(err):
+                load_with_space_hint(config.objective.table, config.space)  # raises naming the --space to add
             raise
         if store is not None:
             run_id = store.create_run(setup.config)
@@ -158,7 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
-    cfg, space = setup.config, setup.space
+    cfg, search, space = setup.config, setup.search_config, setup.space  # cfg: the stored form, with the table's extras
 
     def progress(snap) -> None:
         if not args.json:
@@ -169,7 +169,7 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
 
     if store is not None and not args.json:
         print(f"run {run_id} in {args.store}" + (" (resumed)" if args.resume is not None else ""), file=sys.stderr)
-    never = model_never_fitted(cfg["strategy"], cfg.get("strategy_options") or {}, int(cfg["budget"]))
+    never = model_never_fitted(search.strategy.name, search.strategy.options, search.run.budget)
     if never:
         print(f"note: {never}", file=sys.stderr)
     skipped = cfg.get("skipped_rows") or {}
@@ -179,18 +179,18 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
               file=sys.stderr)
         for text in skipped["first"]:
             print(f"  {text}", file=sys.stderr)
-    result = run_search(setup.strategy, setup.objective, cfg["budget"], format_arch=space.format,
-                        parse_arch=space.parse, batch_size=cfg["batch_size"], on_step=progress,
+    result = run_search(setup.strategy, setup.objective, search.run.budget, format_arch=space.format,
+                        parse_arch=space.parse, batch_size=search.run.batch_size, on_step=progress,
                         store=store, run_id=run_id, resume=args.resume is not None, lease=setup.lease,
-                        overlap=bool(cfg.get("overlap")), cost_budget=setup.cost_budget())
+                        overlap=search.run.overlap, cost_budget=setup.cost_budget())
     out = in_metric_units(result.to_dict(space.format), cfg.get("direction"))
     decimals = run_decimals(cfg)
     for key in ("best_value", "optimum", "regret"):  # at the table's resolution (a regret of 0.0799999 is 0.08)
         out[key] = round_value(out.get(key), decimals)
-    out.update({"table": setup.table.source if setup.table is not None else None, "metric": cfg["metric"],
+    out.update({"table": setup.table.source if setup.table is not None else None, "metric": search.objective.metric,
                 "direction": cfg.get("direction") or "maximise",
-                "objective": cfg["objective"], "strategy": cfg["strategy"],
-                "seed": cfg["seed"], "budget": cfg["budget"], "skipped_rows": skipped or None,
+                "objective": search.objective.kind, "strategy": search.strategy.name,
+                "seed": search.run.seed, "budget": search.run.budget, "skipped_rows": skipped or None,
                 "value_decimals": decimals})
     if args.json:
         print_json(out)

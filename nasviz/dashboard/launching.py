@@ -120,16 +120,17 @@ def stored_config(config: SearchConfig | Mapping[str, Any], source: DataSource |
     plus the table rows the search will skip (``skipped_rows``), redacted unless the source is
     the visitor's own."""
     config = config if isinstance(config, SearchConfig) else SearchConfig.from_dict(config)
-    if config.objective != TABLE:
+    if config.objective.kind != TABLE:
         return config.to_dict()
     try:  # not known to be the visitor's own file: its rows are named by line, never quoted
-        table = table_from_path(config.table, config.space)
+        table = table_from_path(config.objective.table, config.space)
     except InputError:
         return config.to_dict()  # unreadable now: the worker fails the run with the (redacted) reason
-    config = config if config.metric else config.with_metric(table.metrics[0])
-    direction = table.direction(config.metric)  # values are stored as scores; displays turn them back
-    extra = {"direction": direction, "value_decimals": table.decimals.get(config.metric)}  # nasviz.rounding
-    if source is not None and source.kind == TABLE and source.path == config.table:
+    config = config if config.objective.metric else config.with_metric(table.metrics[0])
+    metric = config.objective.metric
+    direction = table.direction(metric)  # values are stored as scores; displays turn them back
+    extra = {"direction": direction, "value_decimals": table.decimals.get(metric)}  # nasviz.rounding
+    if source is not None and source.kind == TABLE and source.path == config.objective.table:
         return {**config.to_dict(), "skipped_rows": source.skipped_rows(), **extra}
     return {**config.to_dict(), "skipped_rows": table.skipped_rows(redact=True), **extra}
 
@@ -234,12 +235,13 @@ def start_runs(store_path: str | os.PathLike, configs: Sequence[SearchConfig | M
     """
     _reap()
     limits = limits or ServeSettings.from_env().limits
-    stored = [stored_config(c, source) for c in configs]
-    for config in stored:
-        limits.check_budget(int(config["budget"]))
-        limits.check_pause(float(config.get("step_delay") or 0.0), int(config["budget"]))
-        STRATEGIES.get(config["strategy"]).check_page_options(config.get("strategy_options") or {},
-                                                              owner=f"strategy {config['strategy']!r}")
+    searches = [c if isinstance(c, SearchConfig) else SearchConfig.from_dict(c) for c in configs]
+    stored = [stored_config(c, source) for c in searches]
+    for search in searches:
+        limits.check_budget(search.run.budget)
+        limits.check_pause(search.run.step_delay, search.run.budget)
+        STRATEGIES.get(search.strategy.name).check_page_options(search.strategy.options,
+                                                                owner=f"strategy {search.strategy.name!r}")
     ids = RunStore(store_path).create_runs(stored, names=names, session=session, limits=limits)
     for run_id in ids:
         _run(Path(store_path), run_id, background)

@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from nasviz.config import TABLE, SearchConfig
+from nasviz.config import FLAT, TABLE, SearchConfig
 from nasviz.errors import InputError
 from nasviz.objectives.base import Objective
 from nasviz.runner.loop import RunResult, Snapshot, run_search
@@ -23,11 +23,13 @@ class SearchSetup:
     """What :func:`build_search` returns: everything :func:`run_search` needs.
 
     ``config`` is the stored form (:meth:`SearchConfig.to_dict` with every default filled in,
-    plus the table's ``skipped_rows``); ``search_config`` the validated config itself. Call
+    plus the table's ``skipped_rows``, ``direction`` and ``value_decimals``); ``search_config`` the
+    validated config itself, the one the search is built from and run by. Call
     :meth:`close` when done: it shuts down the executor's workers, if any.
     """
 
     config: dict[str, Any]
+    search_config: SearchConfig
     space: SearchSpace
     objective: Objective
     strategy: Strategy
@@ -35,7 +37,6 @@ class SearchSetup:
     executor: Any = None
     #: The lease this process holds on the stored run it resumes (:func:`resume_setup`).
     lease: int | None = None
-    search_config: SearchConfig | None = None
 
     def close(self) -> None:
         if self.executor is not None:
@@ -44,7 +45,7 @@ class SearchSetup:
 
     def cost_budget(self) -> float | None:
         """The config's ``cost_budget`` (full evaluations) in the objective's cost units, or ``None``."""
-        full = self.config.get("cost_budget")
+        full = self.search_config.run.cost_budget
         if full is None:
             return None
         unit = getattr(self.objective, "full_cost_unit", None)
@@ -80,8 +81,7 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
 
     extras: dict[str, Any] = {}
     if not isinstance(config, SearchConfig):
-        known = {f.name for f in fields(SearchConfig)}
-        extras = {k: v for k, v in config.items() if k not in known}
+        extras = {k: v for k, v in config.items() if k not in FLAT}
         config = SearchConfig.from_dict(config)
     space = get_space(config.space)
     objective, table, executor = _build_objective(config)
@@ -93,45 +93,46 @@ def build_search(config: SearchConfig | Mapping[str, Any]) -> SearchSetup:
         extras.setdefault("value_decimals", table.decimals.get(objective.metric))  # nasviz.rounding
     try:
         # The validated config's options, parsed and checked once by SearchConfig.create: built as they are.
-        strategy = build_strategy(config.strategy, space=space, seed=config.seed, domain=objective.domain(),
-                                  batch_size=config.batch_size, options=config.strategy_options)
+        strategy = build_strategy(config.strategy, space=space, seed=config.run.seed, domain=objective.domain(),
+                                  batch_size=config.run.batch_size)
         if hasattr(strategy, "attach"):
             strategy.attach(objective)  # e.g. Auto-Keras: warm starts through the objective's builder
     except BaseException:
         if executor is not None:
             executor.close()
         raise
-    return SearchSetup(config={**config.to_dict(), **extras}, space=space, objective=objective, strategy=strategy,
-                       table=table, executor=executor, search_config=config)
+    return SearchSetup(config={**config.to_dict(), **extras}, search_config=config, space=space, objective=objective,
+                       strategy=strategy, table=table, executor=executor)
 
 
 def _build_objective(config: SearchConfig) -> tuple[Objective, Any, Any]:
     """``(objective, table or None, executor or None)`` of a validated config."""
-    if config.objective == TABLE:
+    settings, run = config.objective, config.run
+    if settings.kind == TABLE:
         from nasviz.objectives import TableObjective, load_table
 
-        table = load_table(config.table, space=config.space)
-        metric = config.metric or table.metrics[0]
-        if config.fidelity is not None:
+        table = load_table(settings.table, space=config.space)
+        metric = settings.metric or table.metrics[0]
+        if settings.fidelity is not None:
             from nasviz.objectives.fidelity_table import FidelityTableObjective
 
-            return FidelityTableObjective(table, metric, config.fidelity), table, None
+            return FidelityTableObjective(table, metric, settings.fidelity), table, None
         return TableObjective(table, metric), table, None
     from nasviz.objectives.training import TrainingSpec
 
-    spec = TrainingSpec(space=config.space, dataset=config.dataset, dataset_seed=config.dataset_seed,
-                        metric=config.metric, seed=config.train_seed,
-                        model_options=tuple(sorted(dict(config.model_options).items())),
-                        training=tuple(sorted(dict(config.training).items())), data_folder=config.data_folder)
+    spec = TrainingSpec(space=config.space, dataset=settings.dataset, dataset_seed=settings.dataset_seed,
+                        metric=settings.metric, seed=settings.train_seed,
+                        model_options=tuple(sorted(dict(settings.model_options).items())),
+                        training=tuple(sorted(dict(settings.training).items())), data_folder=settings.data_folder)
     objective = spec.build()
-    if config.early_stopping is not None:
+    if settings.early_stopping is not None:
         from nasviz.fidelity.stopping import parse_rule
 
-        objective.setup_fidelity(parse_rule(config.early_stopping))
-    if config.dask or config.workers > 1:
+        objective.setup_fidelity(parse_rule(settings.early_stopping))
+    if run.dask or run.workers > 1:
         from nasviz.executors import ExecutorObjective, make_executor
 
-        executor = make_executor(spec, workers=config.workers, dask=config.dask)
+        executor = make_executor(spec, workers=run.workers, dask=run.dask)
         return ExecutorObjective(objective, executor), None, executor
     return objective, None, None
 
@@ -182,9 +183,10 @@ def resume_run(store: RunStore, run_id: int, *, on_step: Callable[[Snapshot], No
 
 
 def _run_setup(setup: SearchSetup, store: RunStore, run_id: int, *, resume: bool, on_step, should_stop) -> RunResult:
+    plan = setup.search_config.run
     with setup:
         return run_search(
-            setup.strategy, setup.objective, setup.config["budget"], format_arch=setup.space.format,
-            parse_arch=setup.space.parse, batch_size=setup.config["batch_size"], on_step=on_step,
+            setup.strategy, setup.objective, plan.budget, format_arch=setup.space.format,
+            parse_arch=setup.space.parse, batch_size=plan.batch_size, on_step=on_step,
             should_stop=should_stop, store=store, run_id=run_id, resume=resume, lease=setup.lease,
-            overlap=bool(setup.config.get("overlap")), cost_budget=setup.cost_budget())
+            overlap=plan.overlap, cost_budget=setup.cost_budget())

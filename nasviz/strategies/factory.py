@@ -8,16 +8,17 @@ asks per step; a strategy that declares a ``batch_size`` option (every ``bo``) i
 
 Two doors, one path: :func:`make_strategy` takes raw options and parses and checks them
 (:func:`nasviz.components.checked_options`, the function :meth:`nasviz.config.SearchConfig.create`
-calls); :func:`build_strategy` takes options that were (a validated config's) and neither parses
-nor checks them again.
+calls); :func:`build_strategy` takes a strategy part whose options were (a validated config's
+:class:`~nasviz.config_parts.StrategySettings`) and neither parses nor checks them again.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from nasviz.arch import Architecture
-from nasviz.components import STRATEGIES, checked_options, default_batch_size
+from nasviz.components import STRATEGIES, checked_options, default_batch_size, strategy_kernel
+from nasviz.config_parts import StrategySettings
 from nasviz.spaces import get_space
 from nasviz.spaces.base import SearchSpace
 
@@ -57,22 +58,23 @@ def make_strategy(
         raw["batch_size"], batch_size = batch_size, None
     parsed = checked_options(space.name, name, raw, None if batch_size is None else int(batch_size))
     batch_size = parsed.get("batch_size", batch_size)
-    return build_strategy(name, space=space, seed=seed, domain=domain, batch_size=batch_size, options=parsed)
+    chosen = StrategySettings(name=name, options=parsed, kernel=strategy_kernel(name, parsed))
+    return build_strategy(chosen, space=space, seed=seed, domain=domain, batch_size=batch_size)
 
 
-def build_strategy(name: str, *, space: SearchSpace | str, seed: int = 0, domain: Sequence[Architecture] | None = None,
-                   batch_size: int | None = None, options: Mapping[str, Any] | None = None):
-    """A strategy instance from ``options`` that are already parsed and checked (a validated
-    :class:`~nasviz.config.SearchConfig`'s ``strategy_options`` and ``batch_size``, or
-    :func:`make_strategy`'s): nothing is parsed or checked again."""
+def build_strategy(strategy: StrategySettings, *, space: SearchSpace | str, seed: int = 0,
+                   domain: Sequence[Architecture] | None = None, batch_size: int | None = None):
+    """A strategy instance from its typed part (a validated :class:`~nasviz.config.SearchConfig`'s
+    ``strategy``, asked for batches of its ``run.batch_size``; or :func:`make_strategy`'s), whose
+    options are already parsed and checked: nothing is parsed or checked again.
+
+    A BO strategy is built from its five typed parts (:meth:`StrategySettings.bo_parts`: the GP
+    and its kernel, the acquisition, the pool, the batch, the run settings); any other from the
+    keywords its registry entry's factory takes (:meth:`StrategySettings.keywords`)."""
     space = get_space(space)
-    entry = STRATEGIES.get(name)
-    config = {**entry.preset, **(options or {})}
-    if batch_size is not None and entry.option("batch_size") is not None:
-        # The runner's batch and a strategy's own ``batch_size`` option share this keyword, so a
-        # strategy that declares the option is designed for the batch it is asked for (an integer
-        # of at least 1: the config's ``batch_size`` was validated, the option's minimum is 1).
-        config["batch_size"] = int(batch_size)
-    if entry.option("kernel") is not None and name != "bo":
-        config["name"] = name  # a BO preset keeps its own name in runs and tables
-    return entry.load()(space, seed=int(seed), domain=domain, **config)
+    parts = strategy.bo_parts(batch_size)
+    if parts is not None:
+        from nasviz.strategies.bo import BayesianOptimisation
+
+        return BayesianOptimisation(space, int(seed), domain, **parts.keywords())
+    return STRATEGIES.get(strategy.name).load()(space, seed=int(seed), domain=domain, **strategy.keywords(batch_size))

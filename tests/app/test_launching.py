@@ -35,8 +35,8 @@ def test_the_config_is_validated_once_and_names_the_bad_field(synthetic_table):
     with pytest.raises(ValueError, match="'kdpp-quality' chooses a diverse set: it needs a batch size of at least 2"):
         launching.search_config(src, strategy="bo", options={"batch": "kdpp-quality"}, batch_size=1)
     cfg = launching.search_config(src, metric="acc", strategy="random", budget=7, seed=3)
-    assert isinstance(cfg, SearchConfig) and cfg.table == str(synthetic_table) and cfg.metric == "acc"
-    assert launching.search_config(src, strategy="bo-tw2g-kdpp5").batch_size == 5  # the strategy's own batch
+    assert isinstance(cfg, SearchConfig) and cfg.objective.table == str(synthetic_table) and cfg.objective.metric == "acc"
+    assert launching.search_config(src, strategy="bo-tw2g-kdpp5").run.batch_size == 5  # the strategy's own batch
     stored = launching.stored_config(cfg, src)
     assert SearchConfig.from_dict(stored) == cfg and stored["skipped_rows"] == {"count": 0, "first": []}
 
@@ -300,7 +300,7 @@ def test_the_views_use_the_kernel_of_the_runs_strategy(tmp_path, config, kernel)
 ])
 def test_the_config_names_the_kernel_once_and_the_watcher_reads_it(tmp_path, strategy, options, kernel):
     config = SearchConfig.create(table="t.csv", strategy=strategy, strategy_options=options)
-    assert config.kernel == kernel and SearchConfig.from_dict(config.to_dict()) == config
+    assert config.strategy.kernel == kernel and SearchConfig.from_dict(config.to_dict()) == config
     w = _watching(tmp_path / "s.sqlite", {**config.to_dict(), "kernel": "edit"})  # what the store says wins over the registry
     assert w.model_kernel == "edit"
     with pytest.raises(ConfigError, match="choose the kernel through the strategy's options"):

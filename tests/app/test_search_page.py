@@ -387,7 +387,7 @@ def test_a_dataset_folder_typed_in_the_sidebar_stays_in_the_data_folder(store_pa
     source = at.session_state["source"]
     assert source.dataset == "mnist" and source.data_folder == str((tmp_path / "MNIST-here").resolve())
     config = launching.search_config(source, strategy="random", budget=2, space="cnn")
-    assert config.data_folder == source.data_folder and config.dataset == "mnist"
+    assert config.objective.data_folder == source.data_folder and config.objective.dataset == "mnist"
 
 
 @pytest.mark.slow
