@@ -121,6 +121,25 @@ class SearchConfig:
         parts = _grouped(given)
         return cls(space=given["space"], **{key: part(**parts[key]) for key, part in _PARTS.items()})
 
+    @classmethod
+    def read_stored(cls, data: Mapping[str, Any]) -> "SearchConfig":
+        """A stored run's config for the pages (:attr:`nasviz.store.StoredRun.search`): what
+        :meth:`from_dict` reads, and where it cannot (an older config naming a strategy this
+        installation no longer has, a setting of the wrong type), the stored settings as they
+        are, each missing one at its part's default, checked by nothing: a page shows what was
+        stored and never fails on it. Never raises for a mapping."""
+        try:
+            return cls.from_dict(data)
+        except (ValueError, TypeError, LookupError, AttributeError):
+            given = {k: v for k, v in data.items() if k in FLAT and v is not None}
+            for name in _MAPPINGS:
+                given[name] = dict(given[name]) if isinstance(given.get(name), Mapping) else {}
+            space = str(given.pop("space", cls.space))
+            if "kernel" not in data:  # stored before the kernel was: the strategy's, if this installation knows it
+                given["kernel"] = _known_kernel(given.get("strategy"), given["strategy_options"])
+            parts = _grouped(given)
+            return cls(space=space, **{key: part(**parts[key]) for key, part in _PARTS.items()})
+
     def to_dict(self) -> dict[str, Any]:
         """The flat settings as plain JSON-able data (the run store's form; :meth:`from_dict`
         reads it back)."""
@@ -142,6 +161,19 @@ class SearchConfig:
         options = ",".join(f"{k}={v}" for k, v in sorted(self.strategy.options.items()))
         return (f"{self.strategy.name}{'(' + options + ')' if options else ''} · {self.space} · {source} · "
                 f"{objective.metric} · B={run.batch_size} · budget {run.budget}")
+
+
+def _known_kernel(strategy: Any, options: Mapping[str, Any]) -> str | None:
+    """The kernel of ``strategy``'s GP with ``options`` by its registry entry; ``None`` for a
+    strategy without a model or one this installation does not know."""
+    from nasviz.components import STRATEGIES, strategy_kernel
+
+    if strategy not in STRATEGIES:
+        return None
+    try:
+        return strategy_kernel(str(strategy), options)
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 def _grouped(flat: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

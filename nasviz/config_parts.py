@@ -141,6 +141,18 @@ class StrategySettings:
             config["name"] = self.name
         return config
 
+    def setting(self, option: str) -> Any:
+        """One of the strategy's options: as given, else its registry entry's effective default
+        (:meth:`nasviz.registry.Entry.defaults`: the preset's, else the factory's); ``None`` for
+        an option the strategy does not have, or a strategy this installation does not know."""
+        from nasviz.components import STRATEGIES
+
+        if option in self.options:
+            return self.options[option]
+        if self.name not in STRATEGIES:
+            return None
+        return STRATEGIES.get(self.name).defaults().get(option)
+
     def is_bo(self) -> bool:
         """Whether the strategy is a configuration of :class:`~nasviz.strategies.bo.BayesianOptimisation`
         (its entry loads :func:`nasviz.strategies.bo.bayesian_optimisation`)."""

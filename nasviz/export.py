@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from nasviz.config import TRAIN, SearchConfig
 from nasviz.errors import ConfigError
 from nasviz.objectives.training import TrainingSpec
 from nasviz.spaces import get_space
@@ -36,16 +37,15 @@ from nasviz.store import RunStore
 FORMATS: dict[str, str] = {"torchscript": "network.pt", "export": "network.pt2"}
 
 
-def _objective(config: dict[str, Any]):
+def _objective(search: SearchConfig):
     """The run's training objective rebuilt from its stored config (as :func:`nasviz.runner.build_search`)."""
-    if config.get("objective") != "train":
+    settings = search.objective
+    if settings.kind != TRAIN:
         raise ConfigError("the run looked its values up in a table: it trained no network to export")
-    spec = TrainingSpec(space=config["space"], dataset=config.get("dataset") or "digits",
-                        dataset_seed=int(config.get("dataset_seed") or 0), metric=config.get("metric") or "valid_accuracy",
-                        seed=int(config.get("train_seed") or 0), device="cpu",
-                        model_options=tuple(sorted(dict(config.get("model_options") or {}).items())),
-                        training=tuple(sorted(dict(config.get("training") or {}).items())),
-                        data_folder=config.get("data_folder") or None)
+    spec = TrainingSpec(space=search.space, dataset=settings.dataset, dataset_seed=settings.dataset_seed,
+                        metric=settings.metric, seed=settings.train_seed, device="cpu",
+                        model_options=tuple(sorted(dict(settings.model_options).items())),
+                        training=tuple(sorted(dict(settings.training).items())), data_folder=settings.data_folder)
     return spec.build()
 
 
@@ -56,9 +56,8 @@ def trained_network(store: RunStore, run_id: int, arch: str | None = None,
     ``retrain=False`` raises :class:`ConfigError` instead of training a network whose weights the
     run did not keep (the dashboard never trains inside a request)."""
     run = store.get_run(run_id)
-    config = run.config
-    objective = _objective(config)
-    space = get_space(config["space"])
+    objective = _objective(run.search)
+    space = get_space(run.search.space)
     text = arch or run.best_arch
     if not text:
         raise ConfigError(f"run {run_id} has no successful evaluation to export")
@@ -129,7 +128,7 @@ def export_network(store_path: str | os.PathLike, run_id: int, out: str | os.Pat
     reloaded = load_exported(out / FORMATS[fmt])
     test_score = score(reloaded, data.x_test, data.y_test, data.task)
     recipe = {
-        "run_id": int(run_id), "space": about["run"].config["space"], "arch": about["arch"], "format": fmt,
+        "run_id": int(run_id), "space": about["run"].search.space, "arch": about["arch"], "format": fmt,
         "file": FORMATS[fmt], "dataset": data.name, "task": data.task, "input_shape": list(data.input_shape),
         "n_outputs": data.n_outputs, "classes": data.n_classes,
         "preprocessing": {"formula": "x = (raw / scale - mean[c]) / std[c]", "scale": data.input_scale,

@@ -41,7 +41,7 @@ if table is not None:
 
 def from_run(side: str) -> str | None:
     """An evaluated architecture of a run of this space, chosen in widgets (best first)."""
-    runs = [r for r in RunStore(store_path()).list_runs() if (r.config or {}).get("space", "nb201") == space]
+    runs = [r for r in RunStore(store_path()).list_runs() if r.search.space == space]
     if not runs:
         st.info(fill("No runs of the {} space in the store yet.", space))
         return None

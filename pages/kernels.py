@@ -64,7 +64,7 @@ try:
                               format_func=lambda i: f"{i}: {shorten(by_id[i].name, 120)} ({by_id[i].n_evaluations} evals)")
         metric = by_id[run_id].metric or "value"
         evals = RunStore(store_path()).evaluations(run_id)
-        sample = sample_run(evals, metric, int(n), by_id[run_id].config.get("space", "nb201"), f"run {run_id}")
+        sample = sample_run(evals, metric, int(n), by_id[run_id].search.space, f"run {run_id}")
 except (ValueError, StoreError, TableError) as err:
     stop_with(str(err))
 

@@ -102,7 +102,7 @@ c5.download_button("Export CSV", data=_exported(str(store_path), run_id, "csv", 
 c6.download_button("Export JSON", data=_exported(str(store_path), run_id, "json", run.updated),
                    file_name=f"nasviz-run-{run_id}.json", mime="application/json", key="export_json")
 
-if run.config.get("objective") == "train":  # a trained run's best network (nasviz export)
+if run.search.objective.kind == "train":  # a trained run's best network (nasviz export)
     # Kept weights are exported at once; a retraining runs as a bounded worker job, never in this
     # request (nasviz/dashboard/exporting.py says why), or is refused with the command that does it.
     plan = plan_export(store_path, run_id, serve_settings().limits.max_explorer_seconds)

@@ -130,7 +130,7 @@ except UnknownRunError:
 
 cfg = watcher.config
 head, b1, b2, b3, b4 = st.columns([3, 1, 1, 1, 1.6])  # room for the toggle's label at 1280 px
-head.subheader(fill("Run {}: {}", run_id, watcher.name or cfg.get("strategy")))
+head.subheader(fill("Run {}: {}", run_id, watcher.name or watcher.strategy))
 if b1.button("Stop", key="stop", disabled=watcher.status != RUNNING):
     launching.request_stop(path, run_id)
     st.toast("Stop requested: the search stops after its current step.")
@@ -167,7 +167,7 @@ def render(w: RunWatcher) -> None:
         st.warning(bounds_message(fit), icon=":material/warning:")
     shown = step_shown(w)
     replayed = shown.steps[-1].step if shown is not w and shown.steps else None
-    chart(st, viz.plot_history(w.evaluations, w.optimum(), metric=cfg.get("metric", "value"),
+    chart(st, viz.plot_history(w.evaluations, w.optimum(), metric=w.search.objective.metric or "value",
                                minimise=w.direction == "minimise", marked_step=replayed, decimals=w.decimals),
           key="chart_history")
     explain(shown)

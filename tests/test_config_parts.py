@@ -65,3 +65,36 @@ def test_each_part_names_the_setting_that_is_wrong():
                               (dict(objective="lookup", table="t.csv"), "objective must be")]:
         with pytest.raises(ConfigError, match=message):
             SearchConfig.create(**settings)
+
+
+def test_a_stored_run_hands_back_its_config_typed(tmp_path):
+    from nasviz.store import RunStore
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    config = SearchConfig.create(**CONFIGS["table BO"])
+    run = store.get_run(store.create_run({**config.to_dict(), "skipped_rows": {"count": 0, "first": []}}))
+    assert run.search == config and run.search is run.search  # read once
+    assert run.config["skipped_rows"] == {"count": 0, "first": []}  # what the store adds stays plain data
+    assert run.to_dict()["config"] == run.config  # the record's plain form is unchanged
+
+
+def test_a_config_this_installation_cannot_read_is_shown_as_stored(tmp_path):
+    """An older config (no kernel stored) naming a plugin strategy that is no longer installed
+    cannot be validated: the pages read what was stored, with the parts' defaults elsewhere."""
+    from nasviz.dashboard.explorer import comparison
+    from nasviz.dashboard.watching import RunWatcher
+    from nasviz.store import RunStore
+
+    old = {"objective": "table", "table": "t.csv", "space": "nb201", "strategy": "gone-plugin", "budget": 9,
+           "seed": 4, "metric": "acc", "strategy_options": {"depth": 3}}
+    with pytest.raises(ConfigError, match="gone-plugin"):
+        SearchConfig.from_dict(old)
+    path = tmp_path / "runs.sqlite"
+    run = RunStore(path).get_run(RunStore(path).create_run(old))
+    search = run.search
+    assert (search.strategy.name, dict(search.strategy.options), search.strategy.kernel) == ("gone-plugin", {"depth": 3}, None)
+    assert (search.space, search.run.budget, search.run.seed, search.objective.metric) == ("nb201", 9, 4, "acc")
+    watcher = RunWatcher(path, run.id).refresh()
+    assert (watcher.strategy, watcher.model_kernel, watcher.space_name, watcher.optimum()) == ("gone-plugin", None, "nb201", None)
+    (curve,) = comparison.run_curves(path, [run.id])
+    assert (curve.strategy, curve.seed, curve.budget, curve.space) == ("gone-plugin", 4, 9, "nb201")

@@ -136,3 +136,29 @@ def test_no_signature_or_field_repeats_the_default_space_or_kernel_as_a_literal(
             found += [f"{path.relative_to(root)}:{v.lineno} {name}" for name, v in named
                       if isinstance(v, ast.Constant) and name in literal_of and v.value == literal_of[name]]
     assert not found, found
+
+
+def test_no_reader_falls_back_to_a_literal_default_space_kernel_or_strategy():
+    """One source for every default (issue 49): code that reads a setting from a mapping
+    (``run.config.get("space", "nb201")``, ``cfg.get("space") or "nb201"``) instead of the run's
+    typed config (``run.search.space``) repeats the default; nothing in ``nasviz/`` or ``pages/``
+    does (a reader of its own input, such as a lesson file, names ``nasviz.defaults``)."""
+    import ast
+
+    literals = {defaults.DEFAULT_SPACE, defaults.DEFAULT_KERNEL, defaults.DEFAULT_STRATEGY}
+    found = []
+    for folder in ("nasviz", "pages"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            if not any(repr(literal)[1:-1] in text for literal in literals):
+                continue
+            for node in ast.walk(ast.parse(text)):
+                fallback = None
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                        and len(node.args) == 2):
+                    fallback = node.args[1]  # mapping.get(key, "nb201")
+                elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+                    fallback = node.values[-1]  # mapping.get(key) or "nb201"
+                if isinstance(fallback, ast.Constant) and fallback.value in literals:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, found

@@ -238,4 +238,4 @@ def explain_run_step(run: "RunWatcher") -> list[str]:
     own = [e for e in run.evaluations if int(e["step"]) == step]
     sign = -1.0 if run.direction == "minimise" else 1.0  # stored values are scores: show a minimised metric's own
     return explain_step(step, run.state, own, max(before) if before else None, sign=sign, decimals=run.decimals,
-                        metric=run.config.get("metric"))
+                        metric=run.search.objective.metric)

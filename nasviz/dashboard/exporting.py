@@ -55,7 +55,7 @@ def plan_export(store_path: str | os.PathLike, run_id: int, max_seconds: float) 
     best = run.best_arch
     if not best:
         return ExportPlan(refusal="This run has no successful evaluation, so there is no network to export.")
-    space = get_space(run.config["space"])
+    space = get_space(run.search.space)
     key = space.format(space.parse(best))
     if store.has_network(run_id, key):
         return ExportPlan(kept=True)

@@ -48,7 +48,7 @@ def two_runs(store_path: str | os.PathLike, runs_by_id: Mapping[int, StoredRun])
     for column, w, side in zip(st.columns(2), pair, ("l_", "r_")):
         shown = w if w.steps[-1].step == step else w.at_step(step)
         with column:
-            st.markdown(fill("**Run {}: {}** (seed {})", w.run_id, w.strategy, w.config.get("seed", 0)))
+            st.markdown(fill("**Run {}: {}** (seed {})", w.run_id, w.strategy, w.search.run.seed))
             for line in explain_run_step(shown):
                 st.markdown(line)
             forms.show_view(view, shown, key_prefix=f"sbs_{side}")

@@ -18,6 +18,7 @@ import streamlit as st
 
 from nasviz.dashboard.kernels import KernelSet
 from nasviz.dashboard.locations import default_store_path
+from nasviz.defaults import DEFAULT_SPACE
 from nasviz.errors import InputError
 from nasviz.settings import ServeSettings
 from nasviz.store import RunStore, StoreError
@@ -83,7 +84,7 @@ def source() -> "DataSource | None":
 
 def current_space() -> str:
     """The search space chosen in the sidebar."""
-    return str(st.session_state.get("space") or "nb201")
+    return str(st.session_state.get("space") or DEFAULT_SPACE)
 
 
 def current_table_or_stop(src: "DataSource | None") -> "Table | None":

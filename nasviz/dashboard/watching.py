@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from nasviz.config import TABLE, SearchConfig
 from nasviz.dashboard.kernels import KernelSet
 from nasviz.dashboard.sources import table_from_path
 from nasviz.fidelity.decisions import RungDecision
@@ -28,6 +29,8 @@ from nasviz.state import FeatureGradients, GPFit, StepState
 from nasviz.store import RUNNING, RunStore, StoredRun, StoredSnapshot, to_json
 
 T = TypeVar("T")
+#: What a watcher's :attr:`~RunWatcher.search` is before its run is read: the defaults.
+_NO_RUN = SearchConfig()
 
 #: Derived views kept per watcher (distances, embeddings), newest last.
 MEMO_SIZE = 32
@@ -141,8 +144,16 @@ class RunWatcher:
     # ------------------------------------------------------------------ what the views ask
     @property
     def config(self) -> dict[str, Any]:
-        """The stored configuration (:meth:`SearchConfig.to_dict`, plus ``skipped_rows``)."""
+        """The stored configuration as plain data (:meth:`SearchConfig.to_dict`, plus what the
+        store adds: ``skipped_rows``, ``direction``, ``value_decimals``); the settings are read
+        typed from :attr:`search`."""
         return (self.run.config if self.run is not None else None) or {}
+
+    @property
+    def search(self) -> SearchConfig:
+        """The run's settings, typed (:attr:`nasviz.store.StoredRun.search`); before the first
+        :meth:`refresh`, the defaults."""
+        return self.run.search if self.run is not None else _NO_RUN
 
     @property
     def status(self) -> str:
@@ -168,7 +179,7 @@ class RunWatcher:
 
     @property
     def space_name(self) -> str:
-        return str(self.config.get("space") or "nb201")
+        return self.search.space
 
     @property
     def space(self) -> SearchSpace:
@@ -178,20 +189,16 @@ class RunWatcher:
 
     @property
     def strategy(self) -> str:
-        return str(self.config.get("strategy") or "")
+        """The strategy's registered name (``""`` before the first :meth:`refresh`)."""
+        return self.search.strategy.name if self.run is not None else ""
 
     @property
     def model_kernel(self) -> str | None:
         """The kernel of the strategy's GP, as the stored configuration names it
-        (:attr:`nasviz.config.SearchConfig.kernel`; ``None``: no model). Runs stored before the
-        configuration named it: by the strategy's registry entry (``None`` for a strategy this
-        installation does not know)."""
-        from nasviz.store.schema import legacy_kernel
-
-        if "kernel" in self.config:
-            kernel = self.config.get("kernel")
-            return str(kernel) if kernel else None
-        return legacy_kernel(self.config)
+        (:attr:`nasviz.config.StrategySettings.kernel`; ``None``: no model). Runs stored before the
+        configuration named it: worked out when it is read (:meth:`SearchConfig.from_dict`;
+        ``None`` for a strategy this installation does not know)."""
+        return self.search.strategy.kernel or None
 
     @property
     def has_model(self) -> bool:
@@ -221,12 +228,12 @@ class RunWatcher:
     def optimum(self) -> float | None:
         """The best score the table holds for the run's metric, in the stored values' units
         (``None`` for live training); :meth:`shown` of it is the table's optimum."""
-        cfg = self.config
-        if cfg.get("objective", "table") != "table" or not cfg.get("table"):
+        objective = self.search.objective
+        if objective.kind != TABLE or not objective.table:
             return None
         try:
-            table = table_from_path(cfg["table"], self.space_name)
-            return table.sign(cfg["metric"]) * table.optimum(cfg["metric"])
+            table = table_from_path(objective.table, self.space_name)
+            return table.sign(objective.metric) * table.optimum(objective.metric)
         except (TableError, KeyError, ValueError):
             return None
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from nasviz.learn.lesson import Lesson, LessonRun
+
+if TYPE_CHECKING:
+    from nasviz.config import SearchConfig
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,10 @@ def launch_lesson(lesson: Lesson, store_path: str | os.PathLike, *, session: str
     return [LessonRunId(run, seed, ids[k]) for k, (run, seed, _, _) in enumerate(planned)]
 
 
-def _same(stored: Mapping[str, Any], run: LessonRun, seed: int) -> bool:
-    options = {k: v for k, v in (stored.get("strategy_options") or {}).items()}
-    return (stored.get("strategy") == run.strategy and int(stored.get("seed", -1)) == seed
-            and int(stored.get("budget", -1)) == run.budget
-            and stored.get("fidelity") == run.fidelity and stored.get("cost_budget") == run.cost_budget
+def _same(stored: SearchConfig, run: LessonRun, seed: int) -> bool:
+    options = stored.strategy.options
+    return (stored.strategy.name == run.strategy and stored.run.seed == seed and stored.run.budget == run.budget
+            and stored.objective.fidelity == run.fidelity and stored.run.cost_budget == run.cost_budget
             and all(options.get(k) == v for k, v in run.options.items()))
 
 
@@ -100,7 +102,7 @@ def find_lesson_runs(lesson: Lesson, store_path: str | os.PathLike) -> list[Less
     for run in lesson.runs:
         for seed in run.seeds:
             stored = by_name.get(run_name(lesson, run, seed))
-            if stored is None or not _same(stored.config, run, seed):
+            if stored is None or not _same(stored.search, run, seed):
                 return None
             found.append(LessonRunId(run, seed, int(stored.id)))
     return found

@@ -128,7 +128,7 @@ def _run(data: Mapping[str, Any], where: str) -> LessonRun:
         raise InputError("cost_budget must be a number above 0 (full evaluations)", source=where, field="cost_budget")
     return LessonRun(strategy=strategy, seeds=tuple(seeds), budget=_need(data, "budget", int, where),
                      label=str(data.get("label") or strategy), options=dict(data.get("options") or {}),
-                     metric=data.get("metric"), source=source, space=str(data.get("space", "nb201")),
+                     metric=data.get("metric"), source=source, space=str(data.get("space", DEFAULT_SPACE)),
                      dataset=data.get("dataset"), training=dict(data.get("training") or {}), fidelity=fidelity,
                      cost_budget=None if cost_budget is None else float(cost_budget))
 

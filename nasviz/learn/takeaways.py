@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from nasviz.learn.launch import LessonRunId
     from nasviz.learn.lesson import Lesson
+    from nasviz.config import SearchConfig
     from nasviz.store import StoredEvaluation
 
 
@@ -51,7 +52,7 @@ class _Read:
 
     label: str
     seed: int
-    config: dict[str, Any]
+    search: SearchConfig  # the run's settings (StoredRun.search)
     evaluations: list[StoredEvaluation]
     states: list[tuple[int, Any]]  # (step, StepState) per stored step
 
@@ -71,7 +72,7 @@ def _read(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike) -> tuple
     out = []
     for r, s in zip(runs, stored):
         states = [(snap.step, StepState.from_dict(snap.strategy)) for snap in store.snapshots(r.run_id)]
-        out.append(_Read(r.run.label, r.seed, s.config, store.evaluations(r.run_id), states))
+        out.append(_Read(r.run.label, r.seed, s.search, store.evaluations(r.run_id), states))
     return out, ""
 
 
@@ -86,8 +87,8 @@ def _labels(reads: list[_Read]) -> list[str]:
 def _optimum(run: _Read) -> float:
     from nasviz.dashboard.sources import table_from_path
 
-    table = table_from_path(run.config["table"], run.config.get("space", "nb201"))
-    return table.optimum(run.config["metric"])
+    table = table_from_path(run.search.objective.table, run.search.space)
+    return table.optimum(run.search.objective.metric)
 
 
 # ----------------------------------------------------------------------------- the computations
@@ -111,13 +112,13 @@ def regret_by_strategy(runs: "Sequence[LessonRunId]", store_path: str | os.PathL
     ses = {k: float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0 for k, v in regrets.items()}
     best, worst = min(means, key=means.get), max(means, key=means.get)
     numbers = {label: f"{means[label]:.2f}" for label in labels}
-    numbers.update(budget=str(reads[0].config["budget"]), seeds=str(len(regrets[labels[0]])), best_label=best,
+    numbers.update(budget=str(reads[0].search.run.budget), seeds=str(len(regrets[labels[0]])), best_label=best,
                    best_regret=f"{means[best]:.2f}", worst_label=worst, worst_regret=f"{means[worst]:.2f}",
                    times=f"{means[worst] / means[best]:.0f}" if means[best] > 0 else "many")
     figure = viz.plot_lesson_bars(labels, [means[k] for k in labels], [ses[k] for k in labels],
                                   title=f"Regret after {numbers['budget']} evaluations (mean ± s.e. over "
                                         f"{numbers['seeds']} seeds; lower is better)",
-                                  axis=f"points below the best {reads[0].config['metric']}")
+                                  axis=f"points below the best {reads[0].search.objective.metric}")
     return Takeaway(True, numbers, figure)
 
 
@@ -142,8 +143,8 @@ def kernel_rank_correlation(runs: "Sequence[LessonRunId]", store_path: str | os.
         return Takeaway(False, waiting=waiting)
     run = reads[0]
     kernels = (lesson.view.kernels if lesson is not None else ()) or ("tw2g", "wl", "otmann")
-    space = run.config.get("space", "nb201")
-    sample = sample_run(run.evaluations, run.config["metric"], KERNEL_SAMPLE, space, "the run")
+    space = run.search.space
+    sample = sample_run(run.evaluations, run.search.objective.metric, KERNEL_SAMPLE, space, "the run")
     rho = {}
     for spec in kernels:
         D = kx.induced_distance(kx.kernel_views(spec, sample.archs, space)[1])
@@ -192,7 +193,7 @@ def prediction_check(runs: "Sequence[LessonRunId]", store_path: str | os.PathLik
         numbers.update({f"{order}_label": run.label, f"{order}_inside": str(inside), f"{order}_picks": str(len(rows)),
                         f"{order}_error": f"{np.mean(np.abs(y - pred)):.2f}" if len(rows) else "?",
                         f"{order}_sd": f"{np.mean(sd):.2f}" if len(rows) else "?"})
-    return Takeaway(True, numbers, viz.plot_prediction_check(groups, reads[0].config["metric"]))
+    return Takeaway(True, numbers, viz.plot_prediction_check(groups, reads[0].search.objective.metric))
 
 
 def batch_spread(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
@@ -208,7 +209,7 @@ def batch_spread(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
         return Takeaway(False, waiting=waiting)
     numbers, labels, spreads = {}, [], []
     for order, run in zip(("first", "second", "third"), reads):
-        space = get_space(run.config.get("space", "nb201"))
+        space = get_space(run.search.space)
         per_step = []
         for _, state in run.states:
             if state.pool is None or state.batch is None or len(_chosen(state)) < 2:
@@ -259,19 +260,19 @@ def growth(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
         return Takeaway(False, waiting=waiting)
     run = reads[0]
     ok = [e for e in run.evaluations if e.ok]
-    n_init = int((run.config.get("strategy_options") or {}).get("n_init", 10))
+    n_init = int(run.search.strategy.setting("n_init") or 0)  # the preset's or the strategy's own default
     values = [float(e.value) for e in ok]
     params = [float((e.info or {}).get("n_parameters") or 0) for e in ok]
     start = [k for k in range(min(n_init, len(ok)))]
     later = [k for k in range(n_init, len(ok))]
     if not start or not later:
-        return Takeaway(True, {"model_steps": "0"}, viz.plot_growth(values, params, n_init, run.config["metric"]))
+        return Takeaway(True, {"model_steps": "0"}, viz.plot_growth(values, params, n_init, run.search.objective.metric))
     a = max(start, key=lambda k: values[k])
     b = max(later, key=lambda k: values[k])
     numbers = {"start_up": str(len(start)), "model_steps": str(len(later)), "start_best": f"{values[a]:.2f}",
                "start_params": f"{params[a]:,.0f}", "best": f"{values[b]:.2f}", "best_params": f"{params[b]:,.0f}",
                "gain": f"{values[b] - values[a]:+.2f}", "times_larger": f"{params[b] / max(params[a], 1):.1f}"}
-    return Takeaway(True, numbers, viz.plot_growth(values, params, len(start), run.config["metric"]))
+    return Takeaway(True, numbers, viz.plot_growth(values, params, len(start), run.search.objective.metric))
 
 
 def _regret_by_cost(run: _Read, optimum: float) -> tuple[np.ndarray, np.ndarray]:
@@ -330,7 +331,7 @@ def cost_to_regret(runs: "Sequence[LessonRunId]", store_path: str | os.PathLike,
     figure = viz.plot_lesson_steps(labels, xs, ys, title=f"Regret against cost (mean over {len(reads) // len(labels)} "
                                                           "seeds; lower is better)",
                                    x_axis="cost spent, in full evaluations (one 200-epoch training each)",
-                                   y_axis=f"points below the best {reads[0].config['metric']}")
+                                   y_axis=f"points below the best {reads[0].search.objective.metric}")
     return Takeaway(True, numbers, figure)
 
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 import math
 from typing import Any, Mapping
+
+from nasviz.config import SearchConfig
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,9 @@ class StoredRun:
         Why the run failed (``None`` unless ``failed``, or cleared by a later claim).
     config : dict
         Everything needed to rebuild the search (:func:`nasviz.runner.build_search`), as plain
-        data. The record is frozen but this dict is not: treat it as read-only.
+        data: :meth:`SearchConfig.to_dict`'s settings and what the store adds (``skipped_rows``,
+        ``direction``, ``value_decimals``). The record is frozen but this dict is not: treat it as
+        read-only. Read the settings typed from :attr:`search`.
     lease : int
         The generation of the run's current owner (see "Leases" in :mod:`nasviz.store`); from
         :meth:`RunStore.claim_run`, the lease that call took, which the claimer passes to its writes.
@@ -94,6 +99,16 @@ class StoredRun:
     lease: int
     session: str | None
     notes: str
+
+    @cached_property
+    def search(self) -> SearchConfig:
+        """The run's settings, typed: :attr:`config` read once (:meth:`SearchConfig.read_stored`:
+        as it was validated; a config this installation cannot read, such as one naming a plugin
+        strategy no longer installed, as stored, with the parts' defaults where it says nothing).
+        What the pages read (``run.search.space``, ``run.search.objective.metric``,
+        ``run.search.run.budget``); :attr:`config` keeps what the store adds besides the settings
+        (``skipped_rows``, ``direction``, ``value_decimals``)."""
+        return SearchConfig.read_stored(self.config)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain data (a copy), its fields in declaration order (the order the

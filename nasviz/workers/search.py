@@ -48,8 +48,7 @@ def run_worker(store_path: str | os.PathLike, run_id: int) -> str:
     try:
         from nasviz import runner
 
-        config = store.get_run(run_id).config
-        delay = float(config.get("step_delay") or 0.0)
+        delay = store.get_run(run_id).search.run.step_delay
         on_step = (lambda snapshot: time.sleep(delay)) if delay > 0 else None
         # Claiming the run clears its stop flag, so a Stop pressed while this process was still
         # starting (seconds of imports) is read here first and honoured before the first step.

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from nasviz.config import TABLE, SearchConfig
 from nasviz.dashboard.sources import table_from_path
 from nasviz.table_schema import MINIMISE, run_direction
 from nasviz.spaces.base import OPERATION_SLOTS
@@ -89,21 +90,22 @@ class RunCurve:
     seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def _optimum(cfg: Mapping[str, Any]) -> float | None:
+def _optimum(search: SearchConfig) -> float | None:
     """The table's best score for the run's metric (stored values are scores: minus a minimised metric)."""
-    if cfg.get("objective", "table") != "table" or not cfg.get("table"):
+    objective = search.objective
+    if objective.kind != TABLE or not objective.table:
         return None
     try:
-        table = table_from_path(cfg["table"], cfg.get("space", "nb201"))
-        return table.sign(cfg["metric"]) * table.optimum(cfg["metric"])
+        table = table_from_path(objective.table, search.space)
+        return table.sign(objective.metric) * table.optimum(objective.metric)
     except (ValueError, KeyError, OSError):
         return None
 
 
-def _metric_label(cfg: Mapping[str, Any]) -> str:
+def _metric_label(run: StoredRun) -> str:
     """What a curve's values are: the metric, or ``-latency`` for a minimised one (curves are scores)."""
-    metric = str(cfg.get("metric") or "value")
-    return f"−{metric} (minimised: higher is better)" if run_direction(cfg) == MINIMISE else metric
+    metric = str(run.search.objective.metric or "value")
+    return f"−{metric} (minimised: higher is better)" if run_direction(run.config) == MINIMISE else metric
 
 
 def _full_result(evaluation: StoredEvaluation) -> bool:
@@ -112,7 +114,7 @@ def _full_result(evaluation: StoredEvaluation) -> bool:
     return evaluation.ok and bool(fidelity.get("full", True))
 
 
-def _cumulative_cost(cfg: Mapping[str, Any], evals: Sequence[StoredEvaluation]) -> np.ndarray:
+def _cumulative_cost(search: SearchConfig, evals: Sequence[StoredEvaluation]) -> np.ndarray:
     """``(n,)`` cumulative cost: a table search's in full evaluations (a single-fidelity lookup is
     one, a 12-epoch lookup on NAS-Bench-201 12/200: :func:`nasviz.fidelity.spent.full_evaluations_spent`),
     so that single- and multi-fidelity runs of one table share the axis; live training's in the
@@ -121,7 +123,7 @@ def _cumulative_cost(cfg: Mapping[str, Any], evals: Sequence[StoredEvaluation]) 
 
     if not evals:
         return np.zeros(0)
-    if cfg.get("objective", "table") == "table":
+    if search.objective.kind == TABLE:
         return full_evaluations_spent(evals)
     return np.cumsum([float(e.cost or 0.0) for e in evals])
 
@@ -140,16 +142,16 @@ def run_curves(store_path: str | os.PathLike, run_ids: Sequence[int]) -> list[Ru
             evals = store.evaluations(int(rid))
         except UnknownRunError:
             raise ValueError(f"run {rid} is not in the store") from None
-        cfg = run.config or {}
-        configs.append(cfg)
+        search = run.search
+        configs.append(run.config or {})  # every stored setting, compared as stored
         values = np.array([float(e.value) if _full_result(e) else np.nan for e in evals], dtype=float)
-        costs = _cumulative_cost(cfg, evals)
+        costs = _cumulative_cost(search, evals)
         started = float(run.created or (evals[0].created if evals else 0.0))
         seconds = np.array([max(float(e.created) - started, 0.0) for e in evals])
-        curves.append(RunCurve(int(rid), str(run.name or ""), str(cfg.get("strategy", "?")),
-                               int(cfg.get("seed") or 0), _metric_label(cfg), values,
-                               [e.arch for e in evals], _optimum(cfg), int(cfg.get("budget") or len(evals)),
-                               str(cfg.get("space") or "nb201"), costs=costs, seconds=seconds))
+        curves.append(RunCurve(int(rid), str(run.name or ""), str(search.strategy.name),
+                               int(search.run.seed or 0), _metric_label(run), values,
+                               [e.arch for e in evals], _optimum(search), int(search.run.budget or len(evals)),
+                               search.space, costs=costs, seconds=seconds))
     for curve, group in zip(curves, configuration_groups(configs)):
         curve.group = group
     return curves
@@ -199,6 +201,6 @@ def default_selection(runs: Sequence[StoredRun], n: int = DEFAULT_RUNS) -> list[
     if not runs:
         return []
     first = runs[0]
-    key = (first.metric, (first.config or {}).get("space", "nb201"))
-    same = [r.id for r in runs if (r.metric, (r.config or {}).get("space", "nb201")) == key]
+    key = (first.metric, first.search.space)
+    same = [r.id for r in runs if (r.metric, r.search.space) == key]
     return same[:n]

@@ -38,21 +38,21 @@ def epoch_columns(metrics: list[str], preferred: str | None = None) -> tuple[str
 def run_curves(run: "RunWatcher") -> tuple[dict[str, list[float]], str] | None:
     """``({architecture: curve}, what the curve measures)`` for the run's successful evaluations,
     or ``None`` when neither the evaluations nor the table carry curves."""
-    cfg = run.config
-    if cfg.get("objective") == "train":
+    objective = run.search.objective
+    if objective.kind == "train":
         evaluations = run.store.evaluations(run.run_id)  # the watcher drops ``info``; read it here
         curves = {e.arch: list(e.info.get("valid_curve") or []) for e in evaluations
                   if e.status == "ok" and (e.info or {}).get("valid_curve")}
         return (curves, "validation score") if curves else None
-    if not cfg.get("table"):
+    if not objective.table:
         return None
     from nasviz.dashboard.sources import table_from_path
 
     try:
-        table = table_from_path(cfg["table"], run.space_name)
+        table = table_from_path(objective.table, run.space_name)
     except (ValueError, OSError):
         return None
-    found = epoch_columns(table.metrics, cfg.get("metric"))
+    found = epoch_columns(table.metrics, objective.metric)
     if found is None:
         return None
     metric, columns = found
@@ -74,7 +74,7 @@ def fidelity_curves(run: "RunWatcher") -> tuple[dict[str, tuple[list[float], lis
         return None
     # live training: the stored info (the watcher's rows drop it) has each epoch's score and the rung decisions
     infos = ({e.index: e.info or {} for e in run.store.evaluations(run.run_id)}
-             if run.config.get("objective") == "train" else {})
+             if run.search.objective.kind == "train" else {})
     curves: dict[str, tuple[list[float], list[float]]] = {}
     marks: list[dict] = []
     unit = "epochs"
@@ -123,7 +123,7 @@ class LearningCurveView(View):
         found = fidelity_curves_memo(run)
         if found is not None:
             curves, marks, unit = found
-            fig = viz.plot_fidelity_curves(curves, marks, str(run.config.get("metric") or "value"), unit)
+            fig = viz.plot_fidelity_curves(curves, marks, str(run.search.objective.metric or "value"), unit)
             return ViewOutput([("chart_curves", fig)],
                               "Each line is one trial, measured at each budget it reached. A green triangle marks a "
                               "promotion to the next budget, a red cross a stop; hover over a mark for the trial's "

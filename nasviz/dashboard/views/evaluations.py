@@ -42,7 +42,7 @@ class EvaluationView(View):
             "#": [int(e["index"]) + 1 for e in rows],
             "step": [int(e["step"]) for e in rows],
             "architecture": [str(e["arch"]) for e in rows],
-            metric_heading(run.config.get("metric") or "value", run.direction): [run.shown(e["value"]) for e in rows],
+            metric_heading(run.search.objective.metric or "value", run.direction): [run.shown(e["value"]) for e in rows],
             "status": [e["status"] for e in rows],
             "error": [e.get("error") or "" for e in rows],
             "open": [architecture_link(run.space_name, str(e["arch"])) for e in rows],

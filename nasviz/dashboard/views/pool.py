@@ -69,7 +69,7 @@ class PoolView(View):
         parts = ["Crosses: the architectures evaluated before this step, embedded with the pool"
                  + (f" (the best {len(evaluated)}; {left_out} more are not drawn)" if left_out else "") + "."]
         if sign < 0:
-            parts.append(f"The metric, {run.config.get('metric')}, is minimised: lower means and values are better.")
+            parts.append(f"The metric, {run.search.objective.metric}, is minimised: lower means and values are better.")
         if batch is not None:
             parts.append(f"Batch selector: {batch.method}" + ("; hover a point for its k-DPP quality." if batch.qualities
                                                               else "."))
