@@ -9,7 +9,9 @@ Every table of measured figures in ``README.md`` and ``docs/*.md`` sits between 
 ``NAME`` is a :class:`DocTable` registered here: the raw results files it reads (JSON that a
 ``bench`` command printed, with its ``provenance``, or JSON lines a benchmark appended) and a
 function that prints the Markdown table from them. ``python -m nasviz tables --check`` prints
-every table again from its files and fails on any difference; the tests run it.
+every table again from its files and fails on any difference; the tests run it. Every other table
+of the docs carries a ``not-results`` or ``hand-copied`` marker on the line before it
+(:mod:`nasviz.bench.tables.inventory`).
 
 Adding a table (the recipe ``docs/benchmarks.md`` gives): run the benchmark, commit its output
 under ``docs/results/``, register a :class:`DocTable` in one of this package's modules (or a new
