@@ -37,6 +37,7 @@ MODULES = (
     "nasviz.bench.tables.fidelity",
     "nasviz.bench.tables.classroom",
     "nasviz.bench.tables.browser",
+    "nasviz.bench.tables.top_cells",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
