@@ -38,6 +38,7 @@ MODULES = (
     "nasviz.bench.tables.classroom",
     "nasviz.bench.tables.browser",
     "nasviz.bench.tables.top_cells",
+    "nasviz.bench.tables.surrogate",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
