@@ -39,6 +39,7 @@ MODULES = (
     "nasviz.bench.tables.browser",
     "nasviz.bench.tables.top_cells",
     "nasviz.bench.tables.surrogate",
+    "nasviz.bench.tables.nb101",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
