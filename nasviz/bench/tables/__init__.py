@@ -40,6 +40,7 @@ MODULES = (
     "nasviz.bench.tables.top_cells",
     "nasviz.bench.tables.surrogate",
     "nasviz.bench.tables.nb101",
+    "nasviz.bench.tables.digits",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
