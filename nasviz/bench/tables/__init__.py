@@ -41,6 +41,7 @@ MODULES = (
     "nasviz.bench.tables.surrogate",
     "nasviz.bench.tables.nb101",
     "nasviz.bench.tables.digits",
+    "nasviz.bench.tables.step_time",
 )
 
 #: A raw results file as read: a JSON document, or the records of a JSON-lines file.
