@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -93,25 +95,46 @@ INVOCATIONS: dict[str, tuple[list[str], tuple]] = {
 
 class Runs:
     """Each benchmark run once per test session, as a user runs it: in its own process (several
-    start worker processes or drive the app, which must not share the test's process)."""
+    start worker processes or drive the app, which must not share the test's process).
+
+    :meth:`prefetch` starts the session's benchmarks two at a time in the background (most of a
+    small invocation is the process's imports, or an app's and a browser's waits), each after the
+    benchmarks whose output it reads; a test then waits for its own."""
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.done: dict[str, tuple[list[str], Path, dict]] = {}
+        self.pool = ThreadPoolExecutor(max_workers=2)
+        self.started: dict[str, Future] = {}
+        self.lock = threading.RLock()
+
+    def prefetch(self, names: list[str]) -> None:
+        for name in names:
+            self._start(name)
+
+    def _start(self, name: str) -> Future:
+        with self.lock:
+            if name not in self.started:
+                for argument in INVOCATIONS[name][0]:  # what it reads is queued first (the pool is FIFO)
+                    if argument.startswith("{out:"):
+                        self._start(argument[5:-1])
+                self.started[name] = self.pool.submit(self._run, name)
+            return self.started[name]
 
     def __call__(self, name: str) -> tuple[list[str], Path, dict]:
-        if name not in self.done:
-            tmp = self.folder / name
-            tmp.mkdir()
-            command = ["bench", name, *(self._fill(a, tmp) for a in INVOCATIONS[name][0])]
-            # Benchmarks that drive the app get their own store and data folder.
-            env = {**os.environ, "NASVIZ_STORE": str(tmp / "store.sqlite"), "NASVIZ_DATA_DIR": str(tmp)}
-            done = subprocess.run([sys.executable, "-m", "nasviz", *command], capture_output=True, text=True,
-                                  cwd=REPO, env=env, timeout=600)
-            assert done.returncode == 0, f"{' '.join(command)}:\n{done.stderr[-3000:]}"
-            (tmp / "out.json").write_text(done.stdout)
-            self.done[name] = command, tmp, json.loads(done.stdout)
-        return self.done[name]
+        command, tmp, done = self._start(name).result()
+        assert done.returncode == 0, f"{' '.join(command)}:\n{done.stderr[-3000:]}"
+        return command, tmp, json.loads(done.stdout)
+
+    def _run(self, name: str) -> tuple[list[str], Path, subprocess.CompletedProcess]:
+        tmp = self.folder / name
+        tmp.mkdir()
+        command = ["bench", name, *(self._fill(a, tmp) for a in INVOCATIONS[name][0])]
+        # Benchmarks that drive the app get their own store and data folder.
+        env = {**os.environ, "NASVIZ_STORE": str(tmp / "store.sqlite"), "NASVIZ_DATA_DIR": str(tmp)}
+        done = subprocess.run([sys.executable, "-m", "nasviz", *command], capture_output=True, text=True,
+                              cwd=REPO, env=env, timeout=600)
+        (tmp / "out.json").write_text(done.stdout)
+        return command, tmp, done
 
     def _fill(self, argument: str, tmp: Path) -> str:
         if argument.startswith("{out:"):
@@ -120,8 +143,14 @@ class Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Runs:
-    return Runs(tmp_path_factory.mktemp("bench"))
+def runs(tmp_path_factory, request) -> Runs:
+    runs = Runs(tmp_path_factory.mktemp("bench"))
+    wanted = [item.callspec.params["name"] for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")
+              and not any(m.name == "skipif" and m.args and m.args[0] for m in item.iter_markers())]
+    runs.prefetch(wanted)
+    yield runs
+    runs.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def test_every_benchmark_has_an_invocation_here():
