@@ -97,6 +97,8 @@ def matrix(tmp_path_factory):
     """A store with one finished run per (space, strategy)."""
     if not trainer_available():
         pytest.skip("layer-space runs train networks: the trainer (torch) is not installed")
+    import torch
+
     folder = tmp_path_factory.mktemp("matrix")
     store = folder / "runs" / "store.sqlite"
     nb201_table = write_synthetic_table(folder / "synthetic.csv")
@@ -107,9 +109,16 @@ def matrix(tmp_path_factory):
         mp.delenv("NASVIZ_SYNC_RUNS", raising=False)
         tables["nb201"] = nb201_table
         runs = {}
-        for space, strategy in PAIRS:
-            runs[space, strategy] = launching.start_run(store, config_for(space, strategy, tables),
-                                                        background=False, limits=unlimited())
+        # One torch thread, as the executors' worker processes train: on a shared two-core machine
+        # two intra-op threads made NASBOT's CNN trainings here take 140 s of this fixture's 200 (one run).
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            for space, strategy in PAIRS:
+                runs[space, strategy] = launching.start_run(store, config_for(space, strategy, tables),
+                                                            background=False, limits=unlimited())
+        finally:
+            torch.set_num_threads(threads)
         yield {"store": store, "runs": runs, "tables": tables, "nb201": nb201_table, "layers": tables["layers"]}
 
 
