@@ -98,8 +98,10 @@ class Runs:
     start worker processes or drive the app, which must not share the test's process).
 
     :meth:`prefetch` starts the session's benchmarks two at a time in the background (most of a
-    small invocation is the process's imports, or an app's and a browser's waits), each after the
-    benchmarks whose output it reads; a test then waits for its own."""
+    small invocation is the process's imports), each after the benchmarks whose output it reads;
+    a test then waits for its own. The benchmarks that drive Chromium against a server run alone,
+    when their test comes, after the others have ended: beside each other, ``bench browser``
+    failed once."""
 
     def __init__(self, folder: Path):
         self.folder = folder
@@ -121,6 +123,10 @@ class Runs:
             return self.started[name]
 
     def __call__(self, name: str) -> tuple[list[str], Path, dict]:
+        if name in ALONE and name not in self.started:
+            for future in list(self.started.values()):
+                future.exception()  # wait for it to end (its own test reports how)
+            self.started[name] = self.pool.submit(self._run, name)
         command, tmp, done = self._start(name).result()
         assert done.returncode == 0, f"{' '.join(command)}:\n{done.stderr[-3000:]}"
         return command, tmp, json.loads(done.stdout)
@@ -142,11 +148,15 @@ class Runs:
         return argument.replace("{tmp}", str(tmp))
 
 
+#: The benchmarks that run alone (:class:`Runs`): those that drive a browser.
+ALONE = {name for name, (_, marks) in INVOCATIONS.items() if any(m.name == "browser" for m in marks)}
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, request) -> Runs:
     runs = Runs(tmp_path_factory.mktemp("bench"))
     wanted = [item.callspec.params["name"] for item in request.session.items
-              if item.module is request.module and hasattr(item, "callspec")
+              if item.module is request.module and hasattr(item, "callspec") and item.callspec.params["name"] not in ALONE
               and not any(m.name == "skipif" and m.args and m.args[0] for m in item.iter_markers())]
     runs.prefetch(wanted)
     yield runs
