@@ -19,10 +19,6 @@ from nasviz.rounding import format_value, round_value, run_decimals
 from nasviz.runner import run_search
 
 
-#: Bad rows of a table that ``run`` prints (all of them are counted and stored with the run).
-SHOWN_BAD_ROWS = 5
-
-
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
     from nasviz.strategies.factory import strategy_help
 
