@@ -632,7 +632,7 @@ def test_a_paused_worker_woken_after_a_resume_exits_without_writing(env, monkeyp
     assert [e.index for e in evaluations] == list(range(60))
     # the same evaluations as a run that was never paused
     monkeypatch.setenv("NASVIZ_STORE", str(env / "other.sqlite"))
-    plain = launching.start_run(env / "other.sqlite", dataclasses.replace(cfg, step_delay=0.0), background=False)
+    plain = launching.start_run(env / "other.sqlite", dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, step_delay=0.0)), background=False)
     assert [e.arch for e in RunStore(env / "other.sqlite").evaluations(plain)] == [e.arch for e in evaluations]
 
 
