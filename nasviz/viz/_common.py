@@ -56,8 +56,11 @@ def log_axis(values: Any) -> dict[str, Any]:
         axis.update(dtick=1, exponentformat="power", minor=dict(ticks="outside", ticklen=3, showgrid=False))
         return axis
     ticks = _log_ticks(low, high, (1, 2, 5))
-    if sum(low <= t <= high for t in ticks) < 2:
-        ticks = _log_ticks(low, high, range(1, 10))
+    if sum(low <= t <= high for t in ticks) < 2 and high > 1.2 * low:
+        # a narrow span: every digit, but only near the data (Plotly pads a short range a little);
+        # a constant series keeps 1, 2, 5, since Plotly then draws a wide range of its own choosing
+        near = [t for t in _log_ticks(low, high, range(1, 10)) if low / 1.1 <= t <= high * 1.1]
+        ticks = sorted(set(ticks) | set(near))
     axis.update(tickmode="array", tickvals=ticks, ticktext=[f"{t:.3g}" for t in ticks])
     return axis
 

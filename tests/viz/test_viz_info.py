@@ -271,6 +271,8 @@ def test_a_short_log_axis_labels_its_ticks_with_their_whole_value():
     narrow = log_axis([2.5, 3.8])  # no 1-2-5 tick inside twice: every digit
     assert {t for v, t in zip(narrow["tickvals"], narrow["ticktext"]) if 2.5 <= v <= 3.8} == {"3"}
     assert all(float(t) == v for v, t in zip(axis["tickvals"], axis["ticktext"]))
+    flat = log_axis([1.0833, 1.0833])  # one run whose regret has not moved: Plotly spans 0.2-10 itself
+    assert set(flat["ticktext"]) <= {f"{m * 10.0 ** k:.3g}" for k in range(-2, 3) for m in (1, 2, 5)}
     from nasviz.dashboard.explorer.comparison import RunCurve
 
     run = RunCurve(1, "r", "random", 0, "acc", np.array([0.6, 0.8, 0.85]), ["a", "b", "c"], 1.0, 3)
