@@ -36,8 +36,11 @@ value at every rung:
     rung's run is lost). The whole ladder can save at most ``1 / cost`` of the lowest rung.
 
 Each table's entry also gives the ladder, its continuation, ``eta``, the number of cells, the
-full budget's resolution (``decimals``: the most decimals the table writes, :mod:`nasviz.rounding`)
-and how many distinct full-budget values the cells have. Prints::
+full budget's resolution (``decimals``: the most decimals the table writes, :mod:`nasviz.rounding`),
+how many distinct full-budget values the cells have, and ``top_span``: for each top fraction (and
+``--survive-top``'s), the optimum minus the worst of those cells at the full budget, in the metric's
+units. A mean regret below a fraction's span is decided among that fraction's cells: there, what
+the rung can offer is its ``spearman_top``. Prints::
 
     {"top_fractions": [0.05, 0.01], "survive_top": 0.01, "tables": [{"table": "nb101_hash_20k.csv",
      "metric": "valid_accuracy_108", "ladder": [4, 12, 36, 108], "continuation": "restart", "eta": 3,
@@ -168,8 +171,10 @@ def table_figures(objective: Any, fractions: tuple[float, ...] = TOP_FRACTIONS,
                       **rung_figures(values[k], full, eta, fractions, survive_top),
                       "cost": cost, "promoted_cost": promoted})
     decimals = objective.table.decimals.get(objective.metric)
+    spans = {f"{f:g}": float(full.max() - full[top_mask(full, f)].min()) for f in sorted({*fractions, survive_top})}
     return {"ladder": list(ladder.values), "continuation": model.continuation, "eta": eta,
             "cells": int(values.shape[1]), "decimals": decimals, "distinct_full_values": int(len(np.unique(full))),
+            "top_span": spans,
             "cost_unit": objective.cost_unit, "full_cost_unit": unit, "rungs": rungs}
 
 

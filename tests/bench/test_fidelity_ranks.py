@@ -47,6 +47,8 @@ def test_figures_of_a_rung_that_reverses_the_top_three(tmp_path):
     out = _figures(_table(tmp_path, resume=False), "acc_3", fractions=(0.5, 0.3, 0.1), survive_top=0.1)
     assert (out["ladder"], out["continuation"], out["eta"], out["cells"]) == ([1.0, 3.0], "restart", 3.0, 10)
     assert (out["decimals"], out["distinct_full_values"], out["cost_unit"]) == (0, 10, "epochs")
+    # the top half spans 100 - 96, the top three 100 - 98, the best cell alone nothing
+    assert out["top_span"] == {"0.1": 0.0, "0.3": 2.0, "0.5": 4.0}
     (rung,) = out["rungs"]
     assert (rung["fidelity"], rung["column"], rung["table"]) == (1.0, "acc_1", "runs.csv")
     # cells 0 and 2 are two ranks off: sum d^2 = 8, rho = 1 - 6 * 8 / (10 * 99)
