@@ -33,4 +33,5 @@ BENCHMARKS: dict[str, str] = {
     "top-cells": "nasviz.bench.top_cells",
     "accelerator-check": "nasviz.bench.accelerator_check",
     "classroom": "nasviz.bench.classroom",
+    "fidelity-ranks": "nasviz.bench.fidelity_ranks",
 }

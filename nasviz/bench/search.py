@@ -217,7 +217,9 @@ def strategy_settings(spec: str) -> dict[str, Any]:
     return {**entry.preset, **entry.parse_options(options, owner=f"strategy {name!r}")}
 
 
-def _pairs(args: argparse.Namespace) -> list[TablePair]:
+def table_pairs(args: argparse.Namespace) -> list[TablePair]:
+    """The pairs of ``--tables`` or ``--table/--metric`` (with ``--fidelity``'s ladder); also
+    ``bench fidelity-ranks``'s."""
     if args.tables:
         if args.table is not None or args.metric:
             raise InputError("give either --tables or --table/--metric, not both")
@@ -305,7 +307,7 @@ def _checked_arguments(args: argparse.Namespace) -> tuple[list[str], list[int]]:
     return names, [c for c in checkpoints if 1 <= c <= args.budget]
 
 
-def _resolved(pairs: list[TablePair]) -> list[tuple[TablePair, Path, Table]]:
+def resolve_pairs(pairs: list[TablePair]) -> list[tuple[TablePair, Path, Table]]:
     """Each table pair with its metric named (the table's first when none is), its path and its table."""
     resolved = []
     for pair in pairs:
@@ -365,9 +367,9 @@ def _crashes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     names, checkpoints = _checked_arguments(args)
-    pairs = _pairs(args)
+    pairs = table_pairs(args)
     _check_names(names, pairs)
-    resolved = _resolved(pairs)
+    resolved = resolve_pairs(pairs)
     if args.time_step_at is not None:
         if args.time_step_at < 3:
             raise InputError(f"--time-step-at must be at least 3, got {args.time_step_at}")

@@ -88,6 +88,8 @@ INVOCATIONS: dict[str, tuple[list[str], tuple]] = {
                    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"))),
     "gp-bounds": (["--table", str(TABLE), "--metric", "valid_accuracy", "--budget", "12", "--seeds", "1"], ()),
     "top-cells": (["--tables", f"{TABLE}:valid_accuracy", "--top", "2", "--k", "4"], ()),
+    "fidelity-ranks": (["--table", str(TABLE), "--metric", "valid_accuracy", "--fidelity",
+                        "1=valid_accuracy_epoch_1,3=valid_accuracy"], ()),
     # no search fits in 20 s: the check says so for each and runs the trainer's smallest parts
     "accelerator-check": (["--total-seconds", "20", "--out", "{tmp}/accel"], ()),
 }

@@ -126,4 +126,36 @@ def fidelity_step(results: Sequence[Any]) -> str:
 register(DocTable("fidelity-step", (str(Path("docs/results") / "fidelity-step.json"),), fidelity_step,
                   "issue 50's step overhead: one mf-gp step against one Optuna GPSampler step at 100 observations"))
 
-__all__ = ["CHOSEN", "fidelity_step", "fidelity_costs", "fidelity_goal", "fidelity_selection", "regret_at_cost", "selection_scores"]
+def _share(stage: Mapping[str, Any]) -> str:
+    """A survival share with the cells kept, and its ceiling where fewer places than top cells are kept."""
+    text = f"{stage['share']:.2f} ({stage['kept']:,} kept"
+    return text + (f"; at most {stage['ceiling']:.2f})" if stage["ceiling"] < 1 else ")")
+
+
+def fidelity_ranks(results: Sequence[Any]) -> str:
+    """Each lower rung of each table with fidelities against its full budget (``bench fidelity-ranks``):
+    the full-budget span of its top cells, the rung's cost and a promoted cell's, rank correlations over all cells and within the top 5 % / 1 %,
+    the top 1 % kept by one and two successive-halving stages, the best cell's rank at the rung."""
+    (report,) = results
+    top = [f"{f:g}" for f in report["top_fractions"]]
+    rows = []
+    for entry in report["tables"]:
+        spans = ", ".join(f"top {100 * float(f):g} % within {v:.2f}" for f, v in entry["top_span"].items())
+        label = (f"{Path(entry['table']).stem}: {entry['metric']} ({entry['cells']:,} cells, {entry['continuation']}, "
+                 f"eta {entry['eta']:g}; {spans})")
+        for rung in entry["rungs"]:
+            within = [rung["spearman_top"].get(f) for f in top]
+            rows.append([label, f"{rung['fidelity']:g} of {entry['ladder'][-1]:g}", f"{rung['cost']:.3f}",
+                         f"{rung['promoted_cost']:.3f}", f"{rung['spearman']:.3f}", f"{rung['kendall']:.3f}",
+                         *("–" if v is None else f"{v:.3f}" for v in within), _share(rung["survival"]["one_stage"]),
+                         _share(rung["survival"]["two_stages"]), f"{rung['optimum_rank']:,}"])
+    survive = f"{100 * report['survive_top']:g} %"
+    return md_table(["table", "epochs", "cost", "promoted", "Spearman", "Kendall",
+                     *(f"Spearman in top {100 * float(f):g} %" for f in top),
+                     f"top {survive} kept, 1 stage", "2 stages", "best cell's rank"], rows)
+
+
+register(DocTable("fidelity-ranks", (str(Path("docs/results") / "fidelity-ranks.json"),), fidelity_ranks,
+                  "issue 50: how each lower budget ranks the cells, what successive halving keeps, what it costs"))
+
+__all__ = ["CHOSEN", "fidelity_ranks", "fidelity_step", "fidelity_costs", "fidelity_goal", "fidelity_selection", "regret_at_cost", "selection_scores"]
