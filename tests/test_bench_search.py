@@ -42,6 +42,10 @@ def test_bad_arguments_are_clear(nb201_table_path):
         search.run(_args(table=nb201_table_path, strategies="random,nope", budget=5, seeds=1, workers=1))
     with pytest.raises(ValueError, match="--budget"):
         search.run(_args(table=nb201_table_path, strategies="random", budget=0, seeds=1, workers=1))
+    # timing a step is done on one table: two are refused, not timed on the first alone
+    two = f"{nb201_table_path}:cifar10,{nb201_table_path}:cifar100"
+    with pytest.raises(ValueError, match="--time-step-at times one table, and --tables gave 2"):
+        search.run(_args(tables=two, strategies="random", seeds=1, workers=1, time_step_at=5))
 
 
 @pytest.mark.slow

@@ -102,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--time-step-at", type=int, metavar="N",
         help="instead of full runs, time one step (fit + pool + posterior + batch; a peer's ask) with N "
-             "random observations: median over --seeds repeats, after one untimed step at N - 1",
+             "random observations: median over --seeds repeats, after one untimed step at N - 1; one table at a time",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (the only output format; accepted for symmetry)")
     parser.add_argument("--no-progress", action="store_true",
@@ -373,6 +373,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.time_step_at is not None:
         if args.time_step_at < 3:
             raise InputError(f"--time-step-at must be at least 3, got {args.time_step_at}")
+        if len(resolved) > 1:  # the report times one table; timing only the first would drop the rest silently
+            raise InputError(f"--time-step-at times one table, and --tables gave {len(resolved)} "
+                             f"({', '.join(pair.label for pair, _, _ in resolved)}): give one table at a time")
         pair, path, _ = resolved[0]
         return _time_steps(args, names, pair, path, pair.metric)
     jobs = [{"pair": pair.label, "strategy": name, "seed": seed, "table": str(path), "space": pair.space,
