@@ -99,3 +99,10 @@ def percent_ceiling(metric: str | None) -> float | None:
     the largest value it can take; None when the name does not say."""
     name = (metric or "").lower()
     return 100.0 if "accuracy" in name or name in ("acc", "top1") else None
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: ``counted(1, "search", "searches")`` is
+    "1 search", ``counted(6, "search", "searches")`` "6 searches" (``plural`` defaults to noun + "s"),
+    so no message says "6 search(es)"."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

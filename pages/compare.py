@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from nasviz import viz
-from nasviz.dashboard.engine import RUNNING, RunStore, StoreError, strategies_for, TableError
+from nasviz.dashboard.engine import RUNNING, RunStore, StoreError, counted, strategies_for, TableError
 from nasviz.dashboard import launching
 from nasviz.dashboard.explorer import comparison
 from nasviz.dashboard.sidebyside import two_runs
@@ -69,7 +69,7 @@ if study:
         total = sum(current[i].budget or 0 for i in study if i in current)
         running = sum(current[i].status == RUNNING for i in study if i in current)
         st.progress(min(done / max(total, 1), 1.0),
-                    text=f"Study: {done} / {total} evaluations, {running} run(s) still running")
+                    text=f"Study: {done} / {total} evaluations, {counted(running, 'run')} still running")
         if running == 0 and any(by_id[i].status == RUNNING for i in study):
             st.rerun()  # finished: redraw the comparison once
 

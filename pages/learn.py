@@ -10,7 +10,7 @@ import streamlit as st
 from nasviz.dashboard.ui import (adopt_from_url, literal, publish_to_url, run_through_app, serve_settings,
                                  session_token, store_path)
 from nasviz.dashboard.engine import (
-    compute_takeaway, find_lesson_runs, InputError, launch_lesson, load_lessons, RUNNING, RunStore, StoreError,
+    compute_takeaway, counted, find_lesson_runs, InputError, launch_lesson, load_lessons, RUNNING, RunStore, StoreError,
     view_target,
 )
 from nasviz.dashboard.text import chart, fill
@@ -45,8 +45,8 @@ runs = made.get(lesson.id) or find_lesson_runs(lesson, path)
 c1, c2 = st.columns([1, 2])
 label = "Run this lesson" if runs is None else "Run it again"
 if c1.button(label, key="learn_launch", type="primary" if runs is None else "secondary",
-             help=f"Starts {lesson.n_runs} search(es) in the background: "
-                  + "; ".join(f"{r.label}, {r.budget} evaluations, seed(s) {', '.join(map(str, r.seeds))}"
+             help=f"Starts {counted(lesson.n_runs, 'search', 'searches')} in the background: "
+                  + "; ".join(f"{r.label}, {r.budget} evaluations, {'seed' if len(r.seeds) == 1 else 'seeds'} {', '.join(map(str, r.seeds))}"
                               for r in lesson.runs)):
     try:
         made[lesson.id] = launch_lesson(lesson, path, session=session_token(), limits=serve_settings().limits)
@@ -55,8 +55,8 @@ if c1.button(label, key="learn_launch", type="primary" if runs is None else "sec
     else:
         st.rerun()  # drawn again with its runs: the progress, then the takeaway
 if runs is None:
-    c2.caption(f"{lesson.n_runs} search(es) on the embedded NAS-Bench-201 table"
-               if all(r.source == "embedded" for r in lesson.runs) else f"{lesson.n_runs} search(es), trained live")
+    c2.caption(f"{counted(lesson.n_runs, 'search', 'searches')} on the embedded NAS-Bench-201 table"
+               if all(r.source == "embedded" for r in lesson.runs) else f"{counted(lesson.n_runs, 'search', 'searches')}, trained live")
     st.stop()
 c2.caption("Runs " + ", ".join(str(r.run_id) for r in runs) + " (on the Runs page as 'lesson "
            + lesson.id + " · ...').")

@@ -478,7 +478,7 @@ def test_the_page_says_when_the_session_runs_too_many(env, monkeypatch):
         store.create_run({"strategy": "random", "budget": 9}, pid=sleeper.pid, session="this-tab")
         at.button(key="start").click().run()
         assert not at.exception
-        assert any("this browser session already runs 1 search(es) and may run 1 at once" in shown_text(e.value) for e in at.error)
+        assert any("this browser session already runs 1 search and may run 1 at once" in shown_text(e.value) for e in at.error)
     finally:
         sleeper.kill()
         sleeper.wait()

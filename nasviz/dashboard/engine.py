@@ -21,7 +21,7 @@ from nasviz.jobs.manager import manager
 from nasviz.learn import compute_takeaway, find_lesson_runs, launch_lesson, load_lessons
 from nasviz.learn.view import view_target
 from nasviz.objectives import TableError
-from nasviz.rounding import format_value
+from nasviz.rounding import counted, format_value
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS
 from nasviz.spaces.strings import parse_architecture
@@ -41,7 +41,7 @@ def export_zip(store_path: str | os.PathLike, run_id: int) -> bytes:
 
 __all__ = [
     "InputError", "InterpretRequest", "InterpretResult", "KernelRequest", "KernelResult", "LimitError", "MAX_NOTES_CHARS", "SurrogateRequest", "manager", "MAX_STEP_DELAY", "OPERATION_SLOTS", "RUNNING", "RunStore", "StoreError",
-    "TableError", "UnknownRunError", "compute_takeaway", "defaults", "export_zip", "find_lesson_runs",
+    "TableError", "UnknownRunError", "compute_takeaway", "counted", "defaults", "export_zip", "find_lesson_runs",
     "format_value", "get_space", "kernels_for", "launch_lesson", "load_lessons", "model_never_fitted",
     "parse_architecture", "problems", "run_direction", "shown_value", "strategies_for", "view_target",
 ]

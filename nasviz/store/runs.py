@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from nasviz.errors import LeaseLostError, LimitError, StoreError
+from nasviz.rounding import counted
 from nasviz.store.database import SQLiteFile
 from nasviz.store.records import (FINISHED, INTERRUPTED, MAX_NOTES_CHARS, RUNNING, UnknownRunError, check_status,
                                   default_name, to_json)
@@ -97,13 +98,13 @@ class Runs(SQLiteFile):
         total = conn.execute("SELECT COUNT(*) FROM runs WHERE status=? AND session IS NOT NULL",
                              (RUNNING,)).fetchone()[0]
         if total + n_new > limits.max_running_total:
-            raise LimitError(f"this server already runs {total} search(es) started from browsers and allows "
+            raise LimitError(f"this server already runs {counted(total, 'search', 'searches')} started from browsers and allows "
                              f"{limits.max_running_total} at once (NASVIZ_MAX_RUNNING): wait for one to finish",
                              field="running searches")
         if session is not None:
             mine = conn.execute("SELECT COUNT(*) FROM runs WHERE status=? AND session=?", (RUNNING, session)).fetchone()[0]
             if mine + n_new > limits.max_running_per_session:
-                raise LimitError(f"this browser session already runs {mine} search(es) and may run "
+                raise LimitError(f"this browser session already runs {counted(mine, 'search', 'searches')} and may run "
                                  f"{limits.max_running_per_session} at once (NASVIZ_MAX_RUNNING_PER_SESSION): stop "
                                  "one or wait for one to finish", field="running searches")
 

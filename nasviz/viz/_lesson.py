@@ -15,18 +15,23 @@ from nasviz.viz._common import OKABE_ITO, SAFE_SEQUENCE, empty_figure, tidy_layo
 def plot_lesson_bars(labels: Sequence[str], values: Sequence[float], errors: Sequence[float] | None = None,
                      title: str = "", axis: str = "", decimals: int = 2, height: int = 320) -> go.Figure:
     """One bar per label (``values`` (n,), ``errors`` (n,) drawn as ± bars when given), each in its
-    own Okabe-Ito colour, its value written on it."""
+    own Okabe-Ito colour, its value written above the bar and above its error bar.
+
+    The value is an annotation at the top of the error bar, not the bar's own ``text``: Plotly puts
+    an outside text just above the bar's top, where the error bar's whisker runs through it."""
     if not len(labels):
         return empty_figure("nothing measured yet", height)
     v = np.asarray(values, dtype=float)
-    e = None if errors is None else np.asarray(errors, dtype=float)
-    text = [f"{x:.{decimals}f}" + ("" if e is None or not np.isfinite(s) or s == 0 else f" ± {s:.{decimals}f}")
-            for x, s in zip(v, e if e is not None else np.zeros(len(v)))]
-    fig = go.Figure(go.Bar(x=list(labels), y=v, text=text, textposition="outside", cliponaxis=False,
+    e = np.zeros(len(v)) if errors is None else np.nan_to_num(np.asarray(errors, dtype=float))
+    text = [f"{x:.{decimals}f}" + ("" if s == 0 else f" ± {s:.{decimals}f}") for x, s in zip(v, e)]
+    fig = go.Figure(go.Bar(x=list(labels), y=v,
                            marker_color=[SAFE_SEQUENCE[k % len(SAFE_SEQUENCE)] for k in range(len(v))],
-                           error_y=None if e is None else dict(type="data", array=e, visible=True),
+                           error_y=None if errors is None else dict(type="data", array=e, visible=True),
                            hovertemplate="%{x}: %{y:." + str(decimals) + "f}<extra></extra>"))
-    top = float(np.nanmax(v + (e if e is not None else 0))) if len(v) else 1.0
+    tops = np.maximum(v, v + e)  # the error bar's upper end (the bar's top when there is none)
+    for label, top_k, words in zip(labels, tops, text):
+        fig.add_annotation(x=label, y=float(top_k), text=words, showarrow=False, yanchor="bottom", yshift=3)
+    top = float(np.nanmax(tops)) if len(v) else 1.0
     fig.update_layout(height=height, title=dict(text=title, x=0), yaxis=dict(title=axis, range=[min(0.0, float(np.nanmin(v))) * 1.1, top * 1.25 or 1.0]),
                       margin=dict(l=50, r=20, t=50, b=40), showlegend=False)
     return tidy_layout(fig)

@@ -50,6 +50,9 @@ def test_a_lesson_runs_and_proves_its_takeaway_on_the_page(store_path):
     assert not errors(at), [e.value for e in at.error]
     box = at.selectbox(key="learn_lesson")
     assert len(box.options) >= 6
+    # the first lesson's six searches are counted in words, not "6 search(es)"
+    assert any(c.value.startswith("6 searches on the embedded") for c in at.caption), [c.value for c in at.caption]
+    assert "in the background: random, 100 evaluations, seeds 0, 1;" in at.button(key="learn_launch").help
     box.set_value("what-wl-features-say").run()
     at.button(key="learn_launch").click().run()  # searches run synchronously in tests
     assert not errors(at), [e.value for e in at.error]

@@ -79,7 +79,7 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
         page.get_by_text("Launch a study").click()
         fill_inputs(page, {"c_seeds": "1", "c_budget": "10"})
         page.locator(".st-key-c_launch button").click()
-        done = page.get_by_text("Study: 20 / 20 evaluations, 0 run(s) still running")
+        done = page.get_by_text("Study: 20 / 20 evaluations, 0 runs still running")
         wait_until(lambda: done.count() > 0, 180, "the study's two background runs to finish")
         # the picker now holds the study's two runs (ids 5 and 6, after the fixture's four)
         picker = page.locator(".st-key-c_selected")

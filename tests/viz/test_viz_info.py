@@ -278,3 +278,25 @@ def test_a_short_log_axis_labels_its_ticks_with_their_whole_value():
     run = RunCurve(1, "r", "random", 0, "acc", np.array([0.6, 0.8, 0.85]), ["a", "b", "c"], 1.0, 3)
     curves = viz.plot_curves([run], True, "evaluations")  # regret 0.4 -> 0.15
     assert curves.layout.yaxis.ticktext is not None and "0.2" in curves.layout.yaxis.ticktext
+
+
+def test_a_lesson_bars_value_sits_above_its_error_bar_not_across_it():
+    # Seen on the Learn page: Plotly's outside text sits just above the bar, where the error bar's
+    # whisker crossed "0.23 ± 0.23". Each value is now written above the whisker's top.
+    fig = viz.plot_lesson_bars(["random", "evolution", "BO"], [0.66, 0.23, 0.14], [0.06, 0.23, 0.14])
+    labels = {a.x: a for a in fig.layout.annotations}
+    assert [labels[k].text for k in ("random", "evolution", "BO")] == ["0.66 ± 0.06", "0.23 ± 0.23", "0.14 ± 0.14"]
+    for name, top in (("random", 0.72), ("evolution", 0.46), ("BO", 0.28)):
+        assert labels[name].y == pytest.approx(top) and labels[name].yanchor == "bottom"
+    assert not fig.data[0].text  # no second copy on the bar itself
+    assert fig.layout.yaxis.range[1] > 0.72  # room above the highest label
+    plain = viz.plot_lesson_bars(["a", "b"], [1.0, 2.0])  # no errors: the value above the bar, no "±"
+    assert [(a.text, a.y) for a in plain.layout.annotations] == [("1.00", 1.0), ("2.00", 2.0)]
+
+
+def test_counts_take_their_nouns_number():
+    from nasviz.rounding import counted
+
+    assert [counted(n, "search", "searches") for n in (0, 1, 6, 1200)] == ["0 searches", "1 search", "6 searches",
+                                                                          "1,200 searches"]
+    assert counted(1, "run") == "1 run" and counted(2, "run") == "2 runs"
