@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -124,6 +125,36 @@ def empty_figure(message: str, height: int = 300) -> go.Figure:
     return fig
 
 
+#: Characters of a wrapped title line: a half-width column at 1,400 px, or a phone, holds about 50
+#: characters of a 12 px title (:func:`wrap_title`).
+TITLE_LINE_CHARS = 48
+
+
+def wrap_title(text: str, width: int = TITLE_LINE_CHARS) -> str:
+    """A long one-line title (an architecture's string: NAS-Bench-201's are 95 characters) broken
+    into lines of at most ``width`` characters, joined by Plotly's ``<br>``; a figure clips a title
+    at its right edge instead of wrapping it. Lines break after ``+``, ``|``, ``,`` or a space, the
+    string's own separators; a run without one is cut at ``width``. Removing each ``<br>`` gives the text
+    back."""
+    pieces = [p for p in re.split(r"(?<=[+|, ])", text) if p]
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        while len(piece) > width:  # no separator for a whole line: cut it
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(piece[:width])
+            piece = piece[width:]
+        if len(line) + len(piece) > width and line:
+            lines.append(line)
+            line = ""
+        line += piece
+    if line:
+        lines.append(line)
+    return "<br>".join(lines)
+
+
 def clear_of_toolbar(fig: go.Figure) -> go.Figure:
     """Pin a figure's title :data:`TOOLBAR_ROOM` pixels below its top, under the chart toolbar's
     strip, and grow the top margin to hold it (and its subtitle). A figure without a title is left
@@ -137,7 +168,8 @@ def clear_of_toolbar(fig: go.Figure) -> go.Figure:
     subtitle = layout.title.subtitle.text if layout.title.subtitle is not None else None
     lines = (subtitle.count("<br>") + 1) if subtitle else 0
     top = layout.margin.t
-    fig.update_layout(margin=dict(t=max(top if top is not None else 0, TOOLBAR_ROOM + 45 + 20 * lines)))
+    extra = 18 * title.count("<br>")  # a title wrapped over several lines (wrap_title)
+    fig.update_layout(margin=dict(t=max(top if top is not None else 0, TOOLBAR_ROOM + 45 + 20 * lines + extra)))
     return fig
 
 

@@ -37,3 +37,22 @@ def test_operation_colours_are_okabe_ito():
     for op in ("skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"):
         assert OP_COLOURS[op] in safe
     assert "#d62728" not in OP_COLOURS.values() and "#2ca02c" not in OP_COLOURS.values()
+
+
+def test_a_long_architecture_title_wraps_instead_of_being_clipped():
+    # Seen on the Architectures page: "A: |nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_conn"
+    # ran off the figure's right edge, the rest of the cell and its value cut away.
+    from nasviz.viz._common import TITLE_LINE_CHARS, clear_of_toolbar, wrap_title
+
+    text = "A: |nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_1x1~2|"
+    title = text + "  →  cifar10 94.37"
+    fig = plot_architecture(nb201.parse(text[3:]), title)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) >= 2 and all(len(line) <= TITLE_LINE_CHARS for line in lines), lines
+    assert "".join(lines) == title  # nothing lost, the breaks fall at the string's own separators
+    assert all(line.endswith(("+", "|", " ")) for line in lines[:-1]), lines
+    one_line = plot_architecture(nb201.parse(text[3:]), "A")
+    assert fig.layout.height > one_line.layout.height  # the drawing keeps its height under more lines
+    assert clear_of_toolbar(fig).layout.margin.t > clear_of_toolbar(one_line).layout.margin.t
+    assert wrap_title("x" * 100, 40).split("<br>") == ["x" * 40, "x" * 40, "x" * 20]  # no separator: cut
+    assert wrap_title("short") == "short"
