@@ -4,29 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-
-from nasviz.spaces import nb201
+from tests_app_helpers import write_synthetic_table
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def write_synthetic_table(path: Path, n: int = 300, seed: int = 0) -> Path:
-    """``n`` distinct NB201 cells whose value grows with their convolutions (a test table)."""
-    rng = np.random.default_rng(seed)
-    seen, lines = set(), ["arch,acc,other"]
-    while len(seen) < n:
-        arch = nb201.sample(rng, 1)[0]
-        s = nb201.format(arch)
-        if s in seen:
-            continue
-        seen.add(s)
-        ops = nb201.operations(arch)
-        value = 50 + 5 * sum(op.startswith("nor_conv") for op in ops) + rng.normal()
-        lines.append(f"{s},{value:.3f},{rng.uniform():.3f}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 @pytest.fixture()

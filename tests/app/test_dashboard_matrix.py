@@ -29,9 +29,7 @@ from nasviz.settings import unlimited
 from nasviz.spaces import get_space
 from nasviz.spaces.base import OPERATION_SLOTS
 from nasviz.store import RUNNING, RunStore
-from tests_app_helpers import APP, errors
-
-from conftest import write_synthetic_table  # tests/app/conftest.py
+from tests_app_helpers import APP, errors, write_synthetic_table
 
 #: One module fixture runs a search of every (space, strategy) pair (about 40 s): the slow tier.
 pytestmark = pytest.mark.slow

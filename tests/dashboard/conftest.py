@@ -16,4 +16,3 @@ _spec.loader.exec_module(_fixtures)
 
 synthetic_table = _fixtures.synthetic_table
 store_path = _fixtures.store_path
-write_synthetic_table = _fixtures.write_synthetic_table

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -14,10 +11,8 @@ from nasviz.dashboard.kernels import KernelSet, induced_distance
 from nasviz.dashboard.sources import DataSource, table_from_path
 from nasviz.kernels.wl import wl_labels
 from nasviz.spaces import nb201
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
-from conftest import write_synthetic_table  # noqa: E402  (tests/app/conftest.py)
-from stored_records import evaluation  # noqa: E402  (tests/helpers)
+from stored_records import evaluation  # tests/helpers
+from tests_app_helpers import write_synthetic_table  # tests/app
 
 
 @pytest.fixture(scope="module")
