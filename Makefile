@@ -7,6 +7,10 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+# `make test`'s worker processes (pytest-xdist): most slow tests wait on servers, browsers and paced
+# searches, so three share two cores well; tests/conftest.py groups them (a file per worker, the
+# Chromium tests one after another).
+TEST_WORKERS ?= 3
 
 .PHONY: run test test-fast bench clean
 
@@ -21,7 +25,7 @@ run: $(STAMP)
 	$(PY) -m nasviz.dashboard.serve --server.port $(PORT)
 
 test: $(STAMP)
-	$(PY) -m pytest --durations=0 --durations-min=1.0 $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --no-loadscope-reorder --durations=0 --durations-min=1.0 $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)

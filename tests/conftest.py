@@ -58,18 +58,61 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
+#: The tests that drive Chromium (marked ``browser``): the browser tests' folder, and the
+#: benchmarks of the provenance test that drive it. ``make test`` runs them one after another.
+CHROMIUM_FOLDER = "tests/browser/"
+CHROMIUM_BENCHMARKS = ("tests/bench/test_provenance.py::test_every_bench_command_prints_its_provenance[browser]",
+                       "tests/bench/test_provenance.py::test_every_bench_command_prints_its_provenance[classroom]")
+
+
+def worker_group(nodeid: str) -> str:
+    """A test's group among ``make test``'s worker processes (pytest-xdist): its file, so a
+    module's fixtures (networks trained, benchmarks prefetched) are built once; "chromium" for the
+    tests that drive Chromium, so they never run beside each other (``bench browser`` failed beside
+    ``bench classroom``: a button not yet enabled). Told from the test's id alone: the process
+    that hands tests out collects none."""
+    if nodeid.startswith(CHROMIUM_FOLDER) or nodeid in CHROMIUM_BENCHMARKS:
+        return "chromium"
+    return nodeid.split("::")[0]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        """A group's tests on one worker. ``make test`` hands the groups out in the order collected
+        (``--no-loadscope-reorder``): the Chromium tests, the longest group, start in the first
+        minutes, not after every file with more tests."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByGroup(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests marked ``browser`` are the ones :func:`worker_group` puts in "chromium"."""
+    wrong = [item.nodeid for item in items
+             if bool(item.get_closest_marker("browser")) != (worker_group(item.nodeid) == "chromium")]
+    if wrong:
+        raise pytest.UsageError("tests/conftest.py groups the tests that drive Chromium by their ids (CHROMIUM_FOLDER, "
+                                "CHROMIUM_BENCHMARKS); marked browser or not, these are in the wrong group: "
+                                + ", ".join(wrong))
+
+
 #: A test that takes this long (setup, call and teardown together) belongs in the slow tier.
 SLOW_SECONDS = 1.0
 _durations: dict[str, float] = {}
 _marked_slow: set[str] = set()
 
 
-def pytest_collection_modifyitems(config, items):
-    _marked_slow.update(item.nodeid for item in items if item.get_closest_marker("slow"))
-
-
 def pytest_runtest_logreport(report):
+    """Sum each test's phases; a report carries its test's markers as keywords, also when a
+    worker process of ``make test`` sent it (this process then collected nothing)."""
     _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+    if "slow" in report.keywords:
+        _marked_slow.add(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -99,14 +99,16 @@ class Runs:
     """Each benchmark run once per test session, as a user runs it: in its own process (several
     start worker processes or drive the app, which must not share the test's process).
 
-    :meth:`prefetch` starts the session's benchmarks two at a time in the background (most of a
-    small invocation is the process's imports), each after the benchmarks whose output it reads;
-    a test then waits for its own. The benchmarks that drive Chromium against a server run alone,
-    when their test comes, after the others have ended: beside each other, ``bench browser``
-    failed once."""
+    The first test of a benchmark that does not drive Chromium starts the session's (``wanted``)
+    two at a time in the background (most of a small invocation is the process's imports), each
+    after the benchmarks whose output it reads; a test then waits for its own. The benchmarks that
+    drive Chromium against a server run alone, when their test comes, after the others have ended:
+    beside each other, ``bench browser`` failed once. (Under ``make test`` they run on the worker
+    of the Chromium tests, tests/conftest.py, which thus starts none of the others.)"""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, wanted: list[str]):
         self.folder = folder
+        self.wanted = wanted
         self.pool = ThreadPoolExecutor(max_workers=2)
         self.started: dict[str, Future] = {}
         self.lock = threading.RLock()
@@ -125,7 +127,9 @@ class Runs:
             return self.started[name]
 
     def __call__(self, name: str) -> tuple[list[str], Path, dict]:
-        if name in ALONE and name not in self.started:
+        if name not in ALONE:
+            self.prefetch(self.wanted)
+        elif name not in self.started:
             for future in list(self.started.values()):
                 future.exception()  # wait for it to end (its own test reports how)
             self.started[name] = self.pool.submit(self._run, name)
@@ -156,11 +160,10 @@ ALONE = {name for name, (_, marks) in INVOCATIONS.items() if any(m.name == "brow
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, request) -> Runs:
-    runs = Runs(tmp_path_factory.mktemp("bench"))
     wanted = [item.callspec.params["name"] for item in request.session.items
               if item.module is request.module and hasattr(item, "callspec") and item.callspec.params["name"] not in ALONE
               and not any(m.name == "skipif" and m.args and m.args[0] for m in item.iter_markers())]
-    runs.prefetch(wanted)
+    runs = Runs(tmp_path_factory.mktemp("bench"), wanted)
     yield runs
     runs.pool.shutdown(wait=True, cancel_futures=True)
 
