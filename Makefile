@@ -7,9 +7,10 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8501
-# `make test`'s worker processes (pytest-xdist): most slow tests wait on servers, browsers and paced
-# searches, so three share two cores well; tests/conftest.py groups them (a file per worker, the
-# Chromium tests one after another).
+# `make test`'s worker processes (pytest-xdist): many slow tests wait on servers, browsers and paced
+# searches, so three workers keep two cores busy (the suite then waits on the CPU, not on them: about
+# 16 minutes against 32 in one process); tests/conftest.py groups them (a file per worker, the
+# Chromium tests one after another). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 3
 
 .PHONY: run test test-fast bench clean
