@@ -31,7 +31,7 @@ def _bench_search_defaults() -> argparse.Namespace:
 
 @pytest.mark.slow
 def test_run_bench_search_and_the_page_share_one_default_table_and_strategy():
-    from nasviz.bench.search import _pairs
+    from nasviz.bench.search import table_pairs
     from nasviz.components import DEFAULT_STRATEGY
     from nasviz.config import SearchConfig
     from nasviz.dashboard import forms, launching, sources
@@ -49,7 +49,7 @@ def test_run_bench_search_and_the_page_share_one_default_table_and_strategy():
     assert defaults.PAGE_STEP_DELAY > 0  # the page is paced
     bench = _bench_search_defaults()
     assert defaults.DEFAULT_STRATEGY in bench.strategies.split(",")
-    (pair,) = _pairs(bench)
+    (pair,) = table_pairs(bench)
     assert Path(pair.table) == defaults.DEFAULT_TABLE == sources.default_table_path()
 
 
