@@ -33,6 +33,27 @@ def cnn_runs(results: Sequence[Any]) -> str:
                      "networks trained", "seconds"], rows)
 
 
+def cnn_early_stopping_runs(results: Sequence[Any]) -> str:
+    """Issue 50's early-stopping runs (``ak-es``, ``random-es``) seed by seed, each beside the same
+    seed's run without early stopping from the comparison's file: while the five seeds are not all in,
+    runs side by side, not a mean whose standard error one seed cannot give."""
+    from nasviz.bench.cnn_search import METHODS
+
+    es_runs, base_runs = results
+    pairs = (("ak", "ak-es"), ("random", "random-es"))
+    rows = []
+    for seed in sorted({r["seed"] for r in es_runs}):
+        for plain, stopped in pairs:
+            for method in (plain, stopped):
+                run = next((r for r in (*base_runs, *es_runs) if r["seed"] == seed and r["method"] == method), None)
+                if run is not None:
+                    rows.append([seed, METHODS[method][2], f"{run['best_test']:.2f}", f"{run['best_valid']:.2f}",
+                                 run["n_trained"], run.get("n_stopped", "-") if method == stopped else "-",
+                                 f"{run['seconds']:.0f}"])
+    return md_table(["seed", "method", "test accuracy of the best network (%)", "its validation accuracy (%)",
+                     "networks trained", "stopped early", "seconds"], rows)
+
+
 # -------------------------------------------------------------- the trainer's speed
 
 def _rate(part: Any) -> str:
@@ -79,8 +100,10 @@ def _source(name: str) -> str:
 register(DocTable("cnn-mnist1d", (_source("cnn-mnist1d.jsonl"),), cnn_summary,
                   "paper 003's claims on MNIST-1D: six methods, five seeds, 900 s a run"))
 register(DocTable("cnn-mnist1d-runs", (_source("cnn-mnist1d.jsonl"),), cnn_runs, "every run of the CNN comparison"))
+register(DocTable("cnn-mnist1d-es-runs", (_source("cnn-mnist1d-es.jsonl"), _source("cnn-mnist1d.jsonl")),
+                  cnn_early_stopping_runs, "issue 50: the early-stopping runs on MNIST-1D, each beside its seed's run without"))
 
 register(DocTable("trainer-speed", (_source("trainer-cpu.json"),), trainer_speed,
                   "issue 51: the trainer against a plain PyTorch loop, networks per minute, on this machine's CPU"))
 
-__all__ = ["cnn_runs", "cnn_summary", "trainer_speed"]
+__all__ = ["cnn_early_stopping_runs", "cnn_runs", "cnn_summary", "trainer_speed"]
