@@ -128,6 +128,8 @@ def empty_figure(message: str, height: int = 300) -> go.Figure:
 #: Characters of a wrapped title line: a half-width column at 1,400 px, or a phone, holds about 50
 #: characters of a 12 px title (:func:`wrap_title`).
 TITLE_LINE_CHARS = 48
+#: Pixels each further line of a wrapped title takes (a 12 px font and its spacing).
+TITLE_LINE_PX = 18
 
 
 def wrap_title(text: str, width: int = TITLE_LINE_CHARS) -> str:
@@ -168,7 +170,7 @@ def clear_of_toolbar(fig: go.Figure) -> go.Figure:
     subtitle = layout.title.subtitle.text if layout.title.subtitle is not None else None
     lines = (subtitle.count("<br>") + 1) if subtitle else 0
     top = layout.margin.t
-    extra = 18 * title.count("<br>")  # a title wrapped over several lines (wrap_title)
+    extra = TITLE_LINE_PX * title.count("<br>")  # a title wrapped over several lines (wrap_title)
     fig.update_layout(margin=dict(t=max(top if top is not None else 0, TOOLBAR_ROOM + 45 + 20 * lines + extra)))
     return fig
 

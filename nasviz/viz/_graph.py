@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from nasviz.arch import Architecture
-from nasviz.viz._common import OKABE_ITO, OUTLINE, wrap_title
+from nasviz.viz._common import OKABE_ITO, OUTLINE, TITLE_LINE_PX, wrap_title
 
 #: Graphs with more nodes than this show their labels on hover only (written out they overlap).
 MAX_LABELLED_NODES = 16
@@ -101,7 +101,7 @@ def _get_graph_plot(info: GraphInfo, height: int = 300) -> go.Figure:
     fig.update_xaxes(visible=False, range=x_range)
     fig.update_yaxes(visible=False, range=y_range)
     title = wrap_title(info.title)  # a long string over lines: the figure clips one long line
-    fig.update_layout(height=height + 18 * title.count("<br>"), showlegend=False, margin=dict(l=10, r=10, t=40, b=10),
+    fig.update_layout(height=height + TITLE_LINE_PX * title.count("<br>"), showlegend=False, margin=dict(l=10, r=10, t=40, b=10),
                       title=dict(text=title, x=0, font=dict(size=12)), plot_bgcolor="rgba(0,0,0,0)")
     return fig
 
