@@ -54,6 +54,47 @@ def cnn_early_stopping_runs(results: Sequence[Any]) -> str:
                      "networks trained", "stopped early", "seconds"], rows)
 
 
+def cnn_early_stopping_summary(results: Sequence[Any]) -> str:
+    """Issue 50's live goal, judged on the seeds both files hold for a pair: per method the mean ±
+    s.e. over those seeds of the best network's test and validation accuracy and of the networks
+    trained (:func:`~nasviz.bench.cnn_search.summarise`), then the goal per pair
+    (:func:`~nasviz.bench.cnn_search.early_stopping_goals`: at least twice the networks, and the best
+    network's mean test accuracy with early stopping at least its mean without)."""
+    from nasviz.bench.cnn_search import EARLY_STOPPING_GOALS, early_stopping_goals, summarise
+    from nasviz.rounding import counted
+
+    es_runs, base_runs = results
+    rows, verdicts = [], []
+    for stopped, plain, _factor in EARLY_STOPPING_GOALS:
+        seeds = sorted({r["seed"] for r in es_runs if r["method"] == stopped}
+                       & {r["seed"] for r in base_runs if r["method"] == plain})
+        runs = [r for r in (*base_runs, *es_runs) if r["method"] in (plain, stopped) and r["seed"] in seeds]
+        summary = summarise(runs, [plain, stopped])
+        seeds_text = ", ".join(str(s) for s in seeds)
+        def pm(mean: float, se: float, digits: int, sign: str = "") -> str:
+            # One seed has no standard error: its value is shown alone, not as "± 0.00".
+            return f"{mean:{sign}.{digits}f}" + (f" ± {se:.{digits}f}" if len(seeds) > 1 else "")
+
+        for method in (plain, stopped):
+            s = summary[method]
+            stops = [r.get("n_stopped", 0) for r in runs if r["method"] == method]
+            rows.append([s["label"], seeds_text, pm(s["test"], s["test_se"], 2), pm(s["valid"], s["valid_se"], 2),
+                         pm(s["trained"], s["trained_se"], 1),
+                         f"{sum(stops) / len(stops):.1f}" if method == stopped else "-"])
+        for g in early_stopping_goals(summary):
+            noise = (", within one s.e." if g["within_one_se"] else "") if len(seeds) > 1 else ", one seed: no s.e."
+            verdicts.append(
+                f"- {summary[stopped]['label']} against {summary[plain]['label']}, "
+                f"{counted(len(seeds), 'seed')}: {g['trained_ratio']:.2f}x the networks (goal: at least "
+                f"{g['at_least']:g}x, {'met' if g['trained_met'] else 'not met'}); the best network's test accuracy "
+                f"{pm(g['test_difference'], g['test_se'], 2, '+')} points (goal: no loss, "
+                f"{'met' if g['no_loss'] else 'not met'}{noise}): "
+                f"**{'met' if g['met'] else 'not met'}**")
+    table = md_table(["method", "seeds", "test accuracy of the best network (%)", "its validation accuracy (%)",
+                      "networks trained in 900 s", "stopped early"], rows)
+    return table + "\n\n" + "\n".join(verdicts)
+
+
 # -------------------------------------------------------------- the trainer's speed
 
 def _rate(part: Any) -> str:
@@ -102,8 +143,11 @@ register(DocTable("cnn-mnist1d", (_source("cnn-mnist1d.jsonl"),), cnn_summary,
 register(DocTable("cnn-mnist1d-runs", (_source("cnn-mnist1d.jsonl"),), cnn_runs, "every run of the CNN comparison"))
 register(DocTable("cnn-mnist1d-es-runs", (_source("cnn-mnist1d-es.jsonl"), _source("cnn-mnist1d.jsonl")),
                   cnn_early_stopping_runs, "issue 50: the early-stopping runs on MNIST-1D, each beside its seed's run without"))
+register(DocTable("cnn-mnist1d-es", (_source("cnn-mnist1d-es.jsonl"), _source("cnn-mnist1d.jsonl")),
+                  cnn_early_stopping_summary,
+                  "issue 50's live goal: early stopping against none, mean ± s.e. over the seeds both files hold"))
 
 register(DocTable("trainer-speed", (_source("trainer-cpu.json"),), trainer_speed,
                   "issue 51: the trainer against a plain PyTorch loop, networks per minute, on this machine's CPU"))
 
-__all__ = ["cnn_early_stopping_runs", "cnn_runs", "cnn_summary", "trainer_speed"]
+__all__ = ["cnn_early_stopping_runs", "cnn_early_stopping_summary", "cnn_runs", "cnn_summary", "trainer_speed"]
