@@ -30,11 +30,10 @@ import torch
 
 from nasviz.config import TRAIN, SearchConfig
 from nasviz.errors import ConfigError
+from nasviz.export_formats import FORMATS
 from nasviz.objectives.training import TrainingSpec
 from nasviz.spaces import get_space
 from nasviz.store import RunStore
-
-FORMATS: dict[str, str] = {"torchscript": "network.pt", "export": "network.pt2"}
 
 
 def _objective(search: SearchConfig):

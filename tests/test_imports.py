@@ -101,3 +101,24 @@ def test_the_first_page_does_not_import_torch_pot_or_scipy_stats():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.slow
+def test_a_search_on_a_table_from_the_command_line_does_not_import_torch(tmp_path):
+    """``nasviz run`` on a table needs neither torch nor POT: building the command line's parser
+    imported torch through ``nasviz export``'s formats (about a second of every command)."""
+    import numpy as np
+
+    from nasviz.spaces import nb201
+
+    table = tmp_path / "cells.csv"
+    cells = [nb201.format(a) for a in nb201.sample(np.random.default_rng(0), 30)]
+    table.write_text("arch,acc\n" + "".join(f"{c},{60 + 0.37 * k:.2f}\n" for k, c in enumerate(cells)))
+    code = (
+        "import sys\n"
+        "from nasviz.cli import main\n"
+        f"assert main(['run', '--table', {str(table)!r}, '--strategy', 'random', '--budget', '5', '--json']) == 0\n"
+        "print(sorted(m for m in ('torch', 'ot') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

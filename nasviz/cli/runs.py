@@ -70,7 +70,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def add_export_parser(sub: argparse._SubParsersAction) -> None:
-    from nasviz.export import FORMATS
+    from nasviz.export_formats import FORMATS  # not nasviz.export: it imports torch
 
     p = sub.add_parser("export", help="write a run's best (or chosen) network as TorchScript or torch.export",
                        description="Write a trained run's best network (or --arch) to DIR as TorchScript (network.pt) "
