@@ -11,7 +11,7 @@ import streamlit as st
 
 from nasviz import viz
 from nasviz.dashboard.engine import (
-    defaults, format_value, get_space, MAX_STEP_DELAY, model_never_fitted, parse_architecture, RUNNING,
+    counted, defaults, format_value, get_space, MAX_STEP_DELAY, model_never_fitted, parse_architecture, RUNNING,
     StoreError, TableError, UnknownRunError,
 )
 from nasviz.dashboard import forms, launching
@@ -142,13 +142,15 @@ if b3.button("Detach", key="detach"):
 paused = b4.toggle("Pause view", key="paused", help="Freeze the view; the search itself goes on.")
 skipped = cfg.get("skipped_rows") or {}
 if skipped.get("count"):
-    with st.expander(f"{skipped['count']:,} bad row(s) of the table were skipped"):
+    with st.expander(f"{counted(skipped['count'], 'bad row')} of the table were skipped"):
         st.text("\n".join(skipped["first"]) + ("\n..." if skipped["count"] > len(skipped["first"]) else ""))
 live_every = REFRESH_SECONDS if watcher.status == RUNNING else None
 
 
 def render(w: RunWatcher) -> None:
-    progress = viz.get_progress_info(w.status, w.config, [s.to_dict() for s in w.steps], n_evaluations=len(w.evaluations))
+    plan = w.search.run
+    progress = viz.get_progress_info(w.status, w.steps, budget=plan.budget, pause=plan.step_delay,
+                                     n_evaluations=len(w.evaluations), decimals=w.decimals, shown=w.shown)
     st.progress(progress.fraction)
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric("Step", progress.step)
@@ -157,7 +159,7 @@ def render(w: RunWatcher) -> None:
     # wall clock per step, the pause included (it once read 6 ms during a 2 s pause)
     m4.metric("Time per step", viz.step_time_text(progress),
               help=viz.step_time_detail(progress) if progress.seconds_per_step is not None else None)
-    m5.metric("Best", format_value(w.shown(progress.best_value), w.decimals))
+    m5.metric("Best", format_value(progress.best_value, w.decimals))
     st.caption(f"Status: {progress.status_line}" + (" · view paused (the search goes on)"
                                                      if st.session_state.get("paused") else ""))
     if w.error:

@@ -111,7 +111,7 @@ def test_run_reports_the_rows_it_skipped_and_stores_them(tmp_path):
     proc = run_cli("run", "--table", str(table), "--budget", "3", "--store", str(store))
     assert proc.returncode == 0, proc.stderr
     first_bad = len(good) + 2
-    assert f"skipped 8 bad row(s) of {table}; the first 5:" in proc.stderr
+    assert f"skipped 8 bad rows of {table}; the first 5:" in proc.stderr
     assert f"  line {first_bad}, column 'arch': cannot parse architecture" in proc.stderr
     assert f"line {first_bad + 5}" not in proc.stderr  # only the first five are printed
     config = RunStore(store).get_run(1).config

@@ -73,7 +73,7 @@ def test_table_info_names_repeats_averaged_and_prints_the_optimum_at_resolution(
         pytest.skip("the shared nb101_500.csv is absent")
     assert main(["table", "info", "--table", str(path), "--space", "nb101"]) == 0
     out = capsys.readouterr().out
-    assert "292 architectures" in out and "208 row(s) of 48 architecture(s) seen before were averaged" in out
+    assert "292 architectures" in out and "208 rows of 48 architectures seen before were averaged" in out
     assert "optimum valid_accuracy: 94.7115 " in out
 
 

@@ -191,8 +191,9 @@ def fragment_work(watcher, view: str = "pool") -> dict[str, float]:
     parts: dict[str, float] = {}
     t = time.perf_counter()
     watcher.refresh()
-    viz.get_progress_info(watcher.status, watcher.config, [s.to_dict() for s in watcher.steps],
-                          n_evaluations=len(watcher.evaluations))
+    viz.get_progress_info(watcher.status, watcher.steps, budget=watcher.search.run.budget,
+                          pause=watcher.search.run.step_delay, n_evaluations=len(watcher.evaluations),
+                          decimals=watcher.decimals, shown=watcher.shown)
     parts["store_and_progress"] = time.perf_counter() - t
     t = time.perf_counter()
     viz.plot_history(watcher.evaluations, watcher.optimum(), metric=watcher.search.objective.metric or "value")

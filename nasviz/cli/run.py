@@ -15,7 +15,7 @@ from nasviz.components import (ACQUISITIONS, BATCH_SELECTORS, DATASETS, KERNELS,
 from nasviz.config import SearchConfig
 from nasviz.errors import InputError
 from nasviz.objectives import TableError
-from nasviz.rounding import format_value, round_value, run_decimals
+from nasviz.rounding import counted, format_value, round_value, run_decimals
 from nasviz.runner import run_search
 
 
@@ -170,7 +170,7 @@ def _run_and_report(args: argparse.Namespace, setup, store, run_id) -> int:
         print(f"note: {never}", file=sys.stderr)
     skipped = cfg.get("skipped_rows") or {}
     if skipped.get("count"):
-        print(f"skipped {skipped['count']} bad row(s) of {setup.table.source}"
+        print(f"skipped {counted(skipped['count'], 'bad row')} of {setup.table.source}"
               + (f"; the first {len(skipped['first'])}:" if skipped["count"] > len(skipped["first"]) else ":"),
               file=sys.stderr)
         for text in skipped["first"]:

@@ -11,7 +11,7 @@ from nasviz.cli.shared import default_table_path, load_with_space_hint, print_js
 from nasviz.cli_common import add_space_argument
 from nasviz.errors import InputError
 from nasviz.objectives import load_table
-from nasviz.rounding import format_value
+from nasviz.rounding import counted, format_value
 
 
 def add_table_parser(sub: argparse._SubParsersAction) -> None:
@@ -114,18 +114,19 @@ def cmd_table_info(args: argparse.Namespace) -> int:
             print(f"    {role}")
         dup = info["duplicates"]
         if dup["policy"] == "average" and dup["rows_merged"]:
-            print(f"  {dup['rows_merged']} row(s) of {dup['architectures_with_repeats']} architecture(s) seen before "
+            print(f"  {counted(dup['rows_merged'], 'row')} of {counted(dup['architectures_with_repeats'], 'architecture')} "
+                  "seen before "
                   "were averaged into them")
         for m, v in info["optimum"].items():
             print(f"  optimum {m}: {format_value(v, info['decimals'].get(m))} ({info['best_arch'][m]})")
             d = info["distribution"][m]
             if d.get("rows"):
                 print(f"    median {d['median']:.4g} (q25 {d['q25']:.4g}, q75 {d['q75']:.4g}); "
-                      f"{d['within_0.5_of_optimum']} row(s) within 0.5 of the optimum")
+                      f"{counted(d['within_0.5_of_optimum'], 'row')} within 0.5 of the optimum")
         for b in info["bad_rows"]:
             print(f"  bad row: line {b['line']}, column {b['column']!r}: {b['problem']}")
         if info["bad_rows_count"] > len(info["bad_rows"]):
-            print(f"  ... and {info['bad_rows_count'] - len(info['bad_rows']):,} more bad row(s)")
+            print(f"  ... and {counted(info['bad_rows_count'] - len(info['bad_rows']), 'more bad row')}")
         if "rank_against" in info:
             r = info["rank_against"]
             for m, v in r["by_metric"].items():

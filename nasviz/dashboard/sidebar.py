@@ -21,6 +21,7 @@ from nasviz.dashboard.ui import adopt_from_url, publish_to_url, serve_settings, 
 from nasviz.errors import InputError
 from nasviz.settings import ServeSettings
 from nasviz.dashboard.text import plain
+from nasviz.rounding import counted
 
 EMBEDDED = "Embedded table"
 UPLOAD = "Upload a CSV"
@@ -182,7 +183,7 @@ def _show_source() -> None:
         st.sidebar.success(plain(source.summary()))
         if source.bad_rows:
             count = source.bad_row_count
-            with st.sidebar.expander(f"{count:,} bad row(s) skipped"):
+            with st.sidebar.expander(f"{counted(count, 'bad row')} skipped"):
                 more = count - len(source.bad_rows)
                 st.text("\n".join(source.bad_rows) + (f"\n... and {more:,} more" if more > 0 else ""))
     elif error:

@@ -38,7 +38,8 @@ MEMO_SIZE = 32
 
 @dataclass(frozen=True)
 class StepSummary:
-    """What the history views need of one step: progress fields and the GP fit (if any)."""
+    """What the history views need of one step: progress fields (a
+    :class:`nasviz.viz.StepProgress`) and the GP fit (if any)."""
 
     step: int
     n_evaluations: int
@@ -55,12 +56,6 @@ class StepSummary:
         return cls(step=snapshot.step, n_evaluations=snapshot.n_evaluations, budget=snapshot.budget,
                    elapsed=snapshot.elapsed, step_seconds=snapshot.step_seconds, best_value=snapshot.best_value,
                    best_arch=snapshot.best_arch, phase=state.phase, gp=state.gp)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The snapshot fields :func:`nasviz.viz.get_progress_info` reads."""
-        return {"step": self.step, "n_evaluations": self.n_evaluations, "budget": self.budget,
-                "elapsed": self.elapsed, "step_seconds": self.step_seconds, "best_value": self.best_value,
-                "best_arch": self.best_arch}
 
 
 class RunWatcher:

@@ -15,7 +15,7 @@ from nasviz.csvfile import number_problem
 from nasviz.errors import InputError, TableError
 from nasviz.objectives.columns import ColumnRoles, column_roles
 from nasviz.objectives.table_data import BadRow, Table
-from nasviz.rounding import decimals_of
+from nasviz.rounding import counted, decimals_of
 from nasviz.spaces.base import SearchSpace
 from nasviz.spaces.strings import parse_architecture, parse_architecture_columns
 from nasviz.table_schema import MAXIMISE, TableSchema
@@ -65,7 +65,7 @@ def parse_rows(rows: Iterator[tuple[int, list[str]]], space: SearchSpace, arch_c
         rows_read.add(line, row)
     if not rows_read.archs:
         bad = rows_read.bad
-        raise TableError(f"has no usable row ({rows_read.n_bad} bad row(s); first: "
+        raise TableError(f"has no usable row ({counted(rows_read.n_bad, 'bad row')}; first: "
                          + "; ".join(b.redacted() for b in bad[:3]) + ")", source=label,
                          detail="; ".join(str(b) for b in bad[:3]))
     return rows_read.table(label)

@@ -14,7 +14,7 @@ from nasviz.viz._features import FeatureGradientInfo, plot_feature_gradients
 from nasviz.viz._graph import GraphInfo, plot_architecture
 from nasviz.viz._history import HistoryInfo, plot_history
 from nasviz.viz._hyperparameters import HyperparameterInfo, plot_hyperparameters
-from nasviz.viz._progress import ProgressInfo, format_seconds, get_progress_info, step_time_detail, step_time_text
+from nasviz.viz._progress import ProgressInfo, StepProgress, format_seconds, get_progress_info, step_time_detail, step_time_text
 from nasviz.viz._lesson import plot_growth, plot_lesson_bars, plot_lesson_steps, plot_prediction_check
 from nasviz.viz._kernels import (DistancePerformanceInfo, KernelQualityInfo, SurrogateInfo, plot_distance_performance,
                                  plot_kernel_quality, plot_surrogate_quality, scale_to_unit)
@@ -43,6 +43,7 @@ __all__ = [
     "MAX_SCATTER_POINTS",
     "PoolInfo",
     "ProgressInfo",
+    "StepProgress",
     "classical_mds",
     "clear_of_toolbar",
     "empty_figure",

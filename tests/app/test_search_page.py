@@ -112,6 +112,29 @@ def test_the_step_pause_of_the_form_reaches_the_run(store_path, synthetic_table,
 
 
 @pytest.mark.slow
+def test_a_minimised_metrics_best_reads_as_its_value_in_the_metric_and_the_status_line(store_path, tmp_path):
+    """Runs store scores (minus a minimised metric); the status line once read "best -4.12" for an
+    error of 4.12 while the metric beside it read 4.12."""
+    import numpy as np
+
+    from nasviz.spaces import nb201
+
+    rng = np.random.default_rng(3)
+    cells = sorted({nb201.format(a) for a in nb201.sample(rng, 80)})
+    table = tmp_path / "errors.csv"
+    table.write_text("arch,error\n" + "".join(f"{c},{rng.uniform(4, 9):.2f}\n" for c in cells))
+    at = use_server_csv(AppTest.from_file(APP, default_timeout=120), table)
+    at.selectbox(key="strategy").set_value("random").run()
+    at.number_input(key="budget").set_value(6)
+    at.button(key="start").click().run()
+    assert not errors(at), [shown_text(e.value) for e in at.error]
+    best = {m.label: m.value for m in at.metric}["Best"]
+    assert 4 <= float(best) <= 9, best
+    (status,) = [c.value for c in at.caption if c.value.startswith("Status: finished")]
+    assert status.endswith(f"best {best}"), status
+
+
+@pytest.mark.slow
 def test_a_gp_fit_on_a_bound_is_a_visible_warning(store_path, synthetic_table):
     """A TW GP fitted to pure noise (the table's ``other`` column) often cannot pin its
     hyperparameters down: the run's page warns above the views and names them with their values
@@ -311,8 +334,8 @@ def test_an_upload_with_bad_rows_lists_their_lines(store_path, synthetic_table):
     at.number_input(key="budget").set_value(5)
     at.button(key="start").click().run()
     assert not errors(at)
-    skipped = [e for e in at.expander if "bad row(s) of the table were skipped" in e.label]
-    assert skipped[0].label.startswith("2 bad row(s)") and "line 302, column 'arch'" in skipped[0].text[0].value
+    skipped = [e for e in at.expander if "bad rows of the table were skipped" in e.label]
+    assert skipped[0].label.startswith("2 bad rows") and "line 302, column 'arch'" in skipped[0].text[0].value
 
 
 def test_a_missing_server_path_is_named(store_path, tmp_path):

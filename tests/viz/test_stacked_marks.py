@@ -4,6 +4,8 @@ one line; the history marks the step a replay shows; the progress counts the pau
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from nasviz import viz
@@ -54,7 +56,8 @@ def test_the_history_marks_the_replayed_step():
 
 
 def test_time_per_step_counts_the_pause():
-    snaps = [{"step": s, "n_evaluations": s, "elapsed": 2.0 * s, "step_seconds": 0.006} for s in range(1, 4)]
-    info = viz.get_progress_info("running", {"budget": 10, "step_delay": 2.0}, snaps)
+    steps = [SimpleNamespace(step=s, n_evaluations=s, budget=10, elapsed=2.0 * s, step_seconds=0.006, best_value=None,
+                             best_arch=None) for s in range(1, 4)]
+    info = viz.get_progress_info("running", steps, budget=10, pause=2.0)
     assert viz.step_time_text(info) == "2.0 s"  # it read 6 ms during a 2 s pause
     assert "6 ms computing + 2.0 s pause per step" in info.status_line

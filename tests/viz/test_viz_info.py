@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -61,10 +62,18 @@ def test_history_ignores_non_finite_values():
 
 
 # ----------------------------------------------------------------------------- progress
+def _steps(n: int, **fields) -> list[SimpleNamespace]:
+    """``n`` steps as the progress reads them (:class:`nasviz.viz.StepProgress`)."""
+    base = {"budget": 0, "elapsed": 0.0, "step_seconds": None, "best_value": None, "best_arch": None}
+    return [SimpleNamespace(**{**base, "step": s, "n_evaluations": s,
+                               **{k: (v(s) if callable(v) else v) for k, v in fields.items()}})
+            for s in range(1, n + 1)]
+
+
 def test_progress_info_from_run_and_snapshots():
-    snaps = [{"step": s, "n_evaluations": 2 * s, "budget": 10, "elapsed": 0.5 * s, "step_seconds": 0.5,
-              "best_value": 90.0 + s} for s in range(1, 4)]
-    info = viz.get_progress_info("running", {"budget": 10}, snaps, n_evaluations=7)
+    steps = _steps(3, n_evaluations=lambda s: 2 * s, budget=10, elapsed=lambda s: 0.5 * s, step_seconds=0.5,
+                   best_value=lambda s: 90.0 + s)
+    info = viz.get_progress_info("running", steps, budget=10, n_evaluations=7)
     assert (info.step, info.n_evaluations, info.budget) == (3, 7, 10)
     assert info.fraction == pytest.approx(0.7)
     assert info.seconds_per_step == pytest.approx(0.5)
@@ -73,8 +82,17 @@ def test_progress_info_from_run_and_snapshots():
 
 
 def test_progress_before_the_first_step():
-    info = viz.get_progress_info("running", {"budget": 5}, [])
-    assert (info.step, info.n_evaluations, info.fraction, info.seconds_per_step) == (0, 0, 0.0, None)
+    info = viz.get_progress_info("running", [], budget=5)
+    assert (info.step, info.n_evaluations, info.budget, info.fraction, info.seconds_per_step) == (0, 0, 5, 0.0, None)
+
+
+def test_a_minimised_metrics_progress_shows_its_value_not_the_stored_score():
+    """Runs store scores (minus a minimised metric); the status line once read "best -0.23" for a
+    loss of 0.23. The page passes the run's ``shown``, and the best reads as the metric's value."""
+    steps = _steps(2, budget=4, best_value=-0.23)
+    info = viz.get_progress_info("running", steps, decimals=2, shown=lambda score: None if score is None else -score)
+    assert info.best_value == pytest.approx(0.23)
+    assert info.status_line.endswith("best 0.23")
 
 
 @pytest.mark.parametrize("s, text", [(None, "-"), (0.0123, "12 ms"), (3.21, "3.2 s"), (301, "5 min 01 s")])
