@@ -36,10 +36,12 @@ def explorer_workers(folder: Path) -> list[int]:
 
 @pytest.fixture()
 def server(tmp_path, monkeypatch):
-    # one request may cost up to 10 minutes here: the test's request must not be refused because
-    # the machine is busy (its cost is measured), and it must still be running when the test leaves
-    monkeypatch.setenv("NASVIZ_MAX_EXPLORER_SECONDS", "600")
-    monkeypatch.setenv("NASVIZ_MAX_EXPLORER_SECONDS_TOTAL", "1200")
+    # no limit on a request's cost here: the test's request must not be refused because the
+    # machine is busy (its cost is measured, and the suite's three workers load it; with a limit of
+    # 600 s the page once showed no progress bar in 120 s, cause not seen: the wait below now says
+    # what the page showed), and it must still be running when the test leaves
+    monkeypatch.setenv("NASVIZ_MAX_EXPLORER_SECONDS", "1e9")
+    monkeypatch.setenv("NASVIZ_MAX_EXPLORER_SECONDS_TOTAL", "1e9")
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "server.log") as url:
         yield url
 
@@ -48,7 +50,10 @@ def _open_heavy_request(browser, url: str, folder: Path):
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
     page.set_default_timeout(60_000)
     page.goto(f"{url}/kernels?{HEAVY}")
-    wait_until(lambda: page.get_by_text(PROGRESS).count() > 0, 120, "the Kernels page's progress bar")
+    try:
+        wait_until(lambda: page.get_by_text(PROGRESS).count() > 0, 120, "the Kernels page's progress bar")
+    except AssertionError as missing:  # say what the page showed instead (a refusal, an error)
+        raise AssertionError(f"{missing}; the page shows: {page.locator('[data-testid=stMain]').inner_text()[:600]!r}")
     wait_until(lambda: explorer_workers(folder), 30, "the request's worker process")
     return page
 
