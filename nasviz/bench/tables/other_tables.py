@@ -3,6 +3,7 @@ the trainer's speed on the CPU (``bench trainer``)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -37,13 +38,12 @@ def cnn_early_stopping_runs(results: Sequence[Any]) -> str:
     """Issue 50's early-stopping runs (``ak-es``, ``random-es``) seed by seed, each beside the same
     seed's run without early stopping from the comparison's file: while the five seeds are not all in,
     runs side by side, not a mean whose standard error one seed cannot give."""
-    from nasviz.bench.cnn_search import METHODS
+    from nasviz.bench.cnn_search import EARLY_STOPPING_GOALS, METHODS
 
     es_runs, base_runs = results
-    pairs = (("ak", "ak-es"), ("random", "random-es"))
     rows = []
     for seed in sorted({r["seed"] for r in es_runs}):
-        for plain, stopped in pairs:
+        for stopped, plain, _factor in EARLY_STOPPING_GOALS:
             for method in (plain, stopped):
                 run = next((r for r in (*base_runs, *es_runs) if r["seed"] == seed and r["method"] == method), None)
                 if run is not None:
@@ -52,6 +52,12 @@ def cnn_early_stopping_runs(results: Sequence[Any]) -> str:
                                  f"{run['seconds']:.0f}"])
     return md_table(["seed", "method", "test accuracy of the best network (%)", "its validation accuracy (%)",
                      "networks trained", "stopped early", "seconds"], rows)
+
+
+def _mean_text(mean: float, se: float, digits: int, sign: str = "", *, runs: int) -> str:
+    """``"98.48 ± 0.41"``; over one run there is no standard error, and the value is shown alone
+    (not as ``"± 0.00"``)."""
+    return f"{mean:{sign}.{digits}f}" + (f" ± {se:.{digits}f}" if runs > 1 else "")
 
 
 def cnn_early_stopping_summary(results: Sequence[Any]) -> str:
@@ -71,10 +77,7 @@ def cnn_early_stopping_summary(results: Sequence[Any]) -> str:
         runs = [r for r in (*base_runs, *es_runs) if r["method"] in (plain, stopped) and r["seed"] in seeds]
         summary = summarise(runs, [plain, stopped])
         seeds_text = ", ".join(str(s) for s in seeds)
-        def pm(mean: float, se: float, digits: int, sign: str = "") -> str:
-            # One seed has no standard error: its value is shown alone, not as "± 0.00".
-            return f"{mean:{sign}.{digits}f}" + (f" ± {se:.{digits}f}" if len(seeds) > 1 else "")
-
+        pm = partial(_mean_text, runs=len(seeds))
         for method in (plain, stopped):
             s = summary[method]
             stops = [r.get("n_stopped", 0) for r in runs if r["method"] == method]
