@@ -88,6 +88,22 @@ def _timed(action: Callable[[], None], done: Callable[[], bool], timeout: float 
     return time.perf_counter() - start
 
 
+def _set_number(page, key: str, value: float, tries: int = 5) -> None:
+    """Type ``value`` into the number input with widget key ``key`` until the page keeps it: under
+    load a rerun in flight can redraw the box with its old value after the Enter."""
+    box = page.locator(f".st-key-{key} input")
+    for _ in range(tries):
+        box.fill(f"{value:g}")
+        box.press("Enter")
+        time.sleep(0.5)
+        try:
+            if float(box.input_value()) == value:
+                return
+        except ValueError:
+            pass
+    raise RuntimeError(f"the {key!r} box did not keep {value:g} after {tries} tries (it shows {box.input_value()!r})")
+
+
 def _metric(page, label: str) -> str:
     box = page.locator('[data-testid="stMetric"]').filter(has_text=label)
     return box.locator('[data-testid="stMetricValue"]').inner_text() if box.count() else ""
@@ -112,9 +128,7 @@ def one_session(url: str, browser) -> dict[str, float]:
     out["first_page"] = _timed(lambda: page.goto(url), lambda: start_button.is_visible())
     # a search that keeps running while we look: a long budget and a pause after each step
     for key, value in (("budget", "1000"), ("step_delay", "0.5")):
-        box = page.locator(f".st-key-{key} input")
-        box.fill(value)
-        box.press("Enter")
+        _set_number(page, key, float(value))
     time.sleep(1.0)  # let the form's reruns settle before timing
     out["first_evaluation"] = _timed(lambda: start_button.click(),
                                      lambda: _metric(page, "Evaluations")[:1] not in ("", "0"))
@@ -124,12 +138,19 @@ def one_session(url: str, browser) -> dict[str, float]:
                                             lambda: _tab_content_shown(page, title))
     out["tab_switch"] = max(out["tab_switch_Hyperparameters"], out["tab_switch_Candidate pool"])
     toast = page.locator('[data-testid="stToast"]').filter(has_text="Stop requested")
+    stop_button = page.locator(".st-key-stop button")
+
+    def stop_acknowledged() -> bool:
+        # The toast, or the button greyed out: a rerun that superseded the click's own rerun can take
+        # the stop without drawing the toast, and then the button is disabled and cannot be pressed again.
+        return toast.count() > 0 or stop_button.is_disabled()
+
     stop_start = time.perf_counter()
     try:
-        _timed(lambda: page.locator(".st-key-stop button").click(), lambda: toast.count() > 0, timeout=15)
+        _timed(stop_button.click, stop_acknowledged, timeout=15)
     except RuntimeError:  # the click was lost (it landed during a rerun): counted, then pressed again
         out["stop_clicks_lost"] = 1.0
-        _timed(lambda: page.locator(".st-key-stop button").click(), lambda: toast.count() > 0)
+        _timed(stop_button.click, stop_acknowledged)
     out["stop_ack"] = time.perf_counter() - stop_start  # from the first click: what the visitor waited
     page.get_by_text("Status: stopped").first.wait_for(timeout=60_000)
     out["stop_status"] = time.perf_counter() - stop_start
