@@ -89,6 +89,17 @@ def _identifier_name(name: str) -> bool:
     return n in _IDENTIFIERS or n.endswith(("_id", "_index", " id")) or n.startswith("id_")
 
 
+def declare_metric_hint(columns: Sequence[str]) -> str:
+    """The schema line that declares ``columns`` the table's metrics (directions guessed from the
+    names), for errors about a column the guess did not take as one."""
+    return "# nasviz: metrics = { " + ", ".join(f'{c} = "{guessed_direction(c)}"' for c in columns) + " }"
+
+
+#: What an error says after a numeric column was guessed not to be a metric.
+DECLARE_METRICS = ("a comment line above the header declares the metrics, every one of them, \"minimise\" where "
+                   "lower is better")
+
+
 def guessed_direction(name: str) -> str:
     words = set(re.split(r"[^a-z0-9]+", name.lower()))
     return MINIMISE if words & _LOWER_IS_BETTER else MAXIMISE
@@ -130,9 +141,16 @@ def column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx:
         metrics = _order_guessed(metrics, header, columns, lead)
     if not metrics:
         where = ", ".join(str(c + 1) for c in arch_idx)
-        ignored = [header[c] for c, r in roles.items() if r.role == IGNORED]
-        raise TableError(f"no numeric metric column besides the architecture column (column {where})", source=label,
-                         detail="non-numeric or ignored columns: " + ", ".join(ignored) if ignored else None)
+        ignored = [r for c, r in sorted(roles.items()) if r.role == IGNORED]
+        numeric = [r.column for r in ignored if columns[header.index(r.column)].numeric]
+        problem = f"no numeric metric column besides the architecture column (column {where})"
+        if numeric:
+            problem += f"; {len(numeric)} numeric column{'s were' if len(numeric) > 1 else ' was'} guessed not to be " \
+                       f"one: if {'they are' if len(numeric) > 1 else 'it is'}, {DECLARE_METRICS}"
+        detail = "; ".join(f"{r.column} is ignored ({r.why})" for r in ignored) if ignored else None
+        if numeric:
+            detail = f"{declare_metric_hint(numeric)}; {detail}"
+        raise TableError(problem, source=label, detail=detail)
     costs = [c for c, r in sorted(roles.items()) if r.role == COST]
     return ColumnRoles(
         arch=list(arch_idx), metrics=metrics, cost=costs[0] if costs else None,
@@ -185,4 +203,4 @@ def _order_guessed(metrics: list[int], header: list[str], columns: dict[int, _Co
 
 
 __all__ = ["ARCHITECTURE", "COST", "ColumnRole", "ColumnRoles", "DESCRIPTIVE", "DESCRIPTIVE_COLUMNS", "IGNORED",
-           "METRIC", "NUMBER", "column_roles", "guessed_direction", "is_cost_column", "is_descriptive_column"]
+           "METRIC", "NUMBER", "DECLARE_METRICS", "column_roles", "declare_metric_hint", "guessed_direction", "is_cost_column", "is_descriptive_column"]

@@ -10,7 +10,7 @@ import numpy as np
 
 from nasviz.arch import Architecture
 from nasviz.errors import TableError
-from nasviz.objectives.columns import ColumnRole
+from nasviz.objectives.columns import DECLARE_METRICS, ColumnRole, declare_metric_hint
 from nasviz.spaces.base import SearchSpace
 from nasviz.table_schema import MAXIMISE, MINIMISE
 
@@ -128,9 +128,14 @@ class Table:
 
     def check_metric(self, metric: str) -> str:
         if metric not in self.values:
+            role = next((r for r in self.roles if r.column == metric), None)
+            if role is None:
+                raise TableError(f"metric {metric!r} is not a column of {self.source}; metrics: {', '.join(self.metrics)}")
+            declared = "declared" if role.declared else "guessed"
             raise TableError(
-                f"metric {metric!r} is not a numeric column of {self.source}; metrics: {', '.join(self.metrics)}"
-            )
+                f"metric {metric!r} is not a metric of {self.source}: it is read as {role.role} ({declared}: "
+                f"{role.why}); metrics: {', '.join(self.metrics)}" + ("" if role.declared else f"; {DECLARE_METRICS}"),
+                detail=None if role.declared else declare_metric_hint([metric, *self.metrics]))
         return metric
 
     def index_of(self, arch: Architecture) -> int:

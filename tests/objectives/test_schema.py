@@ -80,6 +80,35 @@ def test_without_a_schema_identifiers_codes_and_constants_are_never_the_first_me
     assert "model_id" in renamed.ignored_columns and "flops" in renamed.descriptive
 
 
+def test_a_metric_guessed_to_be_row_numbers_is_named_with_the_guess_and_the_line_that_declares_it():
+    """A score column holding the ranks 0..n-1 looks like row numbers: the errors say so and give
+    the schema line, and that line, added above the header, makes it the metric."""
+    from nasviz.spaces import get_space
+
+    space = get_space("nb201")
+    cells = list(dict.fromkeys(space.sample(np.random.default_rng(2), 14)))[:12]
+    ranks = np.random.default_rng(3).permutation(len(cells))
+    body = "\n".join(f"{space.format(c)},{r}" for c, r in zip(cells, ranks)) + "\n"
+    with pytest.raises(TableError) as alone:
+        load_table(("arch,score\n" + body).encode(), name="ranks.csv")
+    text = str(alone.value)
+    assert "1 numeric column was guessed not to be one" in text
+    assert "score is ignored (an identifier: whole numbers that count the rows from 0 or 1)" in text
+    assert '# nasviz: metrics = { score = "maximise" }' in text
+    assert "score" not in alone.value.redacted()  # the column's name is the file's text: left out of a redacted view
+
+    with_acc = load_table(("arch,score,acc\n" + body.replace("\n", ",80.5\n")).encode(), name="ranks.csv")
+    with pytest.raises(TableError) as chosen:
+        with_acc.check_metric("score")
+    assert "it is read as ignored (guessed: an identifier" in str(chosen.value)
+    assert '# nasviz: metrics = { score = "maximise", acc = "maximise" }' in str(chosen.value)
+    with pytest.raises(TableError, match="metric 'loss' is not a column of ranks.csv; metrics: acc"):
+        with_acc.check_metric("loss")
+
+    declared = load_table(('# nasviz: metrics = { score = "maximise" }\narch,score\n' + body).encode(), name="ranks.csv")
+    assert declared.metrics == ["score"] and declared.optimum("score") == len(cells) - 1
+
+
 @pytest.mark.slow
 def test_table_info_shows_the_guesses(capsys, tmp_path):
     from nasviz.cli import main

@@ -66,7 +66,7 @@ def test_unusable_tables_are_refused_with_a_reason(text, message):
 
 def test_unknown_metric_and_unknown_architecture_are_clear_errors():
     table = load_table(lines(f"arch,acc\n{A},1\n"))
-    with pytest.raises(TableError, match="metric 'loss' is not a numeric column"):
+    with pytest.raises(TableError, match="metric 'loss' is not a column"):
         table.lookup(nb201.parse(A), "loss")
     with pytest.raises(UnknownArchitectureError, match="is not in table"):
         table.lookup(nb201.parse(B), "acc")
