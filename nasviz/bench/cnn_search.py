@@ -23,6 +23,9 @@ The protocol, fixed before any run (defaults of this benchmark):
   ``random``    random search (``random``)
   ``ak-es``     ``ak`` with Hyperband-style early stopping of every training (issue 50)
   ``random-es`` ``random`` with the same early stopping
+  ``ak-es-      ``ak-es`` whose strategy models only the trainings that were not
+  finished``    stopped: a stopped one is never proposed again but is neither GP
+                data nor an ancestor (``autokeras`` with ``stopped="skip"``)
   ============  ===================================================================
 
   Early stopping (``-es``) is asynchronous successive halving (:mod:`nasviz.fidelity.stopping`,
@@ -60,7 +63,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -79,11 +82,17 @@ METHODS: dict[str, tuple[str, dict[str, Any], str]] = {
     "random": ("random", {}, "random"),
     "ak-es": ("autokeras", {}, "AK + early stopping (ASHA)"),
     "random-es": ("random", {}, "random + early stopping (ASHA)"),
+    "ak-es-finished": ("autokeras", {"stopped": "skip"}, "AK + early stopping (ASHA), finished trainings modelled"),
 }
 #: method -> the early-stopping rule its trainings run under (:func:`nasviz.fidelity.stopping.parse_rule`).
-EARLY_STOPPING: dict[str, str] = {"ak-es": "asha:eta=3:min_epochs=1", "random-es": "asha:eta=3:min_epochs=1"}
-#: Issue 50's goal: (with early stopping, without, the factor of networks trained).
-EARLY_STOPPING_GOALS: tuple[tuple[str, str, float], ...] = (("ak-es", "ak", 2.0), ("random-es", "random", 2.0))
+EARLY_STOPPING: dict[str, str] = {"ak-es": "asha:eta=3:min_epochs=1", "random-es": "asha:eta=3:min_epochs=1",
+                                  "ak-es-finished": "asha:eta=3:min_epochs=1"}
+#: Issue 50's goal: (with early stopping, without, the factor of networks trained). The first two
+#: pairs are judged on seeds 0-4 (``docs/results/cnn-mnist1d-es.jsonl``); the third, whose method
+#: was added after they were seen, on seeds 5-9, where ``ak`` runs again beside it
+#: (``docs/results/cnn-mnist1d-es-finished.jsonl``).
+EARLY_STOPPING_GOALS: tuple[tuple[str, str, float], ...] = (("ak-es", "ak", 2.0), ("random-es", "random", 2.0),
+                                                            ("ak-es-finished", "ak", 2.0))
 #: (left, relation, right) of paper 003's claims.
 CLAIMS: tuple[tuple[str, str, str], ...] = (("ak", ">=", "bo"), ("ak", ">=", "bfs"), ("ak", ">", "random"),
                                             ("nasbot", ">", "random"))
@@ -230,11 +239,13 @@ def claims(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def early_stopping_goals(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 50's goal per pair (:data:`EARLY_STOPPING_GOALS`): networks trained, their ratio, and
-    the best network's test accuracy with early stopping minus without (and its s.e.)."""
+def early_stopping_goals(summary: dict[str, Any], pairs: Sequence[tuple[str, str, float]] = EARLY_STOPPING_GOALS,
+                         ) -> list[dict[str, Any]]:
+    """Issue 50's goal per pair (by default :data:`EARLY_STOPPING_GOALS`) that ``summary`` holds:
+    networks trained, their ratio, and the best network's test accuracy with early stopping minus
+    without (and its s.e.)."""
     out = []
-    for with_es, without, factor in EARLY_STOPPING_GOALS:
+    for with_es, without, factor in pairs:
         a, b = summary.get(with_es), summary.get(without)
         if not a or not b or a["test"] is None or b["test"] is None:
             continue

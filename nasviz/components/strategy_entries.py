@@ -12,6 +12,8 @@ from nasviz.components.registries import (_ACQ_FRACTION, _EA_BASE, _EA_CAP, _N_C
 from nasviz.registry import Entry, Option
 
 # ------------------------------------------------------------------------------- strategies
+_STOPPED = Option("stopped", "choice", "trainings an early-stopping rule ended: GP data at the value they reached, or "
+                  "seen (never proposed again) but neither modelled nor a parent", choices=("observe", "skip"))
 _INIT = Option("init", "choice", "start from the space's initial pool (if any) or at random",
                choices=("pool", "random"))
 _BO_OPTIONS = (
@@ -33,6 +35,7 @@ _BO_OPTIONS = (
            choices=("random", "pool")),
     Option("targets", "choice", "GP targets: the values, or Tukey-clipped from below", choices=("raw", "robust")),
     Option("failures", "choice", "failed evaluations: skipped, or GP data at the worst value", choices=("skip", "worst")),
+    _STOPPED,
     Option("dedupe", "choice", "never propose the same architecture, or the same canonical key",
            choices=("exact", "canonical")),
     Option("kappa", "float?", "fixed UCB weight (none: the schedule from beta0)"),
@@ -177,6 +180,7 @@ STRATEGIES.register(Entry("autokeras", "Auto-Keras: edit-distance GP, UCB, A* + 
     _NETWORK_MB,
     _N_RESTARTS,
     _ACQ_FRACTION,
+    _STOPPED,
 ), capabilities={"model": True, "kernel": "edit", "pool": "autokeras-tree", "warm_start": True}, paper="003"))
 STRATEGIES.register(Entry("bfs-morph", "breadth-first search over morphisms from the initial networks (no BO)",
                           "nasviz.strategies.bfs:MorphismBFS", (

@@ -88,6 +88,10 @@ class AutoKeras(BayesianOptimisation, WarmStarts):
         003's "BO" variant, trained from scratch)
     network_mb : bound of the on-disk store of trained networks, in megabytes
     n_restarts : GP ML-II restarts
+    stopped : ``"observe"`` (default) or ``"skip"``: whether a training an early-stopping rule
+        ended is GP data at its rung's value and a possible ancestor, or neither
+        (:class:`~nasviz.strategies.bo_parts.ModelPart`; its weights are then dropped from the
+        store at once)
     """
 
     def __init__(
@@ -105,17 +109,20 @@ class AutoKeras(BayesianOptimisation, WarmStarts):
         network_mb: float | None = DEFAULT_NETWORK_MB,
         n_restarts: int = 2,
         acq_fraction: float | None = 0.25,
+        stopped: str = "observe",
         name: str = "autokeras",
     ) -> None:
         pool_options = {"r": r, "t_low": t_low, "n_children": n_children, "acq_fraction": acq_fraction}
         super().__init__(
             space, seed, domain,
-            model=ModelPart(kernel="edit", n_restarts=n_restarts, targets="robust", failures="worst"),
+            model=ModelPart(kernel="edit", n_restarts=n_restarts, targets="robust", failures="worst",
+                            stopped=stopped),
             acquisition=AcquisitionPart(acquisition="ucb", kappa=beta),  # Eq. (10)'s beta: a fixed UCB weight
             pool=PoolPart(pool="autokeras-tree", pool_options=pool_options),
             batch=BatchPart(batch="topk"),
             run=RunSettings(n_init=n_init, init="pool", dedupe="canonical", name=name))
         self._init_warm_starts(warm_start, network_mb)
+        self._skips_stopped = stopped == "skip"
 
     def _chosen(self, pool: Pool, proposals: list[Architecture]) -> None:
         """Remember each proposal's ancestor and morphisms (the pool's ``info["lineage"]``)."""

@@ -166,6 +166,8 @@ class BayesianOptimisation:
         self._initial_queue = list(self.initial)
         self.observed: list[tuple[Architecture, float]] = []
         self.failed: list[Architecture] = []
+        #: Trainings an early-stopping rule ended, not modelled (``stopped="skip"``).
+        self.stopped: list[Architecture] = []
         self.seen: set[Architecture] = set()
         self._seen_keys: set[str] = set()
         # what pools must avoid: the seen set itself (exact), or anything equivalent to it
@@ -189,7 +191,7 @@ class BayesianOptimisation:
             raise ValueError(f"ask needs n >= 1, got {n}")
         # failures="worst" makes failed evaluations GP data, so they count as initial data too
         gp_failures = len(self.failed) if self.parts.model.failures == "worst" else 0
-        data = len(self.observed) + len(self._pending) + gp_failures
+        data = len(self.observed) + len(self._pending) + gp_failures + len(self.stopped)
         proposals = self._ask_initial(n) if data < self.parts.run.n_init or len(self.observed) < 2 else self._ask_bo(n)
         self._remember(proposals)
         self._pending.update(proposals)
@@ -201,7 +203,9 @@ class BayesianOptimisation:
             self._pending.discard(ev.arch)
             if ev.cost is not None and np.isfinite(ev.cost) and ev.cost > 0:
                 self._costs.append(float(ev.cost))
-            if ev.ok and ev.value is not None and np.isfinite(ev.value):
+            if ev.ok and not ev.full and self.parts.model.stopped == "skip":
+                self.stopped.append(ev.arch)  # seen, so never proposed again; not GP data
+            elif ev.ok and ev.value is not None and np.isfinite(ev.value):
                 self.observed.append((ev.arch, float(ev.value)))
                 improved = float(ev.value) > self._best
                 self._best = max(self._best, float(ev.value))

@@ -78,6 +78,13 @@ class ModelPart:
     (``"wide"``, ``"optuna-rates"``, ``"optuna"``: :data:`nasviz.gp.prior.HYPER_BOXES`).
     ``targets``: ``"raw"`` values or ``"robust"`` (clipped from below at the Tukey fence);
     ``failures``: ``"skip"`` or ``"worst"`` (failed evaluations enter the GP at the worst target).
+    ``stopped``: what a training that an early-stopping rule ended (an evaluation that is not
+    :attr:`~nasviz.objectives.base.Evaluation.full`) is to the model: ``"observe"``, GP data at the
+    value it reached at its rung; ``"skip"``, seen (never proposed again, and counted among the
+    initial proposals) but neither GP data nor a parent. A rung's value is an earlier epoch's, not
+    what the network would reach: under ``"observe"`` a search that stops two thirds of its
+    trainings at 1 or 3 of 12 epochs models mostly such values, and Auto-Keras morphs children
+    from networks trained for 1 epoch.
     """
 
     kernel: "str | Kernel" = DEFAULT_KERNEL
@@ -89,12 +96,13 @@ class ModelPart:
     hyper_bounds: str = "wide"
     targets: str = "raw"
     failures: str = "skip"
+    stopped: str = "observe"
 
     def __post_init__(self) -> None:
         _set(self, kernel_options=MappingProxyType(dict(self.kernel_options or {})), n_restarts=int(self.n_restarts),
              min_noise=float(self.min_noise))
         _one_of(targets=self.targets, failures=self.failures, hyper_prior=self.hyper_prior,
-                hyper_bounds=self.hyper_bounds)
+                hyper_bounds=self.hyper_bounds, stopped=self.stopped)
         if not 0 < self.min_noise <= 2:
             raise ConfigError(f"need 0 < min_noise <= 2; got {self.min_noise}")
 

@@ -49,6 +49,9 @@ class WarmStarts:
 
     space: "SearchSpace"
     seed: int
+    #: Whether trainings an early-stopping rule ended are dropped as ancestors (Auto-Keras with
+    #: ``stopped="skip"``); a class attribute that such a strategy overrides.
+    _skips_stopped: bool = False
 
     def _init_warm_starts(self, enabled: bool, network_mb: float | None) -> None:
         if network_mb is not None and not float(network_mb) > 0:
@@ -100,8 +103,8 @@ class WarmStarts:
             elif ev.arch in self.lineage and self.networks is not None and any(
                     "trained from scratch" in note for note in info.get("notes", ())):
                 self.scratch_retries.append(fmt(ev.arch))
-            if not ev.ok and self.networks is not None:
-                self.networks.discard(fmt(ev.arch))  # a failed network is no ancestor
+            if self.networks is not None and (not ev.ok or (not ev.full and self._skips_stopped)):
+                self.networks.discard(fmt(ev.arch))  # a failed network, or a stopped one not modelled, is no ancestor
 
     def warm_start_notes(self) -> dict[str, Any]:
         """What the strategy's state reports about warm starts."""

@@ -79,3 +79,27 @@ def test_the_early_stopping_summary_pairs_seeds_and_judges_the_goal_on_them():
     assert "| random | 0 | 98.50 | 99.00 | 300.0 | - |" in text
     assert ("1 seed: 1.67x the networks (goal: at least 2x, not met); the best network's test accuracy +0.00 points "
             "(goal: no loss, met, one seed: no s.e.): **not met**") in text
+
+
+def test_the_finished_trainings_variant_is_judged_on_its_own_file_and_seeds():
+    """``ak-es-finished`` (added after seeds 0-4 were seen) is judged against the ``ak`` runs of its
+    own file (seeds 5-9), not against the earlier file's; a seed without both is left out."""
+    from nasviz.bench.cnn_search import EARLY_STOPPING, METHODS
+    from nasviz.bench.tables.other_tables import cnn_early_stopping_runs, cnn_early_stopping_summary
+
+    assert METHODS["ak-es-finished"][:2] == ("autokeras", {"stopped": "skip"})
+    assert EARLY_STOPPING["ak-es-finished"] == EARLY_STOPPING["ak-es"]
+
+    def run(method, seed, test, trained, stopped=None):
+        record = {"method": method, "seed": seed, "best_test": test, "best_valid": test + 0.5, "n_trained": trained,
+                  "seconds": 900.0}
+        return record if stopped is None else {**record, "n_stopped": stopped}
+
+    own = [run("ak", 5, 98.0, 60), run("ak-es-finished", 5, 98.6, 150, 90), run("ak", 6, 97.0, 40)]
+    text = cnn_early_stopping_summary((own,), methods=("ak-es-finished",))
+    assert "| AK (BO + morphism) | 5 | 98.00 | 98.50 | 60.0 | - |" in text and "ak-es |" not in text
+    assert ("1 seed: 2.50x the networks (goal: at least 2x, met); the best network's test accuracy +0.60 points "
+            "(goal: no loss, met, one seed: no s.e.): **met**") in text
+    runs = cnn_early_stopping_runs((own,), methods=("ak-es-finished",))
+    assert runs.count("| 5 |") == 2 and "| 6 |" not in runs  # seed 6 has no run with early stopping yet
+    assert cnn_early_stopping_summary(([run("ak", 5, 98.0, 60)],), methods=("ak-es-finished",)).startswith("|")

@@ -316,3 +316,46 @@ def test_a_resumed_run_warm_starts_from_stored_weights_like_an_uninterrupted_one
     store._write(lambda conn: conn.execute("DELETE FROM networks"))
     forgetful = run_search(*fresh_search(), budget, format_arch=L.format, store=store, run_id=run_id, resume=True)
     assert [ev.value for ev in forgetful.evaluations][4:] != values[4:]
+
+
+@pytest.mark.parametrize("stopped", ["observe", "skip"])
+@pytest.mark.slow
+def test_a_stopped_training_is_gp_data_and_an_ancestor_only_when_observed(stopped):
+    """Issue 50: under ``stopped="skip"`` a training an early-stopping rule ended is seen (never
+    proposed again, counted among the initial proposals) but neither GP data nor an ancestor."""
+    import dataclasses
+
+    from nasviz.fidelity.ladder import FidelityOutcome
+
+    data = load_dataset("wine", seed=0, max_train=60)
+    objective = TrainingObjective(L.SPACE, data, training={"epochs": 2, "patience": 1}, device="cpu")
+    strategy = AutoKeras(L.SPACE, seed=0, n_init=2, stopped=stopped)
+    strategy.attach(objective)
+    first, second = strategy.ask(2)
+    finished, ended = objective.evaluate([first, second])
+    assert L.format(second) in strategy.networks  # the trainer saved it before the strategy heard of it
+    ended = dataclasses.replace(ended, fidelity=FidelityOutcome(fidelity=1, top=2, full=False))
+    strategy.tell([finished, ended])
+    observed = [a for a, _ in strategy.observed]
+    if stopped == "skip":
+        assert observed == [first] and strategy.stopped == [second]
+        assert L.format(second) not in strategy.networks and L.format(first) in strategy.networks
+    else:
+        assert observed == [first, second] and strategy.stopped == []
+        assert L.format(second) in strategy.networks
+    assert second in strategy.seen
+    nxt = strategy.ask(1)  # n_init proposals made either way, but a GP needs two observations
+    assert second not in nxt and (strategy.state().phase == "init") == (stopped == "skip")
+    for arch in nxt:
+        ancestor = strategy.lineage.get(arch, (None,))[0]
+        assert ancestor is None or ancestor in observed
+    strategy.networks.close()
+
+
+def test_the_stopped_option_is_offered_and_checked():
+    from nasviz.errors import ConfigError
+
+    assert make_strategy("autokeras", space=L.SPACE, stopped="skip").parts.model.stopped == "skip"
+    assert make_strategy("bo", space=L.SPACE).parts.model.stopped == "observe"
+    with pytest.raises(ConfigError, match="option 'stopped' must be one of observe, skip"):
+        make_strategy("bo", space=L.SPACE, stopped="drop")

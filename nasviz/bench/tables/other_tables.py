@@ -34,18 +34,27 @@ def cnn_runs(results: Sequence[Any]) -> str:
                      "networks trained", "seconds"], rows)
 
 
-def cnn_early_stopping_runs(results: Sequence[Any]) -> str:
-    """Issue 50's early-stopping runs (``ak-es``, ``random-es``) seed by seed, each beside the same
-    seed's run without early stopping from the comparison's file: while the five seeds are not all in,
-    runs side by side, not a mean whose standard error one seed cannot give."""
-    from nasviz.bench.cnn_search import EARLY_STOPPING_GOALS, METHODS
+def _pairs(methods: Sequence[str]) -> list[tuple[str, str, float]]:
+    """The pairs of :data:`~nasviz.bench.cnn_search.EARLY_STOPPING_GOALS` whose early-stopping
+    method is one of ``methods``, in that order."""
+    from nasviz.bench.cnn_search import EARLY_STOPPING_GOALS
 
-    es_runs, base_runs = results
+    return [pair for pair in EARLY_STOPPING_GOALS if pair[0] in methods]
+
+
+def cnn_early_stopping_runs(results: Sequence[Any], methods: Sequence[str] = ("ak-es", "random-es")) -> str:
+    """Issue 50's early-stopping runs of ``methods`` seed by seed, each beside the same seed's run
+    without early stopping, from the runs of all the files: while the five seeds are not all in,
+    runs side by side, not a mean whose standard error one seed cannot give."""
+    from nasviz.bench.cnn_search import METHODS
+
+    pairs = _pairs(methods)
+    runs = [r for file in results for r in file]
     rows = []
-    for seed in sorted({r["seed"] for r in es_runs}):
-        for stopped, plain, _factor in EARLY_STOPPING_GOALS:
+    for seed in sorted({r["seed"] for r in runs if r["method"] in methods}):
+        for stopped, plain, _factor in pairs:
             for method in (plain, stopped):
-                run = next((r for r in (*base_runs, *es_runs) if r["seed"] == seed and r["method"] == method), None)
+                run = next((r for r in runs if r["seed"] == seed and r["method"] == method), None)
                 if run is not None:
                     rows.append([seed, METHODS[method][2], f"{run['best_test']:.2f}", f"{run['best_valid']:.2f}",
                                  run["n_trained"], run.get("n_stopped", "-") if method == stopped else "-",
@@ -60,21 +69,25 @@ def _mean_text(mean: float, se: float, digits: int, sign: str = "", *, runs: int
     return f"{mean:{sign}.{digits}f}" + (f" ± {se:.{digits}f}" if runs > 1 else "")
 
 
-def cnn_early_stopping_summary(results: Sequence[Any]) -> str:
-    """Issue 50's live goal, judged on the seeds both files hold for a pair: per method the mean ±
-    s.e. over those seeds of the best network's test and validation accuracy and of the networks
-    trained (:func:`~nasviz.bench.cnn_search.summarise`), then the goal per pair
+def cnn_early_stopping_summary(results: Sequence[Any], methods: Sequence[str] = ("ak-es", "random-es")) -> str:
+    """Issue 50's live goal for the early-stopping ``methods``, each judged on the seeds the files
+    hold for both it and its method without early stopping: per method the mean ± s.e. over those
+    seeds of the best network's test and validation accuracy and of the networks trained
+    (:func:`~nasviz.bench.cnn_search.summarise`), then the goal per pair
     (:func:`~nasviz.bench.cnn_search.early_stopping_goals`: at least twice the networks, and the best
-    network's mean test accuracy with early stopping at least its mean without)."""
-    from nasviz.bench.cnn_search import EARLY_STOPPING_GOALS, early_stopping_goals, summarise
+    network's mean test accuracy with early stopping at least its mean without). A pair without a
+    seed in common yet is left out."""
+    from nasviz.bench.cnn_search import early_stopping_goals, summarise
     from nasviz.rounding import counted
 
-    es_runs, base_runs = results
+    every = [r for file in results for r in file]
     rows, verdicts = [], []
-    for stopped, plain, _factor in EARLY_STOPPING_GOALS:
-        seeds = sorted({r["seed"] for r in es_runs if r["method"] == stopped}
-                       & {r["seed"] for r in base_runs if r["method"] == plain})
-        runs = [r for r in (*base_runs, *es_runs) if r["method"] in (plain, stopped) and r["seed"] in seeds]
+    for stopped, plain, _factor in _pairs(methods):
+        seeds = sorted({r["seed"] for r in every if r["method"] == stopped}
+                       & {r["seed"] for r in every if r["method"] == plain})
+        if not seeds:
+            continue
+        runs = [r for r in every if r["method"] in (plain, stopped) and r["seed"] in seeds]
         summary = summarise(runs, [plain, stopped])
         seeds_text = ", ".join(str(s) for s in seeds)
         pm = partial(_mean_text, runs=len(seeds))
@@ -84,7 +97,7 @@ def cnn_early_stopping_summary(results: Sequence[Any]) -> str:
             rows.append([s["label"], seeds_text, pm(s["test"], s["test_se"], 2), pm(s["valid"], s["valid_se"], 2),
                          pm(s["trained"], s["trained_se"], 1),
                          f"{sum(stops) / len(stops):.1f}" if method == stopped else "-"])
-        for g in early_stopping_goals(summary):
+        for g in early_stopping_goals(summary, [(stopped, plain, _factor)]):
             noise = (", within one s.e." if g["within_one_se"] else "") if len(seeds) > 1 else ", one seed: no s.e."
             verdicts.append(
                 f"- {summary[stopped]['label']} against {summary[plain]['label']}, "
