@@ -63,6 +63,7 @@ from nasviz import candidates
 from nasviz.acquisition import exploration_weight
 from nasviz.arch import Architecture
 from nasviz.batch import SelectRequest
+from nasviz.candidates.dedupe import SeenKeys, first_of_each_key
 from nasviz.components import ACQUISITIONS, BATCH_SELECTORS, POOLS
 from nasviz.gp import GaussianProcess
 from nasviz.gp.prior import box_named, prior_named
@@ -81,16 +82,6 @@ __all__ = ["CHOICES", "AcquisitionPart", "BatchPart", "BayesianOptimisation", "B
            "RunSettings", "bayesian_optimisation"]
 
 
-class _ByKey:
-    """``arch in self``: an architecture with the same key was recorded (canonical dedupe)."""
-
-    def __init__(self, key: Callable[[Architecture], str], keys: set[str]) -> None:
-        self.key, self.keys = key, keys
-
-    def __contains__(self, arch: object) -> bool:
-        return isinstance(arch, Architecture) and self.key(arch) in self.keys
-
-
 class BayesianOptimisation:
     """GP-based BO with the ask/tell protocol, composed of five parts (:mod:`nasviz.strategies.bo_parts`).
 
@@ -104,7 +95,7 @@ class BayesianOptimisation:
         Only these architectures are proposed (a table's rows).
     model : ModelPart
         The GP (kernel, transform, restarts, noise floor, hyperparameter prior and box) and how
-        evaluations become its data (``targets``, ``failures``; module docstring).
+        evaluations become its data (``targets``, ``failures``, ``stopped``; module docstring).
     acquisition : AcquisitionPart
         The acquisition and how much a step explores (``beta0`` or a fixed ``kappa``, the
         schedule, what a stalled search does; module docstring).
@@ -171,7 +162,7 @@ class BayesianOptimisation:
         self.seen: set[Architecture] = set()
         self._seen_keys: set[str] = set()
         # what pools must avoid: the seen set itself (exact), or anything equivalent to it
-        self._exclude = self.seen if run.dedupe == "exact" else _ByKey(space.canonical_key, self._seen_keys)
+        self._exclude = self.seen if run.dedupe == "exact" else SeenKeys(space.canonical_key, self._seen_keys)
         self._costs: list[float] = []  # measured seconds of every evaluation told
         self._pending: set[Architecture] = set()
         self._n_bo_steps = 0
@@ -230,13 +221,7 @@ class BayesianOptimisation:
 
     def _distinct(self, archs: Sequence[Architecture]) -> list[int]:
         """Indices of ``archs`` that are new under canonical dedupe: key unseen, first of its key."""
-        keys, keep = set(self._seen_keys), []
-        for i, arch in enumerate(archs):
-            key = self.space.canonical_key(arch)
-            if key not in keys:
-                keys.add(key)
-                keep.append(i)
-        return keep
+        return first_of_each_key(archs, self.space.canonical_key, self._seen_keys)
 
     def _kappa(self, t: int) -> float:
         """The UCB weight at BO step ``t`` (0-based): the fixed ``kappa`` or the schedule."""
