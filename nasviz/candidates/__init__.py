@@ -26,8 +26,8 @@ genuinely new evaluation there.
 Modules: ``pools`` (the pool type and the random, mutation, evolutionary and mixed pools),
 ``gradient`` (NAS-BOWL's gradient-guided mutation), ``nearest`` (the nearest members of a sparse
 table), ``local_search`` (climbing the acquisition from the incumbent, the BO option
-``local_search``), ``dedupe`` (canonical dedupe, the BO option ``dedupe``); this package adds the uniform interface
-(:class:`PoolRequest` -> :class:`Pool`) the BO loop and the registry use.
+``local_search``), ``dedupe`` (canonical dedupe, the BO option ``dedupe``); this package adds
+the uniform interface (:class:`PoolRequest` -> :class:`Pool`) the BO loop and the registry use.
 """
 
 from __future__ import annotations

@@ -162,6 +162,12 @@ register(DocTable("cnn-mnist1d-es-runs", (_source("cnn-mnist1d-es.jsonl"), _sour
 register(DocTable("cnn-mnist1d-es", (_source("cnn-mnist1d-es.jsonl"), _source("cnn-mnist1d.jsonl")),
                   cnn_early_stopping_summary,
                   "issue 50's live goal: early stopping against none, mean ± s.e. over the seeds both files hold"))
+register(DocTable("cnn-mnist1d-es-finished-runs", (_source("cnn-mnist1d-es-finished.jsonl"),),
+                  partial(cnn_early_stopping_runs, methods=("ak-es-finished",)),
+                  "issue 50, second protocol: AK with early stopping and finished trainings modelled, beside AK, seeds 5-9"))
+register(DocTable("cnn-mnist1d-es-finished", (_source("cnn-mnist1d-es-finished.jsonl"),),
+                  partial(cnn_early_stopping_summary, methods=("ak-es-finished",)),
+                  "issue 50's live goal, second protocol: ak-es-finished against ak over the seeds run so far"))
 
 register(DocTable("trainer-speed", (_source("trainer-cpu.json"),), trainer_speed,
                   "issue 51: the trainer against a plain PyTorch loop, networks per minute, on this machine's CPU"))
