@@ -57,9 +57,15 @@ def wait_until(condition, timeout: float, what: str, poll: float = 0.25):
 
 @contextlib.contextmanager
 def streamlit_server(store: Path, log_path: Path) -> Iterator[str]:
-    """Run ``streamlit run app.py`` on a free localhost port with ``store`` as the run store."""
+    """Run ``streamlit run app.py`` on a free localhost port with ``store`` as the run store.
+
+    The explorer's limits on a request's CPU time are lifted, as in the app tests
+    (``tests/app/conftest.py``), unless the test's environment sets them: a request's cost is
+    estimated from speeds measured on this machine, and under a loaded test run a request near
+    the default limit can flip to refused, so a page shows a sentence instead of its figures."""
     port = free_port()
-    env = {**os.environ, "NASVIZ_STORE": str(store)}
+    env = {"NASVIZ_MAX_EXPLORER_SECONDS": "1e9", "NASVIZ_MAX_EXPLORER_SECONDS_TOTAL": "1e9", **os.environ,
+           "NASVIZ_STORE": str(store)}
     env.pop("NASVIZ_SYNC_RUNS", None)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),

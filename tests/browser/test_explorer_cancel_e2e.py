@@ -35,13 +35,9 @@ def explorer_workers(folder: Path) -> list[int]:
 
 
 @pytest.fixture()
-def server(tmp_path, monkeypatch):
-    # no limit on a request's cost here: the test's request must not be refused because the
-    # machine is busy (its cost is measured, and the suite's three workers load it; with a limit of
-    # 600 s the page once showed no progress bar in 120 s, cause not seen: the wait below now says
-    # what the page showed), and it must still be running when the test leaves
-    monkeypatch.setenv("NASVIZ_MAX_EXPLORER_SECONDS", "1e9")
-    monkeypatch.setenv("NASVIZ_MAX_EXPLORER_SECONDS_TOTAL", "1e9")
+def server(tmp_path):
+    # streamlit_server lifts the limit on a request's cost: the test's request must not be refused
+    # because the machine is busy, and it must still be running when the test leaves
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "server.log") as url:
         yield url
 
