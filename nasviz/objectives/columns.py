@@ -202,5 +202,6 @@ def _order_guessed(metrics: list[int], header: list[str], columns: dict[int, _Co
         [c for c in rest if columns[c].constant]
 
 
-__all__ = ["ARCHITECTURE", "COST", "ColumnRole", "ColumnRoles", "DESCRIPTIVE", "DESCRIPTIVE_COLUMNS", "IGNORED",
-           "METRIC", "NUMBER", "DECLARE_METRICS", "column_roles", "declare_metric_hint", "guessed_direction", "is_cost_column", "is_descriptive_column"]
+__all__ = ["ARCHITECTURE", "COST", "ColumnRole", "ColumnRoles", "DECLARE_METRICS", "DESCRIPTIVE", "DESCRIPTIVE_COLUMNS",
+           "IGNORED", "METRIC", "NUMBER", "column_roles", "declare_metric_hint", "guessed_direction", "is_cost_column",
+           "is_descriptive_column"]
