@@ -23,10 +23,11 @@ The protocol, fixed before any run (defaults of this benchmark):
   ``random``    random search (``random``)
   ``ak-es``     ``ak`` with Hyperband-style early stopping of every training (issue 50)
   ``random-es`` ``random`` with the same early stopping
-  ``ak-es-      ``ak-es`` whose strategy models only the trainings that were not
-  finished``    stopped: a stopped one is never proposed again but is neither GP
-                data nor an ancestor (``autokeras`` with ``stopped="skip"``)
   ============  ===================================================================
+
+  ``ak-es-finished`` (issue 50's second protocol, seeds 5-9) is ``ak-es`` whose strategy models
+  only the trainings that were not stopped: a stopped one is never proposed again but is neither
+  GP data nor an ancestor (``autokeras`` with ``stopped="skip"``).
 
   Early stopping (``-es``) is asynchronous successive halving (:mod:`nasviz.fidelity.stopping`,
   ``asha``: rungs at 1, 3 and 9 of the 12 epochs, a training goes on past a rung only while it is
