@@ -142,7 +142,7 @@ def column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx:
     if not metrics:
         where = ", ".join(str(c + 1) for c in arch_idx)
         ignored = [r for c, r in sorted(roles.items()) if r.role == IGNORED]
-        numeric = [r.column for r in ignored if columns[header.index(r.column)].numeric]
+        numeric = [r.column for c, r in sorted(roles.items()) if r.role == IGNORED and columns[c].numeric]
         problem = f"no numeric metric column besides the architecture column (column {where})"
         if numeric:
             problem += f"; {len(numeric)} numeric column{'s were' if len(numeric) > 1 else ' was'} guessed not to be " \

@@ -122,7 +122,10 @@ class AutoKeras(BayesianOptimisation, WarmStarts):
             batch=BatchPart(batch="topk"),
             run=RunSettings(n_init=n_init, init="pool", dedupe="canonical", name=name))
         self._init_warm_starts(warm_start, network_mb)
-        self._skips_stopped = stopped == "skip"
+
+    @property
+    def _skips_stopped(self) -> bool:  # WarmStarts asks: a stopped training not modelled is no ancestor
+        return self.parts.model.stopped == "skip"
 
     def _chosen(self, pool: Pool, proposals: list[Architecture]) -> None:
         """Remember each proposal's ancestor and morphisms (the pool's ``info["lineage"]``)."""

@@ -49,8 +49,8 @@ class WarmStarts:
 
     space: "SearchSpace"
     seed: int
-    #: Whether trainings an early-stopping rule ended are dropped as ancestors (Auto-Keras with
-    #: ``stopped="skip"``); a class attribute that such a strategy overrides.
+    #: Whether trainings an early-stopping rule ended are dropped as ancestors: ``False`` here;
+    #: Auto-Keras reads it from its ``stopped`` option.
     _skips_stopped: bool = False
 
     def _init_warm_starts(self, enabled: bool, network_mb: float | None) -> None:

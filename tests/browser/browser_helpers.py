@@ -44,15 +44,24 @@ def fill_inputs(page, values: dict[str, str], settle: float = 1.0) -> None:
         time.sleep(settle)
 
 
-def wait_until(condition, timeout: float, what: str, poll: float = 0.25):
-    """Poll ``condition()`` until it is truthy; fail naming ``what`` after ``timeout`` seconds."""
+def wait_until(condition, timeout: float, what: str, poll: float = 0.25, *, page=None, screenshot: str | None = None):
+    """Poll ``condition()`` until it is truthy; fail naming ``what`` after ``timeout`` seconds.
+
+    With ``page`` the failure also says what the page's main area showed instead (a refusal, an
+    error), and with ``screenshot`` saves one under that name in ``test-artifacts/``."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = condition()
         if value:
             return value
         time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    message = f"timed out after {timeout} s waiting for {what}"
+    if page is not None:
+        if screenshot:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / screenshot), full_page=True)
+        message += f"; the page shows: {page.locator('[data-testid=stMain]').inner_text()[:800]!r}"
+    raise AssertionError(message)
 
 
 @contextlib.contextmanager

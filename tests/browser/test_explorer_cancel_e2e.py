@@ -46,10 +46,7 @@ def _open_heavy_request(browser, url: str, folder: Path):
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
     page.set_default_timeout(60_000)
     page.goto(f"{url}/kernels?{HEAVY}")
-    try:
-        wait_until(lambda: page.get_by_text(PROGRESS).count() > 0, 120, "the Kernels page's progress bar")
-    except AssertionError as missing:  # say what the page showed instead (a refusal, an error)
-        raise AssertionError(f"{missing}; the page shows: {page.locator('[data-testid=stMain]').inner_text()[:600]!r}")
+    wait_until(lambda: page.get_by_text(PROGRESS).count() > 0, 120, "the Kernels page's progress bar", page=page)
     wait_until(lambda: explorer_workers(folder), 30, "the request's worker process")
     return page
 

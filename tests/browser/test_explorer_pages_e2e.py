@@ -57,12 +57,8 @@ def test_every_explorer_page_renders_its_figures(server_with_runs):
             wait_until(lambda: page.get_by_role("heading", name=name if name != "Compare" else "Compare runs").count() > 0,
                   60, f"the {name} page")
             figures = page.locator(".stPlotlyChart .main-svg")
-            try:
-                wait_until(lambda: page.locator(".stPlotlyChart").count() >= n_figures, 120, f"{n_figures} figures on {name}")
-            except AssertionError as timeout:  # say what the page showed instead
-                page.screenshot(path=str(ARTIFACTS / f"timeout-{shot}"), full_page=True)
-                raise AssertionError(f"{timeout}; the page shows: "
-                                     f"{page.locator('[data-testid=stMain]').inner_text()[:800]!r}") from None
+            wait_until(lambda: page.locator(".stPlotlyChart").count() >= n_figures, 120, f"{n_figures} figures on {name}",
+                       page=page, screenshot=f"timeout-{shot}")
             wait_until(lambda: figures.count() >= n_figures, 60, f"the {name} figures to draw")
             end = page.get_by_text(last)
             wait_until(lambda: end.count() > 0 and end.first.is_visible(), 120, f"the end of the {name} page")

@@ -82,7 +82,7 @@ def cnn_early_stopping_summary(results: Sequence[Any], methods: Sequence[str] = 
 
     every = [r for file in results for r in file]
     rows, verdicts = [], []
-    for stopped, plain, _factor in _pairs(methods):
+    for stopped, plain, factor in _pairs(methods):
         seeds = sorted({r["seed"] for r in every if r["method"] == stopped}
                        & {r["seed"] for r in every if r["method"] == plain})
         if not seeds:
@@ -97,7 +97,7 @@ def cnn_early_stopping_summary(results: Sequence[Any], methods: Sequence[str] = 
             rows.append([s["label"], seeds_text, pm(s["test"], s["test_se"], 2), pm(s["valid"], s["valid_se"], 2),
                          pm(s["trained"], s["trained_se"], 1),
                          f"{sum(stops) / len(stops):.1f}" if method == stopped else "-"])
-        for g in early_stopping_goals(summary, [(stopped, plain, _factor)]):
+        for g in early_stopping_goals(summary, [(stopped, plain, factor)]):
             noise = (", within one s.e." if g["within_one_se"] else "") if len(seeds) > 1 else ", one seed: no s.e."
             verdicts.append(
                 f"- {summary[stopped]['label']} against {summary[plain]['label']}, "
