@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nasviz.bench.provenance import KEY
+from nasviz.bench.provenance import KEY, portable
 from nasviz.bench.tables import REPO, load_results, tables
 from nasviz.bench.tables.inventory import NOT_KEPT, markdown_tables, problems, unmarked_tables
 from nasviz.bench.tables.markdown import begin_marker, check, end_marker, md_table, regions, rewrite, used_names
@@ -62,6 +62,10 @@ def test_raw_results_files_carry_their_provenance():
             text = json.dumps(record)
             for folder in machine_folders():
                 assert folder not in text, f"{name} names a path of the machine that made it ({folder})"
+            # the machine that made it may keep its files elsewhere (a temporary folder, say):
+            # a recorded command is already portable, wherever it was made
+            for argument in p["command"]:
+                assert portable(argument) == argument, f"{name}: its command names a folder of a machine: {argument}"
 
 
 def test_raw_results_name_a_commit_of_mains_history():

@@ -36,6 +36,7 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
@@ -177,14 +178,23 @@ def _version(dist: str) -> str | None:
         return None
 
 
+# The folders of any other absolute path: a separator that starts a word (not one inside a relative
+# path or after a URL's host), then one or more folder names, each followed by a separator.
+_OTHER_FOLDERS = re.compile(r"(?<![\w.~$/-])/(?:[^\s/:,@=]+/)+")
+
+
 def portable(text: str) -> str:
     """``text`` with this machine's folders taken out: the checkout itself becomes ``.``, its
-    parent folder ``..`` (where the shared data sits beside it) and the home folder ``~``."""
-    for folder, name in ((REPO_ROOT, "."), (REPO_ROOT.parent, ".."), (Path.home(), "~")):
+    parent folder ``..`` (where the shared data sits beside it), the home folder ``~`` and the
+    temporary folder ``$TMPDIR``. Any other absolute path keeps only its last part, after
+    ``<elsewhere>/``: a results file written to ``/scratch/run7/r.jsonl`` is recorded as
+    ``<elsewhere>/r.jsonl``, so that no committed file names a folder of the machine."""
+    for folder, name in ((REPO_ROOT, "."), (REPO_ROOT.parent, ".."), (Path.home(), "~"),
+                         (Path(tempfile.gettempdir()), "$TMPDIR")):
         prefix = str(folder)
         if prefix not in ("", "/"):
             text = re.sub(re.escape(prefix) + r"(?=/|$|[\s:,@=])", name, text)
-    return text
+    return _OTHER_FOLDERS.sub("<elsewhere>/", text)
 
 
 def _machine() -> Machine:

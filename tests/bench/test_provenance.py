@@ -211,6 +211,18 @@ def test_recorded_commands_name_no_folder_of_this_machine():
     assert provenance.portable("seeds=3") == "seeds=3"
 
 
+def test_a_path_outside_the_checkout_home_and_temporary_folder_keeps_only_its_name(monkeypatch):
+    monkeypatch.setattr(provenance.tempfile, "gettempdir", lambda: "/var/tmp-x")
+    assert provenance.portable("/var/tmp-x/s56/cnn-es.jsonl") == "$TMPDIR/s56/cnn-es.jsonl"
+    assert provenance.portable("/scratch/run7/r.jsonl") == "<elsewhere>/r.jsonl"
+    assert provenance.portable("--data-folder=/srv/data/mnist") == "--data-folder=<elsewhere>/mnist"
+    assert provenance.portable("/data") == "/data"  # a single name says nothing of the machine
+    # relative paths and addresses are left as they are
+    assert provenance.portable("../s58/es.jsonl") == "../s58/es.jsonl"
+    assert provenance.portable("http://127.0.0.1:8501/compare") == "http://127.0.0.1:8501/compare"
+    assert provenance.portable("a/b/c") == "a/b/c"
+
+
 def test_stamp_puts_provenance_first_and_refuses_a_non_dict():
     started = provenance.collect(["bench", "x"])
     out = provenance.stamp({"a": 1, "provenance": "old"}, started)
