@@ -24,7 +24,8 @@ The object, as it appears in the JSON::
                   "optuna": "5.0.0" | null, ...every peer package that is installed}}
 
 The host name is not recorded, and the command line writes every path of this machine in a
-benchmark's JSON relative to the checkout (:func:`portable`): results files are committed.
+benchmark's JSON relative to the checkout, or with its folders left out (:func:`portable`): results
+files are committed.
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ class Provenance:
 
 def collect(command: Sequence[str] | None = None) -> Provenance:
     """Provenance at the start of a benchmark. ``command``: its arguments (default ``sys.argv[1:]``),
-    recorded with paths inside the checkout's parent folder made relative to the checkout and the
-    home folder written ``~`` (results files are committed; see :func:`portable`)."""
+    recorded with no folder of this machine in them (results files are committed; see
+    :func:`portable`)."""
     commit, dirty = git_state(REPO_ROOT)
     return Provenance(
         commit=commit,
