@@ -103,3 +103,20 @@ def test_the_finished_trainings_variant_is_judged_on_its_own_file_and_seeds():
     runs = cnn_early_stopping_runs((own,), methods=("ak-es-finished",))
     assert runs.count("| 5 |") == 2 and "| 6 |" not in runs  # seed 6 has no run with early stopping yet
     assert cnn_early_stopping_summary(([run("ak", 5, 98.0, 60)],), methods=("ak-es-finished",)).startswith("|")
+
+
+def test_the_seed_by_seed_table_divides_and_subtracts_each_seeds_pair():
+    """Figures by hand: seed 5 trained 150 networks against 60 (2.50x) and tested 0.6 points higher;
+    its kept networks took 30 MB for 10 (3.0 MB) against 12 MB for 24 (0.5 MB). Seed 6 has no run
+    with early stopping and is left out."""
+    from nasviz.bench.tables.other_tables import cnn_early_stopping_by_seed
+
+    def run(method, seed, test, trained, epochs_a_minute, megabytes, kept):
+        return {"method": method, "seed": seed, "best_test": test, "n_trained": trained,
+                "epochs_per_minute": epochs_a_minute, "network_store": {"bytes": megabytes * 1e6, "networks": kept}}
+
+    own = [run("ak", 5, 98.0, 60, 50.0, 12, 24), run("ak-es-finished", 5, 98.6, 150, 40.0, 30, 10),
+           run("ak", 6, 97.0, 40, 30.0, 5, 40)]
+    text = cnn_early_stopping_by_seed((own,))
+    assert "| 5 | `ak-es-finished` / `ak` | 2.50 | +0.60 | 50.0 | 40.0 | 0.5 | 3.0 |" in text
+    assert "| 6 |" not in text

@@ -63,6 +63,33 @@ def cnn_early_stopping_runs(results: Sequence[Any], methods: Sequence[str] = ("a
                      "networks trained", "stopped early", "seconds"], rows)
 
 
+def cnn_early_stopping_by_seed(results: Sequence[Any], methods: Sequence[str] = ("ak-es-finished",)) -> str:
+    """Each seed's early-stopping run of ``methods`` against the same seed's run without: the
+    ratio of networks trained, the difference in the best network's test accuracy (points), the
+    epochs each trained a minute and the megabytes a kept network's weights took at the end
+    (``network_store``: bytes over networks, a measure of the networks' size). Seeds without both
+    runs are left out."""
+    runs = [r for file in results for r in file]
+    rows = []
+    for seed in sorted({r["seed"] for r in runs if r["method"] in methods}):
+        for stopped, plain, _factor in _pairs(methods):
+            pair = [next((r for r in runs if r["seed"] == seed and r["method"] == m), None) for m in (plain, stopped)]
+            if None in pair:
+                continue
+            without, with_stopping = pair
+            rows.append([seed, f"`{stopped}` / `{plain}`", f"{with_stopping['n_trained'] / without['n_trained']:.2f}",
+                         f"{with_stopping['best_test'] - without['best_test']:+.2f}",
+                         *(f"{r['epochs_per_minute']:.1f}" for r in pair), *(_mb_per_network(r) for r in pair)])
+    return md_table(["seed", "runs", "networks trained, ratio", "test accuracy difference (points)",
+                     "epochs a minute, without", "epochs a minute, with", "MB a kept network, without",
+                     "MB a kept network, with"], rows)
+
+
+def _mb_per_network(run: dict) -> str:
+    store = run.get("network_store") or {}
+    return f"{store['bytes'] / store['networks'] / 1e6:.1f}" if store.get("networks") else "-"
+
+
 def _mean_text(mean: float, se: float, digits: int, sign: str = "", *, runs: int) -> str:
     """``"98.48 ± 0.41"``; over one run there is no standard error, and the value is shown alone
     (not as ``"± 0.00"``)."""
@@ -168,8 +195,12 @@ register(DocTable("cnn-mnist1d-es-finished-runs", (_source("cnn-mnist1d-es-finis
 register(DocTable("cnn-mnist1d-es-finished", (_source("cnn-mnist1d-es-finished.jsonl"),),
                   partial(cnn_early_stopping_summary, methods=("ak-es-finished",)),
                   "issue 50's live goal, second protocol: ak-es-finished against ak over the seeds run so far"))
+register(DocTable("cnn-mnist1d-es-finished-by-seed", (_source("cnn-mnist1d-es-finished.jsonl"),),
+                  cnn_early_stopping_by_seed,
+                  "issue 50, second protocol, seed by seed: networks, accuracy, training speed and network size"))
 
 register(DocTable("trainer-speed", (_source("trainer-cpu.json"),), trainer_speed,
                   "issue 51: the trainer against a plain PyTorch loop, networks per minute, on this machine's CPU"))
 
-__all__ = ["cnn_early_stopping_runs", "cnn_early_stopping_summary", "cnn_runs", "cnn_summary", "trainer_speed"]
+__all__ = ["cnn_early_stopping_by_seed", "cnn_early_stopping_runs", "cnn_early_stopping_summary", "cnn_runs",
+           "cnn_summary", "trainer_speed"]
