@@ -141,13 +141,13 @@ def column_roles(header: list[str], body: list[tuple[int, list[str]]], arch_idx:
         metrics = _order_guessed(metrics, header, columns, lead)
     if not metrics:
         where = ", ".join(str(c + 1) for c in arch_idx)
-        ignored = [r for c, r in sorted(roles.items()) if r.role == IGNORED]
-        numeric = [r.column for c, r in sorted(roles.items()) if r.role == IGNORED and columns[c].numeric]
+        ignored = [(c, r) for c, r in sorted(roles.items()) if r.role == IGNORED]
+        numeric = [r.column for c, r in ignored if columns[c].numeric]
         problem = f"no numeric metric column besides the architecture column (column {where})"
         if numeric:
             problem += f"; {len(numeric)} numeric column{'s were' if len(numeric) > 1 else ' was'} guessed not to be " \
                        f"one: if {'they are' if len(numeric) > 1 else 'it is'}, {DECLARE_METRICS}"
-        detail = "; ".join(f"{r.column} is ignored ({r.why})" for r in ignored) if ignored else None
+        detail = "; ".join(f"{r.column} is ignored ({r.why})" for _, r in ignored) if ignored else None
         if numeric:
             detail = f"{declare_metric_hint(numeric)}; {detail}"
         raise TableError(problem, source=label, detail=detail)

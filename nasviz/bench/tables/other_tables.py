@@ -42,6 +42,11 @@ def _pairs(methods: Sequence[str]) -> list[tuple[str, str, float]]:
     return [pair for pair in EARLY_STOPPING_GOALS if pair[0] in methods]
 
 
+def _run_of(runs: Sequence[dict], seed: int, method: str) -> dict | None:
+    """The run of ``method`` on ``seed`` among ``runs`` (``bench cnn-search`` records), if any."""
+    return next((r for r in runs if r["seed"] == seed and r["method"] == method), None)
+
+
 def cnn_early_stopping_runs(results: Sequence[Any], methods: Sequence[str] = ("ak-es", "random-es")) -> str:
     """Issue 50's early-stopping runs of ``methods`` seed by seed, each beside the same seed's run
     without early stopping, from the runs of all the files: while the five seeds are not all in,
@@ -54,7 +59,7 @@ def cnn_early_stopping_runs(results: Sequence[Any], methods: Sequence[str] = ("a
     for seed in sorted({r["seed"] for r in runs if r["method"] in methods}):
         for stopped, plain, _factor in pairs:
             for method in (plain, stopped):
-                run = next((r for r in runs if r["seed"] == seed and r["method"] == method), None)
+                run = _run_of(runs, seed, method)
                 if run is not None:
                     rows.append([seed, METHODS[method][2], f"{run['best_test']:.2f}", f"{run['best_valid']:.2f}",
                                  run["n_trained"], run.get("n_stopped", "-") if method == stopped else "-",
@@ -73,7 +78,7 @@ def cnn_early_stopping_by_seed(results: Sequence[Any], methods: Sequence[str] = 
     rows = []
     for seed in sorted({r["seed"] for r in runs if r["method"] in methods}):
         for stopped, plain, _factor in _pairs(methods):
-            pair = [next((r for r in runs if r["seed"] == seed and r["method"] == m), None) for m in (plain, stopped)]
+            pair = [_run_of(runs, seed, m) for m in (plain, stopped)]
             if None in pair:
                 continue
             without, with_stopping = pair
